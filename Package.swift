@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+//
+// Layout and layering: see DESIGN.md §2. Arrows only point down:
+//   p11keychain → Security → Keychain → KeychainCore → {KeychainStorage, KeychainCrypto}
+//   PKCS11Token → KeychainCore;  p11/ (C) ⇢ PKCS11Token at link time.
+import Foundation
+import PackageDescription
+
+/// Absolute path of the package root: linker flags that name files must not depend on the
+/// directory `swift build` is started from.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
+
+let package = Package(
+    name: "p11keychain",
+    products: [
+        // The PKCS#11 module: .build/<config>/libp11keychain-pkcs11.so
+        .library(name: "p11keychain-pkcs11", type: .dynamic, targets: ["P11KeychainModule"])
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The only C in the project: function tables and the C_Get*Interface* entry points.
+        .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
+        .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
+        .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto"]),
+        .target(name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"]),
+        // Carries the module's linker flags (DESIGN §9): they must not reach test binaries.
+        .target(
+            name: "P11KeychainModule",
+            dependencies: ["PKCS11Token"],
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-stdlib",
+                    "-Xlinker", "--version-script=\(root)/p11/exports.map",
+                    "-Xlinker", "-Bsymbolic",
+                    "-Xlinker", "-z", "-Xlinker", "now",
+                ])
+            ]
+        ),
+        .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage"]),
+        .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto"]),
+        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore"]),
+        // Drives the built .so through dlopen, as every PKCS#11 host does. The dependency
+        // only makes `swift test` build the module next to the test bundle.
+        .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "P11KeychainModule"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,14 @@
+#include <openssl/asn1.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+/* Macros Swift does not import. */
+static const unsigned long p11k_name_flags_rfc2253 = XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB;

@@ -1,0 +1,35 @@
+internal import COpenSSL
+
+/// An error from the crypto layer: what failed and OpenSSL's reason, never key material.
+public struct CryptoError: Error, CustomStringConvertible, Sendable {
+    public enum Code: Sendable, Equatable {
+        /// The input is not what it claims to be (malformed DER, wrong length).
+        case invalidInput
+        /// The algorithm or parameter is not supported.
+        case unsupported
+        /// OpenSSL failed for another reason (out of memory, internal error).
+        case failed
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// An error carrying OpenSSL's most recent reason, which also clears OpenSSL's
+    /// thread-local error queue so that it never leaks into a later call.
+    static func openSSL(_ code: Code, _ what: String) -> CryptoError {
+        var reason = ""
+        let last = ERR_peek_last_error()
+        if last != 0, let text = ERR_reason_error_string(last) {
+            reason = ": " + String(cString: text)
+        }
+        ERR_clear_error()
+        return CryptoError(code, what + reason)
+    }
+}

@@ -1,0 +1,185 @@
+internal import CSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// SQLite's "copy the bytes now" destructor, which the C header spells as a cast that Swift
+/// does not import.
+private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection: the single owner of a `sqlite3*`.
+///
+/// Not thread-safe by itself: `ObjectStore` serialises access. Statements are prepared once
+/// and cached by their SQL text, which is always a constant of this module.
+final class Database {
+    private let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+    let path: String
+    let isReadOnly: Bool
+
+    /// Opens `path`. Read-write when possible; when the process cannot write the file or its
+    /// directory, read-only; and when even that cannot read a WAL store (no `-shm` file and no
+    /// right to create one), as an immutable snapshot.
+    init(path: String, allowCreate: Bool) throws(StorageError) {
+        self.path = path
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        if allowCreate { flags |= SQLITE_OPEN_CREATE }
+        if path != ":memory:", access(path, F_OK) == 0, !Database.canWrite(path) {
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        }
+        var db: OpaquePointer?
+        var result = sqlite3_open_v2(Database.uri(path), &db, flags, nil)
+        if result != SQLITE_OK, path != ":memory:", access(path, R_OK) == 0 {
+            sqlite3_close_v2(db)
+            db = nil
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+            result = sqlite3_open_v2(Database.uri(path), &db, flags, nil)
+        }
+        guard result == SQLITE_OK, let db else {
+            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw StorageError(
+                StorageError.code(forSQLite: result), "cannot open store \(path): \(reason)")
+        }
+        handle = db
+        isReadOnly = sqlite3_db_readonly(db, "main") == 1
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    /// Reopens a read-only WAL store as immutable: used when SQLite cannot create the `-shm`
+    /// file it needs to read a WAL database in a directory the process cannot write.
+    static func openImmutable(path: String) throws(StorageError) -> Database {
+        try Database(path: "file:\(percentEncoded(path))?immutable=1", allowCreate: false)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    private static func canWrite(_ path: String) -> Bool {
+        guard access(path, W_OK) == 0 else { return false }
+        // WAL needs the directory too, for the -wal and -shm files.
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+            .joined(separator: "/")
+        return access(directory.isEmpty ? "." : directory, W_OK) == 0
+    }
+
+    private static func uri(_ path: String) -> String {
+        path.hasPrefix("file:") || path == ":memory:" ? path : "file:\(percentEncoded(path))"
+    }
+
+    private static func percentEncoded(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"):
+                out += "%" + String(byte, radix: 16, uppercase: true)
+            default: out.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return out
+    }
+
+    func error(_ result: Int32, _ what: String) -> StorageError {
+        let reason = String(cString: sqlite3_errmsg(handle))
+        return StorageError(StorageError.code(forSQLite: result), "\(what) \(path): \(reason)")
+    }
+
+    /// Runs SQL text that takes no parameters (schema, pragmas).
+    func execute(_ sql: String) throws(StorageError) {
+        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw error(result, "cannot update") }
+    }
+
+    /// The cached prepared statement for `sql`, reset and with its bindings cleared.
+    func statement(_ sql: String) throws(StorageError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var raw: OpaquePointer?
+        let result = sqlite3_prepare_v3(
+            handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard result == SQLITE_OK, let raw else { throw error(result, "cannot read") }
+        let statement = Statement(raw, database: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var changes: Int32 { sqlite3_changes(handle) }
+}
+
+/// A prepared statement owned by its `Database`.
+final class Statement {
+    private let handle: OpaquePointer
+    private unowned let database: Database
+
+    init(_ handle: OpaquePointer, database: Database) {
+        self.handle = handle
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: String) {
+        sqlite3_bind_text(handle, index, value, -1, transientDestructor)
+    }
+
+    func bind(_ index: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { raw in
+            // A zero-length blob must still bind as a blob, not NULL.
+            sqlite3_bind_blob(
+                handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                transientDestructor)
+        }
+    }
+
+    /// Advances; true while a row is available.
+    func step() throws(StorageError) -> Bool {
+        let result = sqlite3_step(handle)
+        switch result {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let failure = database.error(result, "cannot access")
+            sqlite3_reset(handle)
+            throw failure
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws(StorageError) {
+        while try step() {}
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func bytes(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    func text(_ column: Int32) -> String {
+        guard let base = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: base)
+    }
+}

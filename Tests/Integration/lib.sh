@@ -1,0 +1,274 @@
+# Shared helpers for the integration tests (sourced, never run).
+#
+# Each test is a shell function `test_*` in a file Tests/Integration/test_*.sh.
+# run.sh runs every test in its own bash process (it_run_test) with
+# `set -eEu -o pipefail`: any failing command fails that test, not the run.
+# Every test starts with a fresh, empty token store (P11KEYCHAIN_DIR), no
+# configuration file (P11KEYCHAIN_CONF=/dev/null), its own scratch directory
+# ($TEST_TMP, removed afterwards) and a private HOME, so nothing the module
+# might write by default reaches the real user's files.
+#
+# Environment:
+#   P11KEYCHAIN_MODULE         module under test (default: <repo>/.build/debug/libp11keychain-pkcs11.so)
+#   P11KEYCHAIN_TEST_SOFTHSM=1 run against SoftHSM2 instead, to check the tests
+#                              themselves; tests of behaviour SoftHSM2 lacks
+#                              (derived attributes, SQLite file) fail there.
+#   IT_KEEP=1                  keep each test's scratch directory.
+
+IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+IT_REPO=$(cd "$IT_DIR/../.." && pwd)
+IT_BUILD=$IT_REPO/.build/integration
+SOFTHSM_MODULE=/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so
+
+if [[ ${P11KEYCHAIN_TEST_SOFTHSM:-} == 1 ]]; then
+    P11KEYCHAIN_MODULE=$SOFTHSM_MODULE
+    export P11DRIVE_WITH_SUBJECT=1
+fi
+export P11KEYCHAIN_MODULE=${P11KEYCHAIN_MODULE:-$IT_REPO/.build/debug/libp11keychain-pkcs11.so}
+export P11DRIVE=$IT_BUILD/p11drive
+TOKEN_LABEL=login
+
+# ---------------------------------------------------------------- reporting
+
+# fail MESSAGE: ends the current test; the first message is the one reported.
+fail() {
+    if [[ ! -s ${IT_REASON_FILE:-/dev/null} ]]; then
+        printf '%s\n' "$*" >"$IT_REASON_FILE"
+    fi
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# note MESSAGE: a line in the test's log, to explain what the test is doing.
+note() { echo "--- $*"; }
+
+# summarize TEXT: its last three non-empty lines on one line, for a failure reason.
+summarize() {
+    local text
+    text=$(printf '%s\n' "$1" | sed '/^[[:space:]]*$/d' | tail -n 3 | tr '\n' '|')
+    text=${text%|}
+    text=${text//|/ | }
+    printf '%s' "${text:0:400}"
+}
+
+# describe_status N: "exit status N", or the signal that killed the process.
+describe_status() {
+    if (($1 > 128 && $1 < 160)); then
+        echo "killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2>/dev/null || echo '?'))"
+    else
+        echo "exit status $1"
+    fi
+}
+
+# ---------------------------------------------------------------- running commands
+
+# run CMD...: runs CMD; $RUN_OUT holds its stdout and stderr, $RUN_STATUS its
+# status. Never fails by itself: for commands that are expected to fail.
+run() {
+    echo "+ $*"
+    RUN_OUT=$("$@" 2>&1) && RUN_STATUS=0 || RUN_STATUS=$?
+    [[ -z $RUN_OUT ]] || printf '%s\n' "$RUN_OUT"
+    [[ $RUN_STATUS == 0 ]] || echo "  ($(describe_status "$RUN_STATUS"))"
+}
+
+# ok CMD...: like run, but the test fails unless CMD succeeds.
+ok() {
+    run "$@"
+    if [[ $RUN_STATUS != 0 ]]; then
+        fail "expected success from '$*', got $(describe_status "$RUN_STATUS"): $(summarize "$RUN_OUT")"
+    fi
+}
+
+# refused CMD...: CMD must fail cleanly: non-zero status, not killed by a signal.
+refused() {
+    run "$@"
+    if [[ $RUN_STATUS == 0 ]]; then
+        fail "expected '$*' to fail, but it succeeded: $(summarize "$RUN_OUT")"
+    elif ((RUN_STATUS > 128)); then
+        fail "expected '$*' to fail cleanly, but it was $(describe_status "$RUN_STATUS"): $(summarize "$RUN_OUT")"
+    fi
+}
+
+# ---------------------------------------------------------------- assertions
+
+# assert_eq EXPECTED ACTUAL WHAT
+assert_eq() {
+    [[ $1 == "$2" ]] || fail "$3: expected '$1', got '$2'"
+}
+
+# assert_contains TEXT NEEDLE WHAT: TEXT has a line containing NEEDLE (fixed string).
+assert_contains() {
+    grep -qF -- "$2" <<<"$1" || fail "$3: expected output containing '$2', got: $(summarize "$1")"
+}
+
+# assert_not_contains TEXT NEEDLE WHAT
+assert_not_contains() {
+    if grep -qF -- "$2" <<<"$1"; then
+        fail "$3: expected no '$2' in the output, got: $(grep -F -- "$2" <<<"$1" | head -n 2 | tr '\n' ' ')"
+    fi
+}
+
+# assert_line TEXT REGEX WHAT: some line of TEXT matches the extended REGEX.
+assert_line() {
+    grep -qE -- "$2" <<<"$1" || fail "$3: expected a line matching /$2/, got: $(summarize "$1")"
+}
+
+# assert_same_file EXPECTED ACTUAL WHAT: byte-identical files.
+assert_same_file() {
+    [[ -f $2 ]] || fail "$3: no output file $2"
+    cmp -s -- "$1" "$2" ||
+        fail "$3: $2 ($(stat -c %s "$2") bytes, sha256 $(sha256sum <"$2" | cut -c1-16)) differs from $1 ($(stat -c %s "$1") bytes, sha256 $(sha256sum <"$1" | cut -c1-16))"
+}
+
+# ---------------------------------------------------------------- test lifecycle
+
+IT_CLEANUPS=()
+
+# defer COMMAND: runs COMMAND (a string for eval) when the test ends, last first.
+defer() { IT_CLEANUPS+=("$1"); }
+
+it_cleanup() {
+    local i
+    for ((i = ${#IT_CLEANUPS[@]} - 1; i >= 0; i--)); do
+        eval "${IT_CLEANUPS[i]}" || echo "cleanup failed: ${IT_CLEANUPS[i]}" >&2
+    done
+    if [[ ${IT_KEEP:-} == 1 ]]; then
+        echo "kept $TEST_TMP" >&2
+    else
+        rm -rf --one-file-system -- "$TEST_TMP"
+    fi
+}
+
+# it_on_error STATUS COMMAND FILE LINE: reason for a command that failed unchecked.
+it_on_error() {
+    if [[ ! -s ${IT_REASON_FILE:-/dev/null} ]]; then
+        printf '%s\n' "command failed ($(describe_status "$1")): $2 (at $(basename "$3"):$4)" >"$IT_REASON_FILE"
+    fi
+}
+
+# new_store: a fresh, empty token store for the module, selected by environment.
+new_store() {
+    STORE=$(mktemp -d "$TEST_TMP/store.XXXXXX")
+    export P11KEYCHAIN_DIR=$STORE P11KEYCHAIN_CONF=/dev/null
+    if [[ ${P11KEYCHAIN_TEST_SOFTHSM:-} == 1 ]]; then
+        printf 'directories.tokendir = %s\nobjectstore.backend = file\nlog.level = ERROR\n' \
+            "$STORE" >"$STORE/softhsm2.conf"
+        export SOFTHSM2_CONF=$STORE/softhsm2.conf GNUTLS_PIN=1234
+        softhsm2-util --init-token --free --label "$TOKEN_LABEL" --so-pin 12345678 --pin 1234 >/dev/null
+    fi
+}
+
+# store_file: the store's SQLite file (exactly one is expected in $STORE).
+store_file() {
+    local files=() f
+    for f in "$STORE"/*.sqlite3 "$STORE"/*.sqlite "$STORE"/*.db; do
+        [[ -f $f ]] && files+=("$f")
+    done
+    if [[ ${#files[@]} != 1 ]]; then
+        fail "expected one SQLite file (*.sqlite3) in the store $STORE, found ${#files[@]}: $(ls -A "$STORE" | tr '\n' ' ')"
+    fi
+    echo "${files[0]}"
+}
+
+# assert_integrity: SQLite's own check of the store file prints exactly "ok".
+assert_integrity() {
+    local db out
+    db=$(store_file)
+    run sqlite3 "$db" 'PRAGMA integrity_check'
+    [[ $RUN_STATUS == 0 && $RUN_OUT == ok ]] ||
+        fail "PRAGMA integrity_check on $db: expected 'ok', got ($(describe_status "$RUN_STATUS")): $(summarize "$RUN_OUT")"
+}
+
+require_module() {
+    [[ -f $P11KEYCHAIN_MODULE ]] ||
+        fail "module not found: $P11KEYCHAIN_MODULE (build it: swift build --product p11keychain-pkcs11, or set P11KEYCHAIN_MODULE)"
+}
+
+# it_run_test FUNCTION: runs one test in this (fresh) bash process.
+it_run_test() {
+    set -eEu -o pipefail
+    TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/p11k-it.XXXXXX")
+    CERTS=$TEST_TMP/certs
+    mkdir -p "$CERTS" "$TEST_TMP/home"
+    trap 'it_cleanup' EXIT
+    trap 'exit 143' TERM INT # so the EXIT trap (unmounts, restores) runs on timeout
+    trap 'it_on_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]}" "$LINENO"' ERR
+    # A private home: a module that ignored P11KEYCHAIN_DIR would write here.
+    export HOME=$TEST_TMP/home XDG_DATA_HOME=$TEST_TMP/home/.local/share \
+        XDG_CONFIG_HOME=$TEST_TMP/home/.config
+    unset GNUTLS_PIN GNUTLS_SO_PIN
+    cd "$TEST_TMP"
+    require_module
+    [[ -x $P11DRIVE ]] || fail "helper $P11DRIVE is missing (run.sh builds it)"
+    new_store
+    "$1"
+}
+
+# ---------------------------------------------------------------- helpers build
+
+# build_p11drive: compiles tools/p11drive.c when the binary is missing or stale.
+build_p11drive() {
+    local src=$IT_DIR/tools/p11drive.c
+    if [[ -x $P11DRIVE && $P11DRIVE -nt $src ]]; then
+        return 0
+    fi
+    mkdir -p "$IT_BUILD"
+    gcc -O2 -Wall -Wextra -o "$P11DRIVE.tmp" "$src" -ldl -lcrypto && mv -f "$P11DRIVE.tmp" "$P11DRIVE"
+}
+
+# ---------------------------------------------------------------- certificates
+
+# make_cert NAME SUBJECT: a self-signed P-256 certificate in $CERTS/NAME.pem,
+# $CERTS/NAME.der (and its key in $CERTS/NAME.key).
+make_cert() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+        -subj "$2" -days 30 -keyout "$CERTS/$1.key" -out "$CERTS/$1.pem" 2>/dev/null ||
+        fail "openssl req could not make a test certificate for $2"
+    openssl x509 -in "$CERTS/$1.pem" -outform der -out "$CERTS/$1.der"
+}
+
+# cert_key_id PEM: the CKA_ID the module derives, in lower-case hex: SHA-1 of
+# the subjectPublicKey BIT STRING contents (RFC 5280 method 1), computed here
+# from the SubjectPublicKeyInfo without trusting the certificate's own SKI.
+cert_key_id() {
+    local spki=$TEST_TMP/spki.der line off hl len
+    openssl x509 -in "$1" -noout -pubkey | openssl pkey -pubin -outform der -out "$spki"
+    # The BIT STRING is the second element of the top-level SEQUENCE (depth 1).
+    line=$(openssl asn1parse -inform der -in "$spki" | grep -E 'd=1 .*BIT STRING')
+    off=$(sed -E 's/^ *([0-9]+):.*/\1/' <<<"$line")
+    hl=$(sed -E 's/.*hl= *([0-9]+).*/\1/' <<<"$line")
+    len=$(sed -E 's/.* l= *([0-9]+).*/\1/' <<<"$line")
+    # Skip the tag and length (hl) and the unused-bits byte.
+    tail -c +$((off + hl + 2)) "$spki" | head -c $((len - 1)) | sha1sum | cut -d' ' -f1
+}
+
+# cert_dn SUBJECT: "/CN=a/O=b" as the tools print it: "CN=a, O=b".
+cert_dn() {
+    local s=${1#/}
+    echo "${s//\//, }"
+}
+
+# ---------------------------------------------------------------- store content
+
+# cert_count: the number of certificates the module lists (fails the test on error).
+cert_count() {
+    local out
+    out=$("$P11DRIVE" count 2>&1) || fail "p11drive count failed: $(summarize "$out")"
+    echo "$out"
+}
+
+# assert_labels_present FILE WHAT: every label in FILE names exactly one certificate.
+assert_labels_present() {
+    run "$P11DRIVE" check-labels "$1"
+    [[ $RUN_STATUS == 0 ]] ||
+        fail "$2: not every label in $(basename "$1") ($(wc -l <"$1") lines) was found once through the module ($(describe_status "$RUN_STATUS")): $(summarize "$RUN_OUT")"
+}
+
+# wait_for_line FILE REGEX SECONDS: waits until FILE has a line matching REGEX.
+wait_for_line() {
+    local deadline=$((SECONDS + $3))
+    until grep -qE -- "$2" "$1" 2>/dev/null; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.02
+    done
+}
