@@ -1,0 +1,44 @@
+# Turns report.jq's rows into the markdown table (used by run.sh).
+# The ratio is p11keychain / SoftHSM2; the words after it say which way is
+# better for that metric (higher for rates, lower for times and memory).
+
+BEGIN {
+    FS = "\t"
+    print "| metric | p11keychain | SoftHSM2 | ratio |"
+    print "|---|---:|---:|---|"
+}
+
+function num(v) {
+    return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v)
+}
+
+function sig(v) {
+    return v >= 100 ? sprintf("%.0f", v) : v >= 1 ? sprintf("%.3g", v) : sprintf("%.2g", v)
+}
+
+function cell(v, note,    s) {
+    if (v ~ /^!/) return substr(v, 2)
+    if (v ~ /^>/) return "> " substr(v, 2) " (timeout)"
+    s = num(v + 0)
+    return note == "" ? s : s " (" note ")"
+}
+
+# bound is "" for an exact ratio, "<" or ">" when one side is a lower bound.
+function ratio(r, kind, bound,    better, f, word, fbound) {
+    better = (kind == "rate") ? (r > 1) : (r < 1)
+    f = r >= 1 ? r : 1 / r
+    if (bound == "" && f < 1.05) return sig(r) " (about equal)"
+    if (kind == "memory") word = better ? "less" : "more"
+    else word = better ? "faster" : "slower"
+    fbound = bound == "" ? "" : "more than "
+    return bound sig(r) " (" fbound sig(f) "× " word ")"
+}
+
+{
+    a = $3; b = $5; r = "—"
+    if (a ~ /^!/ || b ~ /^!/ || (a ~ /^>/ && b ~ /^>/)) r = "—"
+    else if (b ~ /^>/) r = ratio(a / substr(b, 2), $2, "< ")
+    else if (a ~ /^>/) r = ratio(substr(a, 2) / b, $2, "> ")
+    else if (b + 0 > 0) r = ratio(a / b, $2, "")
+    printf "| %s | %s | %s | %s |\n", $1, cell(a, $4), cell(b, $6), r
+}

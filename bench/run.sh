@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# bench/run.sh: p11keychain and SoftHSM2 side by side, in one run.
+#
+# Builds bench/p11bench and the p11keychain module (release), then, for each
+# module on a fresh temporary token, grows the token to each size and measures
+# import rate, find by label (hit and miss), module load time and peak RSS of a
+# client process, and the wall time of `p11tool --list-all-certs`. Prints a
+# markdown table and writes it to bench/results/latest.md (with the raw JSON
+# beside it).
+#
+# Settings (environment):
+#   BENCH_SIZES=1000,10000,100000  token sizes, cumulative
+#   BENCH_SOFTHSM_MAX=10000        largest size tried on SoftHSM2 (it imports
+#                                  ~200 certs/s and scans every object per find)
+#   BENCH_P11TOOL_MAX=10000        largest size at which p11tool's listing is timed
+#   BENCH_P11TOOL_TIMEOUT=300      seconds before a listing is given up
+#   BENCH_LOOKUPS=200              finds per measurement
+#   BENCH_CAP_SECONDS=20           time cap per find measurement
+#   BENCH_LOAD_RUNS=5              fresh-process loads per size
+#   BENCH_ONLY=softhsm2|p11keychain  run one module only
+#   BENCH_P11KEYCHAIN_MODULE=PATH  use this .so instead of building one
+#   BENCH_SOFTHSM_MODULE=PATH      SoftHSM2 module (found under /usr/lib otherwise)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+sizes=${BENCH_SIZES:-1000,10000,100000}
+IFS=, read -r -a size_list <<<"$sizes"
+softhsm_max=${BENCH_SOFTHSM_MAX:-10000}
+p11tool_max=${BENCH_P11TOOL_MAX:-10000}
+p11tool_timeout=${BENCH_P11TOOL_TIMEOUT:-300}
+lookups=${BENCH_LOOKUPS:-200}
+cap_seconds=${BENCH_CAP_SECONDS:-20}
+load_runs=${BENCH_LOAD_RUNS:-5}
+only=${BENCH_ONLY:-}
+
+results=$here/results
+build=$here/build
+work=$(mktemp -d "${TMPDIR:-/tmp}/p11bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+log() { printf '== %s\n' "$*" >&2; }
+fail() { printf 'bench/run.sh: %s\n' "$*" >&2; exit 1; }
+
+# --- tools ------------------------------------------------------------------
+
+# Installs, with apt-get, the Debian packages whose command or files are
+# missing. A fresh machine runs this script, so it brings what it needs.
+ensure_tools() {
+    local missing=() pair cmd pkg
+    for pair in gcc:gcc jq:jq timeout:coreutils p11tool:gnutls-bin softhsm2-util:softhsm2; do
+        cmd=${pair%%:*} pkg=${pair#*:}
+        command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    for pkg in libssl-dev libp11-kit-dev libsqlite3-dev; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    local sudo=
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+softhsm_module() {
+    local m
+    for m in "${BENCH_SOFTHSM_MODULE:-}" /usr/lib/*/softhsm/libsofthsm2.so /usr/lib/softhsm/libsofthsm2.so; do
+        [ -n "$m" ] && [ -f "$m" ] && { echo "$m"; return 0; }
+    done
+    fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
+}
+
+build_p11bench() {
+    mkdir -p "$build"
+    log "building p11bench"
+    gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
+}
+
+build_p11keychain() {
+    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
+        echo "$BENCH_P11KEYCHAIN_MODULE"
+        return 0
+    fi
+    log "building p11keychain (release)"
+    (cd "$root" && swift build -c release --product p11keychain-pkcs11) >&2
+    echo "$root/.build/release/libp11keychain-pkcs11.so"
+}
+
+# --- measuring one module -----------------------------------------------------
+
+# Times `p11tool --list-all-certs` once and writes a small JSON record.
+# Usage: time_p11tool MODULE OBJECTS OUT.json
+time_p11tool() {
+    local module=$1 objects=$2 out=$3 start end rc=0 listed
+    start=$(date +%s.%N)
+    timeout "$p11tool_timeout" p11tool --provider "$module" --list-all-certs \
+        </dev/null >"$work/p11tool.out" 2>"$work/p11tool.err" || rc=$?
+    end=$(date +%s.%N)
+    listed=$(grep -c 'Type: X.509 Certificate' "$work/p11tool.out" || true)
+    if [ "$rc" -eq 124 ]; then
+        jq -n --argjson n "$objects" --argjson t "$p11tool_timeout" \
+            '{objects: $n, timeout_s: $t}' >"$out"
+    elif [ "$rc" -ne 0 ]; then
+        jq -n --argjson n "$objects" --argjson rc "$rc" --rawfile err "$work/p11tool.err" \
+            '{objects: $n, failed: $rc, stderr: $err}' >"$out"
+    else
+        jq -n --argjson n "$objects" --argjson l "$listed" \
+            --argjson s "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" \
+            '{objects: $n, seconds: $s, listed: $l}' >"$out"
+    fi
+}
+
+# Grows one module's token size by size. p11bench runs once per size (it
+# resumes a token that holds its certificates), so that p11tool can list the
+# token at exactly that size in between. Sizes above MAX (0: none) are skipped.
+# Usage: bench_module NAME MODULE MAX [p11bench options...]
+bench_module() {
+    local name=$1 module=$2 max=$3 size tag timed_out=0
+    shift 3
+    for size in "${size_list[@]}"; do
+        if [ "$max" -gt 0 ] && [ "$size" -gt "$max" ]; then
+            log "$name: $size certificates: not measured (capped at $max)"
+            continue
+        fi
+        tag=$(printf %012d "$size")   # sorts the files in size order
+        log "$name: $size certificates"
+        "$build/p11bench" --module "$module" "$@" --sizes "$size" \
+            --lookups "$lookups" --cap-seconds "$cap_seconds" --load-runs "$load_runs" \
+            --out "$work/$name-level-$tag.json" >&2
+        # After one listing times out, larger tokens would only take longer.
+        if [ "$size" -le "$p11tool_max" ] && [ "$timed_out" -eq 0 ]; then
+            log "$name: p11tool --list-all-certs at $size (timeout ${p11tool_timeout} s)"
+            time_p11tool "$module" "$size" "$work/$name-p11tool-$tag.json"
+            if jq -e 'has("timeout_s")' "$work/$name-p11tool-$tag.json" >/dev/null; then
+                timed_out=1
+            fi
+        fi
+    done
+    # One JSON per module: p11bench's header fields, every level, the listings.
+    jq -n '{levels: [], p11tool: []}' >"$work/$name.json"
+    if compgen -G "$work/$name-level-*.json" >/dev/null; then
+        jq -s '.[0] + {levels: [.[].levels[]], p11tool: []}' \
+            "$work/$name"-level-*.json >"$work/$name.json"
+    fi
+    if compgen -G "$work/$name-p11tool-*.json" >/dev/null; then
+        jq -s '.' "$work/$name"-p11tool-*.json >"$work/$name.p11tool.json"
+        jq --slurpfile t "$work/$name.p11tool.json" '.p11tool = $t[0]' \
+            "$work/$name.json" >"$work/$name.merged.json"
+        mv "$work/$name.merged.json" "$work/$name.json"
+    fi
+    cp "$work/$name.json" "$results/$name.json"
+}
+
+run_softhsm2() {
+    local module dir=$work/softhsm2
+    module=$(softhsm_module)
+    mkdir -p "$dir/tokens"
+    printf 'directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n' \
+        "$dir" >"$dir/softhsm2.conf"
+    export SOFTHSM2_CONF=$dir/softhsm2.conf
+    softhsm2-util --init-token --free --label bench --so-pin 12345678 --pin 1234 >/dev/null
+    bench_module softhsm2 "$module" "$softhsm_max" --pin 1234 --slot-label bench
+    unset SOFTHSM2_CONF
+}
+
+run_p11keychain() {
+    local module=$1 dir=$work/p11keychain
+    mkdir -p "$dir/xdg-config" "$dir/xdg-data"
+    # A fresh store, and no configuration from this user or machine's home.
+    export P11KEYCHAIN_DIR=$dir/store XDG_CONFIG_HOME=$dir/xdg-config XDG_DATA_HOME=$dir/xdg-data
+    bench_module p11keychain "$module" 0 --slot-label login
+    unset P11KEYCHAIN_DIR XDG_CONFIG_HOME XDG_DATA_HOME
+}
+
+# --- report -------------------------------------------------------------------
+
+# Prints the markdown report from results/<name>.json (missing = not run).
+report() {
+    local p11k=$results/p11keychain.json softhsm=$results/softhsm2.json
+    local none='{"levels": [], "p11tool": [], "lookups": 0, "not_run": true}'
+    [ -f "$p11k" ] || { p11k=$work/none-p11keychain.json; echo "$none" >"$p11k"; }
+    [ -f "$softhsm" ] || { softhsm=$work/none-softhsm2.json; echo "$none" >"$softhsm"; }
+
+    cat <<EOF
+# p11keychain vs SoftHSM2
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr)
+- p11keychain: commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo ' (work tree differs)'); SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?') (file backend)
+- sizes: $sizes, cumulative (SoftHSM2 up to $softhsm_max); $lookups finds per measurement, at most ${cap_seconds} s each (n = samples taken when fewer); $load_runs fresh-process loads per size; p11tool listing up to $p11tool_max certificates, timeout ${p11tool_timeout} s
+- import: one C_CreateObject per certificate (class, type, token, label, id, subject, issuer, serial, value); rate over the certificates added to reach that size
+- find: C_FindObjectsInit({CKA_CLASS=CKO_CERTIFICATE, CKA_LABEL}) + C_FindObjects until empty + C_FindObjectsFinal, random labels
+- load: dlopen → C_GetFunctionList → C_Initialize → C_GetSlotList → C_OpenSession → C_CloseSession → C_Finalize in a fresh process, median; that process also does one find (timed apart), and its peak RSS (VmHWM) is reported
+- ratio: p11keychain ÷ SoftHSM2
+
+EOF
+    jq -rn --slurpfile a "$p11k" --slurpfile b "$softhsm" --arg sizes "$sizes" \
+        --argjson smax "$softhsm_max" --argjson tmax "$p11tool_max" -f "$here/report.jq" |
+        awk -f "$here/report.awk"
+}
+
+main() {
+    ensure_tools
+    mkdir -p "$results"
+    rm -f "$results/p11keychain.json" "$results/softhsm2.json"
+    build_p11bench
+    local p11k_module=
+    if [ "$only" != softhsm2 ]; then
+        p11k_module=$(build_p11keychain)
+        [ -f "$p11k_module" ] || fail "no module at $p11k_module"
+    fi
+    [ "$only" = p11keychain ] || run_softhsm2
+    [ -z "$p11k_module" ] || run_p11keychain "$p11k_module"
+    report | tee "$results/latest.md"
+}
+
+main "$@"
