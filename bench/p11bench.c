@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -211,9 +212,12 @@ static const char *rv_name(CK_RV rv)
 /* Module loading                                                      */
 /* ------------------------------------------------------------------ */
 
-/* Step times of one module load, in seconds (used by --load-only). */
+/* Step times of one module load in a fresh process, in seconds. total is
+ * dlopen .. C_OpenSession plus C_CloseSession .. C_Finalize; first_find, the
+ * one search done in between, is not part of it. */
 struct load_steps {
-    double dlopen, get_function_list, initialize, get_slot_list, open_session;
+    double total, dlopen, get_function_list, initialize, get_slot_list, open_session,
+        close_finalize, first_find;
 };
 
 struct module {
@@ -582,19 +586,19 @@ static struct find_result measure_find(CK_FUNCTION_LIST_PTR f, CK_SESSION_HANDLE
  * find for an existing label in between (timed apart: it is the first,
  * cold, find of a process). Then reports the process's peak RSS, which so
  * covers a client that loaded the module with the full token and searched.
- * Prints one line of key=value pairs for the parent.
+ * Prints the step times and memory on one line for the parent.
  */
 static int load_only(const char *path, CK_SLOT_ID slot, const char *label)
 {
     struct load_steps st;
     long base_kb = proc_status_kb("VmRSS");
-    double t0 = now_sec(), t_open, t_find, t_end;
+    double t0 = now_sec(), t_open, t_find, t_end, t;
     struct module m = module_load(path, &st);
     CK_SESSION_HANDLE s;
     CK_ULONG n, i, got;
     CK_SLOT_ID *slots;
-    double t = now_sec();
 
+    t = now_sec();
     slots = token_slots(m.f, &n);
     st.get_slot_list = now_sec() - t;
     for (i = 0; i < n && slots[i] != slot; i++)
@@ -616,30 +620,20 @@ static int load_only(const char *path, CK_SLOT_ID slot, const char *label)
     CK_CHECK(m.f->C_CloseSession(s), "C_CloseSession");
     CK_CHECK(m.f->C_Finalize(NULL), "C_Finalize");
     t_end = now_sec();
+    st.close_finalize = t_end - t_find;
+    st.first_find = t_find - t_open;
+    st.total = (t_open - t0) + st.close_finalize;
 
-    printf("load_s=%.9f find_s=%.9f dlopen_s=%.9f initialize_s=%.9f "
-           "get_slot_list_s=%.9f open_session_s=%.9f base_rss_kb=%ld peak_rss_kb=%ld\n",
-           (t_open - t0) + (t_end - t_find), t_find - t_open, st.dlopen, st.initialize,
-           st.get_slot_list, st.open_session, base_kb, proc_status_kb("VmHWM"));
+    printf("%.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f %ld %ld\n", st.total, st.dlopen,
+           st.get_function_list, st.initialize, st.get_slot_list, st.open_session,
+           st.close_finalize, st.first_find, base_kb, proc_status_kb("VmHWM"));
     return 0;
 }
 
-struct load_result {
-    int runs;
-    double load_ms, find_ms, dlopen_ms, initialize_ms;   /* medians */
-    long base_rss_kb, peak_rss_kb;                        /* maximum over runs */
-};
-
-struct load_sample {
-    double load_s, find_s, dlopen_s, initialize_s;
-    long base_kb, peak_kb;
-};
-
 /* Runs this program again with --load-only and parses its one line. */
-static struct load_sample spawn_load_only(const char *module, CK_SLOT_ID slot,
-                                          const char *label)
+static void spawn_load_only(const char *module, CK_SLOT_ID slot, const char *label,
+                            struct load_steps *st, long *base_kb, long *peak_kb)
 {
-    struct load_sample ls;
     char slotbuf[32], line[512];
     int fds[2], status;
     pid_t pid;
@@ -672,40 +666,60 @@ static struct load_sample spawn_load_only(const char *module, CK_SLOT_ID slot,
         die("waitpid: %s", strerror(errno));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         die("the --load-only child failed (status 0x%x)", status);
-    if (sscanf(line, "load_s=%lf find_s=%lf dlopen_s=%lf initialize_s=%lf "
-                     "get_slot_list_s=%*f open_session_s=%*f base_rss_kb=%ld peak_rss_kb=%ld",
-               &ls.load_s, &ls.find_s, &ls.dlopen_s, &ls.initialize_s,
-               &ls.base_kb, &ls.peak_kb) != 6)
-        die("cannot parse the --load-only child's output: %s", line);
-    return ls;
+    if (sscanf(line, "%lf %lf %lf %lf %lf %lf %lf %lf %ld %ld", &st->total, &st->dlopen,
+               &st->get_function_list, &st->initialize, &st->get_slot_list,
+               &st->open_session, &st->close_finalize, &st->first_find,
+               base_kb, peak_kb) != 10)
+        die("cannot parse the --load-only child's output: \"%s\"", line);
+}
+
+struct load_result {
+    int runs;
+    struct load_steps median_s;   /* each step's median over the runs */
+    long base_rss_kb, peak_rss_kb; /* maximum over the runs */
+};
+
+/* The median of one field (at byte offset off) of n load_steps. */
+static double median_step(const struct load_steps *v, int n, size_t off)
+{
+    double *x = xmalloc((size_t)n * sizeof *x), m;
+    for (int k = 0; k < n; k++)
+        x[k] = *(const double *)((const char *)&v[k] + off);
+    m = median_of(x, (size_t)n);
+    free(x);
+    return m;
 }
 
 static struct load_result measure_load(const char *module, CK_SLOT_ID slot,
                                        size_t objects, int runs)
 {
     struct load_result r;
-    double load[runs], find[runs], dl[runs], init[runs];
+    struct load_steps *v = xmalloc((size_t)runs * sizeof *v);
     char label[64];
 
     memset(&r, 0, sizeof r);
     r.runs = runs;
     for (int k = 0; k < runs; k++) {
+        long base_kb, peak_kb;
         /* A different existing certificate each run: no help from caches. */
         label_of(label, sizeof label, (size_t)(rng_next() % objects));
-        struct load_sample ls = spawn_load_only(module, slot, label);
-        load[k] = ls.load_s;
-        find[k] = ls.find_s;
-        dl[k] = ls.dlopen_s;
-        init[k] = ls.initialize_s;
-        if (ls.base_kb > r.base_rss_kb)
-            r.base_rss_kb = ls.base_kb;
-        if (ls.peak_kb > r.peak_rss_kb)
-            r.peak_rss_kb = ls.peak_kb;
+        spawn_load_only(module, slot, label, &v[k], &base_kb, &peak_kb);
+        if (base_kb > r.base_rss_kb)
+            r.base_rss_kb = base_kb;
+        if (peak_kb > r.peak_rss_kb)
+            r.peak_rss_kb = peak_kb;
     }
-    r.load_ms = median_of(load, runs) * 1e3;
-    r.find_ms = median_of(find, runs) * 1e3;
-    r.dlopen_ms = median_of(dl, runs) * 1e3;
-    r.initialize_ms = median_of(init, runs) * 1e3;
+#define MEDIAN(field) r.median_s.field = median_step(v, runs, offsetof(struct load_steps, field))
+    MEDIAN(total);
+    MEDIAN(dlopen);
+    MEDIAN(get_function_list);
+    MEDIAN(initialize);
+    MEDIAN(get_slot_list);
+    MEDIAN(open_session);
+    MEDIAN(close_finalize);
+    MEDIAN(first_find);
+#undef MEDIAN
+    free(v);
     return r;
 }
 
@@ -843,7 +857,8 @@ static void print_level(const struct level *lv)
            lv->imported ? "" : "resumed",
            lv->hit.p50_us, lv->hit.p90_us, lv->miss.p50_us, lv->miss.p90_us,
            lv->hit.samples, lv->miss.samples,
-           lv->load.load_ms, lv->load.find_ms, lv->load.peak_rss_kb / 1024.0);
+           lv->load.median_s.total * 1e3, lv->load.median_s.first_find * 1e3,
+           lv->load.peak_rss_kb / 1024.0);
     if (lv->imported)
         printf("%10s  %9.0f certs/s import (%zu certs in %.2f s; p50 %.0f us, p90 %.0f us)\n",
                "", lv->imp.seconds > 0 ? (double)lv->imp.count / lv->imp.seconds : NAN,
@@ -861,6 +876,19 @@ static void write_find_json(FILE *f, const char *name, const struct find_result 
     fputs(", \"max_us\": ", f);
     json_number(f, r->max_us);
     fputs("},\n", f);
+}
+
+static void write_load_json(FILE *f, const struct load_result *r)
+{
+    const struct load_steps *m = &r->median_s;
+    fprintf(f, "      \"load\": {\"runs\": %d, \"median_ms\": %.3f, \"first_find_ms\": %.3f,\n"
+               "        \"steps_median_ms\": {\"dlopen\": %.3f, \"get_function_list\": %.3f, "
+               "\"initialize\": %.3f, \"get_slot_list\": %.3f, \"open_session\": %.3f, "
+               "\"close_session_finalize\": %.3f},\n"
+               "        \"base_rss_kb\": %ld, \"peak_rss_kb\": %ld}\n",
+            r->runs, m->total * 1e3, m->first_find * 1e3, m->dlopen * 1e3,
+            m->get_function_list * 1e3, m->initialize * 1e3, m->get_slot_list * 1e3,
+            m->open_session * 1e3, m->close_finalize * 1e3, r->base_rss_kb, r->peak_rss_kb);
 }
 
 static void write_json(const char *path, const struct options *o, const CK_INFO *info,
@@ -905,12 +933,8 @@ static void write_json(const char *path, const struct options *o, const CK_INFO 
         }
         write_find_json(f, "find_hit", &l->hit);
         write_find_json(f, "find_miss", &l->miss);
-        fprintf(f, "      \"load\": {\"runs\": %d, \"median_ms\": %.3f, \"dlopen_ms\": %.3f, "
-                   "\"initialize_ms\": %.3f, \"first_find_ms\": %.3f, "
-                   "\"base_rss_kb\": %ld, \"peak_rss_kb\": %ld}\n    }%s\n",
-                l->load.runs, l->load.load_ms, l->load.dlopen_ms, l->load.initialize_ms,
-                l->load.find_ms, l->load.base_rss_kb, l->load.peak_rss_kb,
-                k + 1 < nlv ? "," : "");
+        write_load_json(f, &l->load);
+        fprintf(f, "    }%s\n", k + 1 < nlv ? "," : "");
     }
     fputs("  ]\n}\n", f);
     if (fclose(f) != 0)

@@ -83,6 +83,12 @@ build_p11keychain() {
         echo "$BENCH_P11KEYCHAIN_MODULE"
         return 0
     fi
+    # The toolchain is not a Debian package; look where this machine kind has it.
+    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+        PATH=$PATH:/opt/swift/usr/bin
+    fi
+    command -v swift >/dev/null 2>&1 ||
+        fail "swift not found: install the toolchain, or set BENCH_P11KEYCHAIN_MODULE or BENCH_ONLY=softhsm2"
     log "building p11keychain (release)"
     (cd "$root" && swift build -c release --product p11keychain-pkcs11) >&2
     echo "$root/.build/release/libp11keychain-pkcs11.so"

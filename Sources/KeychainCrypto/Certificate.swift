@@ -242,3 +242,19 @@ public enum DERInteger {
         return parsed
     }
 }
+
+/// DER object identifiers (CKA_OBJECT_ID of data objects).
+public enum DERObjectIdentifier {
+    /// True when `der` is exactly one DER OBJECT IDENTIFIER.
+    public static func isValid(_ der: [UInt8]) -> Bool {
+        let valid = der.withUnsafeBufferPointer { buffer -> Bool in
+            var cursor = buffer.baseAddress
+            guard let object = d2i_ASN1_OBJECT(nil, &cursor, buffer.count) else { return false }
+            defer { ASN1_OBJECT_free(object) }
+            guard let cursor, let base = buffer.baseAddress else { return false }
+            return cursor - base == buffer.count
+        }
+        ERR_clear_error()
+        return valid
+    }
+}

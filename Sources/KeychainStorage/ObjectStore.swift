@@ -219,6 +219,15 @@ public final class ObjectStore {
         }
     }
 
+    /// The row ID of the object with this UID, or nil.
+    public func id(forUID uid: String) throws -> Int64? {
+        try read {
+            let statement = try database.statement("SELECT id FROM objects WHERE uid = ?1")
+            statement.bind(1, uid)
+            return try statement.step() ? statement.int64(0) : nil
+        }
+    }
+
     /// One attribute's value, or nil when the object does not have it.
     public func attribute(_ type: UInt64, of id: Int64) throws -> [UInt8]? {
         try read {

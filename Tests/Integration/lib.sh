@@ -62,6 +62,16 @@ describe_status() {
 
 # ---------------------------------------------------------------- running commands
 
+# cmd_text CMD...: CMD for a message, with the long module and scratch paths shortened.
+cmd_text() {
+    local text="$*"
+    text=${text//"$P11KEYCHAIN_MODULE"/M}
+    text=${text//"$TEST_TMP"/\$TEST_TMP}
+    text=$(tr -s ' \n\t' '   ' <<<"$text")
+    ((${#text} <= 240)) || text="${text:0:240}..."
+    printf '%s' "$text"
+}
+
 # run CMD...: runs CMD; $RUN_OUT holds its stdout and stderr, $RUN_STATUS its
 # status. Never fails by itself: for commands that are expected to fail.
 run() {
@@ -75,7 +85,7 @@ run() {
 ok() {
     run "$@"
     if [[ $RUN_STATUS != 0 ]]; then
-        fail "expected success from '$*', got $(describe_status "$RUN_STATUS"): $(summarize "$RUN_OUT")"
+        fail "expected success from '$(cmd_text "$@")', got $(describe_status "$RUN_STATUS"): $(summarize "$RUN_OUT")"
     fi
 }
 
@@ -83,9 +93,9 @@ ok() {
 refused() {
     run "$@"
     if [[ $RUN_STATUS == 0 ]]; then
-        fail "expected '$*' to fail, but it succeeded: $(summarize "$RUN_OUT")"
+        fail "expected '$(cmd_text "$@")' to fail, but it succeeded: $(summarize "$RUN_OUT")"
     elif ((RUN_STATUS > 128)); then
-        fail "expected '$*' to fail cleanly, but it was $(describe_status "$RUN_STATUS"): $(summarize "$RUN_OUT")"
+        fail "expected '$(cmd_text "$@")' to fail cleanly, but it was $(describe_status "$RUN_STATUS"): $(summarize "$RUN_OUT")"
     fi
 }
 
@@ -108,9 +118,20 @@ assert_not_contains() {
     fi
 }
 
-# assert_line TEXT REGEX WHAT: some line of TEXT matches the extended REGEX.
+# assert_line TEXT REGEX WHAT [SHOW]: some line of TEXT matches the extended
+# REGEX; on failure the message quotes the lines matching SHOW (a regex), if given.
 assert_line() {
-    grep -qE -- "$2" <<<"$1" || fail "$3: expected a line matching /$2/, got: $(summarize "$1")"
+    grep -qE -- "$2" <<<"$1" && return
+    local got
+    got=$(if [[ -n ${4:-} ]]; then grep -E -- "$4" <<<"$1"; else printf '%s' "$1"; fi)
+    fail "$3: expected a line matching /$2/, got: $(summarize "${got:-(no line matching /${4:-}/)}")"
+}
+
+# assert_no_line TEXT REGEX WHAT: no line of TEXT matches the extended REGEX.
+assert_no_line() {
+    if grep -qE -- "$2" <<<"$1"; then
+        fail "$3: expected no line matching /$2/, got: $(grep -E -- "$2" <<<"$1" | head -n 2 | tr '\n' ' ')"
+    fi
 }
 
 # assert_same_file EXPECTED ACTUAL WHAT: byte-identical files.

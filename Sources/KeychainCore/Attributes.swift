@@ -1,0 +1,123 @@
+/// A PKCS#11 attribute type (CKA_*). An open code space: vendor values round-trip.
+public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
+    CustomStringConvertible
+{
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "0x" + String(rawValue, radix: 16) }
+
+    public static let `class` = AttributeType(0x0000)
+    public static let token = AttributeType(0x0001)
+    public static let `private` = AttributeType(0x0002)
+    public static let label = AttributeType(0x0003)
+    public static let uniqueID = AttributeType(0x0004)
+    public static let application = AttributeType(0x0010)
+    public static let value = AttributeType(0x0011)
+    public static let objectID = AttributeType(0x0012)
+    public static let certificateType = AttributeType(0x0080)
+    public static let issuer = AttributeType(0x0081)
+    public static let serialNumber = AttributeType(0x0082)
+    public static let trusted = AttributeType(0x0086)
+    public static let certificateCategory = AttributeType(0x0087)
+    public static let javaMIDPSecurityDomain = AttributeType(0x0088)
+    public static let url = AttributeType(0x0089)
+    public static let hashOfSubjectPublicKey = AttributeType(0x008A)
+    public static let hashOfIssuerPublicKey = AttributeType(0x008B)
+    public static let nameHashAlgorithm = AttributeType(0x008C)
+    public static let checkValue = AttributeType(0x0090)
+    public static let keyType = AttributeType(0x0100)
+    public static let subject = AttributeType(0x0101)
+    public static let id = AttributeType(0x0102)
+    public static let startDate = AttributeType(0x0110)
+    public static let endDate = AttributeType(0x0111)
+    public static let publicKeyInfo = AttributeType(0x0129)
+    public static let modifiable = AttributeType(0x0170)
+    public static let copyable = AttributeType(0x0171)
+    public static let destroyable = AttributeType(0x0172)
+    public static let vendorDefined = AttributeType(0x8000_0000)
+}
+
+/// A PKCS#11 object class (CKO_*).
+public struct ObjectClass: RawRepresentable, Hashable, Sendable {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static let data = ObjectClass(rawValue: 0)
+    public static let certificate = ObjectClass(rawValue: 1)
+    public static let publicKey = ObjectClass(rawValue: 2)
+    public static let privateKey = ObjectClass(rawValue: 3)
+    public static let secretKey = ObjectClass(rawValue: 4)
+}
+
+/// A PKCS#11 certificate type (CKC_*).
+public struct CertificateType: RawRepresentable, Hashable, Sendable {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static let x509 = CertificateType(rawValue: 0)
+}
+
+/// CKA_CERTIFICATE_CATEGORY values.
+public enum CertificateCategory: UInt64, Sendable {
+    case unspecified = 0
+    case tokenUser = 1
+    case authority = 2
+    case otherEntity = 3
+}
+
+/// One attribute: a type and its value in PKCS#11's encoding (CK_BBOOL is one byte,
+/// CK_ULONG eight native-endian bytes, strings UTF-8 without a terminator).
+public struct Attribute: Sendable, Equatable {
+    public var type: AttributeType
+    public var value: [UInt8]
+
+    public init(_ type: AttributeType, _ value: [UInt8]) {
+        self.type = type
+        self.value = value
+    }
+
+    public init(_ type: AttributeType, bool: Bool) {
+        self.init(type, [bool ? 1 : 0])
+    }
+
+    public init(_ type: AttributeType, ulong: UInt64) {
+        self.init(type, AttributeValue.encode(ulong))
+    }
+
+    public init(_ type: AttributeType, string: String) {
+        self.init(type, Array(string.utf8))
+    }
+}
+
+/// Encoding and decoding of typed attribute values.
+public enum AttributeValue {
+    public static func encode(_ value: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: value) { Array($0) }
+    }
+
+    /// The CK_ULONG in `bytes`, or nil unless it is exactly eight bytes.
+    public static func ulong(_ bytes: [UInt8]) -> UInt64? {
+        guard bytes.count == MemoryLayout<UInt64>.size else { return nil }
+        return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
+
+    /// The CK_BBOOL in `bytes`, or nil unless it is exactly one byte.
+    public static func bool(_ bytes: [UInt8]) -> Bool? {
+        guard bytes.count == 1 else { return nil }
+        return bytes[0] != 0
+    }
+}
+
+/// A set of attributes keyed by type, as a template or an object's contents.
+public typealias AttributeSet = [AttributeType: [UInt8]]
+
+extension AttributeSet {
+    public func ulong(_ type: AttributeType) -> UInt64? { self[type].flatMap(AttributeValue.ulong) }
+    public func bool(_ type: AttributeType) -> Bool? { self[type].flatMap(AttributeValue.bool) }
+    public func string(_ type: AttributeType) -> String? {
+        self[type].map { String(decoding: $0, as: UTF8.self) }
+    }
+}

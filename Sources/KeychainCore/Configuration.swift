@@ -1,0 +1,208 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+internal import KeychainStorage
+
+/// One token of the configuration: a name (its label) and the SQLite file behind it.
+public struct TokenConfiguration: Sendable, Equatable {
+    public var name: String
+    public var path: String
+    public var readOnly: Bool
+    /// `full` fsyncs every commit; `normal` survives a killed process (DESIGN §3).
+    public var synchronous: Bool
+
+    public init(name: String, path: String, readOnly: Bool = false, synchronous: Bool = false) {
+        self.name = name
+        self.path = path
+        self.readOnly = readOnly
+        self.synchronous = synchronous
+    }
+
+    var durability: Durability { synchronous ? .full : .normal }
+}
+
+/// The module's configuration (DESIGN §6): the tokens in slot order and diagnostics.
+///
+/// File format, one `key = value` per line, `#` comments, sections for tokens:
+///
+///     debug = yes
+///     log-file = /tmp/p11keychain.log
+///     [token System]
+///     path = /var/lib/p11keychain/system.sqlite3
+///     read-only = yes
+///
+/// The default `login` token is always slot 0; a `[token login]` section changes its
+/// settings. Other tokens follow in file order.
+public struct Configuration: Sendable, Equatable {
+    public var tokens: [TokenConfiguration]
+    public var debug: Bool
+    public var logFile: String?
+    /// The file the configuration came from, if any.
+    public var source: String?
+
+    /// The name of the token created on first use.
+    public static let defaultTokenName = "login"
+
+    /// A configuration error: the file, the line and what is wrong with it.
+    public struct ParseError: Error, CustomStringConvertible, Sendable {
+        public var file: String
+        public var line: Int
+        public var reason: String
+        public var description: String { "\(file):\(line): \(reason)" }
+    }
+
+    /// Reads the configuration the environment points at: `$P11KEYCHAIN_CONF`, else
+    /// `$XDG_CONFIG_HOME/p11keychain/p11keychain.conf` (`~/.config/…`), else
+    /// `/etc/p11keychain/p11keychain.conf`; with none, the default `login` token alone.
+    /// `P11KEYCHAIN_DEBUG=1` turns tracing on whatever the file says.
+    public static func load(environment: [String: String] = Environment.current)
+        throws(ParseError) -> Configuration
+    {
+        let home = Environment.home(environment)
+        var candidates: [String] = []
+        if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty {
+            candidates = [explicit]
+        } else {
+            let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+            candidates = [configHome + "/p11keychain/p11keychain.conf", "/etc/p11keychain/p11keychain.conf"]
+        }
+        var configuration = Configuration(
+            tokens: [defaultToken(environment: environment)], debug: false, logFile: nil, source: nil)
+        for path in candidates {
+            guard let text = readFile(path) else { continue }
+            try configuration.apply(text, file: path, home: home)
+            configuration.source = path
+            break
+        }
+        if let flag = environment["P11KEYCHAIN_DEBUG"], !flag.isEmpty, flag != "0" {
+            configuration.debug = true
+        }
+        return configuration
+    }
+
+    /// The default token: `$P11KEYCHAIN_DIR/login.sqlite3`, else under `$XDG_DATA_HOME`
+    /// (`~/.local/share/p11keychain/`).
+    public static func defaultToken(environment: [String: String]) -> TokenConfiguration {
+        let directory: String
+        if let explicit = environment["P11KEYCHAIN_DIR"], !explicit.isEmpty {
+            directory = explicit
+        } else {
+            let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? Environment.home(environment) + "/.local/share"
+            directory = dataHome + "/p11keychain"
+        }
+        return TokenConfiguration(name: defaultTokenName, path: directory + "/\(defaultTokenName).sqlite3")
+    }
+
+    /// Applies configuration text on top of the current values.
+    public mutating func apply(_ text: String, file: String, home: String) throws(ParseError) {
+        var section: Int? = nil  // index into tokens, nil for the global section
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+                .first.map { $0.trimmingWhitespace() } ?? ""
+            if line.isEmpty { continue }
+            func fail(_ reason: String) -> ParseError {
+                ParseError(file: file, line: lineNumber, reason: reason)
+            }
+            if line.hasPrefix("[") {
+                guard line.hasSuffix("]") else { throw fail("section header lacks ']'") }
+                let header = line.dropFirst().dropLast().trimmingWhitespace()
+                guard header.hasPrefix("token ") else {
+                    throw fail("unknown section '[\(header)]' (expected '[token NAME]')")
+                }
+                let name = header.dropFirst("token ".count).trimmingWhitespace()
+                guard !name.isEmpty, name.utf8.count <= 32 else {
+                    throw fail("token name must be 1 to 32 bytes")
+                }
+                if let existing = tokens.firstIndex(where: { $0.name == name }) {
+                    guard existing == 0 else { throw fail("token '\(name)' is defined twice") }
+                    section = existing
+                } else {
+                    tokens.append(TokenConfiguration(name: name, path: ""))
+                    section = tokens.count - 1
+                }
+                continue
+            }
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw fail("expected 'key = value'") }
+            let key = parts[0].trimmingWhitespace()
+            let value = parts[1].trimmingWhitespace()
+            func flag() throws(ParseError) -> Bool {
+                switch value.lowercased() {
+                case "yes", "true", "on", "1": return true
+                case "no", "false", "off", "0": return false
+                default: throw fail("'\(key)' must be yes or no, not '\(value)'")
+                }
+            }
+            if let index = section {
+                switch key {
+                case "path":
+                    guard !value.isEmpty else { throw fail("'path' is empty") }
+                    tokens[index].path = value.hasPrefix("~/") ? home + value.dropFirst() : value
+                case "read-only": tokens[index].readOnly = try flag()
+                case "synchronous": tokens[index].synchronous = try flag()
+                default: throw fail("unknown key '\(key)' in a token section (path, read-only, synchronous)")
+                }
+            } else {
+                switch key {
+                case "debug": debug = try flag()
+                case "log-file": logFile = value.isEmpty ? nil : value
+                default: throw fail("unknown key '\(key)' (debug, log-file, or a [token NAME] section)")
+                }
+            }
+        }
+        if let missing = tokens.firstIndex(where: { $0.path.isEmpty }) {
+            throw ParseError(file: file, line: lineNumber, reason: "token '\(tokens[missing].name)' has no path")
+        }
+    }
+
+    private static func readFile(_ path: String) -> String? {
+        guard let file = fopen(path, "re") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes += buffer.prefix(count)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The process environment, read through Glibc (no Foundation in the module).
+public enum Environment {
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            cursor += 1
+        }
+        return result
+    }
+
+    /// `$HOME`, else the password database's home directory, else "/".
+    public static func home(_ environment: [String: String]) -> String {
+        if let home = environment["HOME"], !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
+            return String(cString: directory)
+        }
+        return "/"
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        let scalars = String(self).unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(String.UnicodeScalarView(scalars[start...end]))
+    }
+}

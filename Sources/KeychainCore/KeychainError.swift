@@ -1,0 +1,78 @@
+internal import KeychainCrypto
+internal import KeychainStorage
+
+/// An error of the item model, shared by every face. The PKCS#11 adapter maps `code` to a
+/// CK_RV and the Swift API to an OSStatus, each with one table. Messages help the user fix
+/// the problem and never contain attribute values, PINs or keys.
+public struct KeychainError: Error, CustomStringConvertible, Sendable {
+    public enum Code: Sendable, Equatable {
+        case attributeTypeInvalid
+        case attributeValueInvalid
+        case attributeReadOnly
+        case attributeSensitive
+        case templateIncomplete
+        case templateInconsistent
+        /// An item with the same unique key (certificate type, issuer, serial) exists.
+        case duplicateItem
+        case objectNotFound
+        /// CKA_MODIFIABLE, CKA_COPYABLE or CKA_DESTROYABLE forbids the operation.
+        case actionProhibited
+        case sessionReadOnly
+        case userNotLoggedIn
+        case tokenWriteProtected
+        /// The store cannot be opened or created.
+        case tokenNotPresent
+        case storageFull
+        case storageBusy
+        case storageCorrupt
+        case storageFailure
+        case unsupported
+        case invalidArgument
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The one table from storage errors to item-model errors.
+    init(_ error: StorageError) {
+        switch error.code {
+        case .cannotOpen: self.init(.tokenNotPresent, error.message)
+        case .readOnly: self.init(.tokenWriteProtected, error.message)
+        case .full: self.init(.storageFull, error.message)
+        case .busy: self.init(.storageBusy, error.message)
+        case .corrupt, .newerSchema: self.init(.storageCorrupt, error.message)
+        case .constraint: self.init(.duplicateItem, error.message)
+        case .failed: self.init(.storageFailure, error.message)
+        }
+    }
+
+    init(_ error: CryptoError) {
+        switch error.code {
+        case .invalidInput: self.init(.attributeValueInvalid, error.message)
+        case .unsupported: self.init(.unsupported, error.message)
+        case .failed: self.init(.storageFailure, error.message)
+        }
+    }
+
+    /// Runs `body`, turning lower layers' errors into `KeychainError`.
+    static func mapping<T>(_ body: () throws -> T) throws(KeychainError) -> T {
+        do {
+            return try body()
+        } catch let error as KeychainError {
+            throw error
+        } catch let error as StorageError {
+            throw KeychainError(error)
+        } catch let error as CryptoError {
+            throw KeychainError(error)
+        } catch {
+            throw KeychainError(.storageFailure, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,224 @@
+internal import KeychainCrypto
+
+/// How an attribute's value is encoded, checked on every write.
+enum ValueKind {
+    case bool, ulong, bytes, date
+}
+
+/// What a caller may do with an attribute (PKCS#11 v2.40 §4.2 table 10 footnotes).
+struct AttributeRules: OptionSet {
+    let rawValue: UInt8
+    /// May be given in C_CreateObject's template.
+    static let settableOnCreate = AttributeRules(rawValue: 1 << 0)
+    /// Must be given in C_CreateObject's template.
+    static let requiredOnCreate = AttributeRules(rawValue: 1 << 1)
+    /// May be changed by C_SetAttributeValue (and in C_CopyObject's template).
+    static let modifiable = AttributeRules(rawValue: 1 << 2)
+    /// May be given in C_CopyObject's template though not otherwise modifiable.
+    static let settableOnCopy = AttributeRules(rawValue: 1 << 3)
+    /// Computed from the certificate DER; a supplied value must agree with it.
+    static let derived = AttributeRules(rawValue: 1 << 4)
+    /// Only the security officer may set it to TRUE (CKA_TRUSTED).
+    static let securityOfficerOnly = AttributeRules(rawValue: 1 << 5)
+}
+
+struct AttributeSpec {
+    let type: AttributeType
+    let kind: ValueKind
+    let rules: AttributeRules
+    /// The value stored when the template does not give one (nil: derived or required).
+    let defaultValue: [UInt8]?
+}
+
+/// The attributes an object class has and the rules for each.
+struct ObjectPolicy {
+    let objectClass: ObjectClass
+    let specs: [AttributeType: AttributeSpec]
+
+    private init(_ objectClass: ObjectClass, _ specs: [AttributeSpec]) {
+        self.objectClass = objectClass
+        var table: [AttributeType: AttributeSpec] = [:]
+        for spec in ObjectPolicy.common + specs { table[spec.type] = spec }
+        self.specs = table
+    }
+
+    static func forClass(_ objectClass: ObjectClass) -> ObjectPolicy? {
+        switch objectClass {
+        case .certificate: certificate
+        case .data: data
+        default: nil
+        }
+    }
+
+    private static let yes: [UInt8] = [1]
+    private static let no: [UInt8] = [0]
+    private static let empty: [UInt8] = []
+
+    /// Storage object attributes (v2.40 §4.4), shared by every class.
+    private static let common: [AttributeSpec] = [
+        AttributeSpec(type: .class, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+        AttributeSpec(type: .token, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
+        AttributeSpec(type: .private, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
+        AttributeSpec(type: .modifiable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+        AttributeSpec(type: .copyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+        AttributeSpec(type: .destroyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+        AttributeSpec(type: .label, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+        // CKA_UNIQUE_ID: assigned by the token, never settable (v3.0 §4.4.1).
+        AttributeSpec(type: .uniqueID, kind: .bytes, rules: [], defaultValue: nil),
+    ]
+
+    /// X.509 public-key certificates (v2.40 §4.6.3). Everything the DER determines is derived.
+    static let certificate = ObjectPolicy(
+        .certificate,
+        [
+            AttributeSpec(type: .certificateType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+            AttributeSpec(type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly], defaultValue: no),
+            AttributeSpec(type: .certificateCategory, kind: .ulong, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+            AttributeSpec(type: .checkValue, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .startDate, kind: .date, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .endDate, kind: .date, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .subject, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .id, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+            AttributeSpec(type: .issuer, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .serialNumber, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(type: .value, kind: .bytes, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+            AttributeSpec(type: .url, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(type: .hashOfSubjectPublicKey, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            // Derivable only for a self-signed certificate; otherwise what the caller gives.
+            AttributeSpec(type: .hashOfIssuerPublicKey, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+            AttributeSpec(type: .javaMIDPSecurityDomain, kind: .ulong, rules: [.settableOnCreate], defaultValue: AttributeValue.encode(0)),
+            AttributeSpec(type: .nameHashAlgorithm, kind: .ulong, rules: [.settableOnCreate], defaultValue: AttributeValue.encode(0x220)),  // CKM_SHA_1
+        ])
+
+    /// Data objects (v2.40 §4.5).
+    static let data = ObjectPolicy(
+        .data,
+        [
+            AttributeSpec(type: .application, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(type: .objectID, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(type: .value, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        ])
+
+    /// Checks a value's encoding against its kind.
+    static func validate(_ value: [UInt8], as spec: AttributeSpec) throws(KeychainError) {
+        let valid: Bool
+        switch spec.kind {
+        case .bool: valid = value.count == 1
+        case .ulong: valid = value.count == MemoryLayout<UInt64>.size
+        case .date:
+            // CK_DATE: eight ASCII digits, or empty for "no date".
+            valid = value.isEmpty || (value.count == 8 && value.allSatisfy { (0x30...0x39).contains($0) })
+        case .bytes: valid = true
+        }
+        guard valid else {
+            throw KeychainError(
+                .attributeValueInvalid, "attribute \(spec.type) has a value of the wrong size or form")
+        }
+        if spec.type == .objectID, !value.isEmpty, !DERObjectIdentifier.isValid(value) {
+            throw KeychainError(.attributeValueInvalid, "CKA_OBJECT_ID is not a DER object identifier")
+        }
+    }
+}
+
+/// A new object, ready to store: every attribute it will have and its uniqueness key.
+struct NewObject {
+    var attributes: AttributeSet
+    var uniqueKey: [UInt8]?
+}
+
+extension NewObject {
+    /// Builds an object from a C_CreateObject / SecItemAdd template: checks every attribute
+    /// against the class's rules, derives what the certificate DER determines (DESIGN §4),
+    /// and fills defaults. Nothing is stored here.
+    init(template: AttributeSet, asSecurityOfficer: Bool) throws(KeychainError) {
+        guard let rawClass = template[.class] else {
+            throw KeychainError(.templateIncomplete, "template has no CKA_CLASS")
+        }
+        guard let classValue = AttributeValue.ulong(rawClass) else {
+            throw KeychainError(.attributeValueInvalid, "CKA_CLASS is not a CK_ULONG")
+        }
+        guard let policy = ObjectPolicy.forClass(ObjectClass(rawValue: classValue)) else {
+            throw KeychainError(
+                .attributeValueInvalid, "objects of class \(classValue) cannot be created on this token")
+        }
+        for (type, value) in template {
+            guard let spec = policy.specs[type] else {
+                throw KeychainError(
+                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+            }
+            guard spec.rules.contains(.settableOnCreate) else {
+                throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
+            }
+            try ObjectPolicy.validate(value, as: spec)
+            if spec.rules.contains(.securityOfficerOnly), AttributeValue.bool(value) == true,
+                !asSecurityOfficer
+            {
+                throw KeychainError(.attributeReadOnly, "only the security officer may set \(type) to true")
+            }
+        }
+        for spec in policy.specs.values where spec.rules.contains(.requiredOnCreate) {
+            guard template[spec.type] != nil else {
+                throw KeychainError(.templateIncomplete, "template lacks required attribute \(spec.type)")
+            }
+        }
+        var attributes = template
+        var uniqueKey: [UInt8]? = nil
+        if policy.objectClass == .certificate {
+            uniqueKey = try NewObject.deriveCertificate(&attributes)
+        }
+        for spec in policy.specs.values where attributes[spec.type] == nil {
+            if let value = spec.defaultValue { attributes[spec.type] = value }
+        }
+        if attributes[.label] == nil { attributes[.label] = [] }
+        self.init(attributes: attributes, uniqueKey: uniqueKey)
+    }
+
+    /// Derives the certificate attributes of DESIGN §4 from CKA_VALUE and returns the
+    /// uniqueness key (certificate type, issuer, serial).
+    private static func deriveCertificate(_ attributes: inout AttributeSet) throws(KeychainError)
+        -> [UInt8]
+    {
+        guard attributes.ulong(.certificateType) == CertificateType.x509.rawValue else {
+            throw KeychainError(.attributeValueInvalid, "only X.509 certificates (CKC_X_509) are supported")
+        }
+        let der = attributes[.value] ?? []
+        let certificate: X509Certificate
+        do {
+            certificate = try X509Certificate(der: der)
+        } catch {
+            throw KeychainError(.attributeValueInvalid, error.message)
+        }
+        let derived: AttributeSet = [
+            .subject: certificate.subject,
+            .issuer: certificate.issuer,
+            .serialNumber: certificate.serialNumber,
+            .startDate: certificate.notBefore.ckDate,
+            .endDate: certificate.notAfter.ckDate,
+            .publicKeyInfo: certificate.subjectPublicKeyInfo,
+            .checkValue: Array(certificate.sha1Fingerprint.prefix(3)),
+            .hashOfSubjectPublicKey: certificate.publicKeyHash,
+        ]
+        for (type, value) in derived {
+            if let supplied = attributes[type], supplied != value {
+                throw KeychainError(
+                    .attributeValueInvalid, "attribute \(type) contradicts the certificate DER")
+            }
+            attributes[type] = value
+        }
+        if attributes[.hashOfIssuerPublicKey] == nil {
+            attributes[.hashOfIssuerPublicKey] = certificate.isSelfSigned ? certificate.publicKeyHash : []
+        }
+        if attributes[.certificateCategory] == nil {
+            let category: CertificateCategory = certificate.isCertificateAuthority ? .authority : .otherEntity
+            attributes[.certificateCategory] = AttributeValue.encode(category.rawValue)
+        }
+        if attributes[.id] == nil { attributes[.id] = certificate.publicKeyHash }
+        if attributes[.label] == nil {
+            attributes[.label] = Array((certificate.subjectSummary ?? "").utf8)
+        }
+        // Issuer and serial are self-delimiting DER, so plain concatenation is unambiguous.
+        return AttributeValue.encode(CertificateType.x509.rawValue) + certificate.issuer
+            + certificate.serialNumber
+    }
+}

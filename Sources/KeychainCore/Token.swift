@@ -1,0 +1,385 @@
+internal import KeychainCrypto
+internal import KeychainStorage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where an object lives: in the token's store, or in this process's session store.
+/// The row ID is never reused within a store, so a reference stays valid for the life of the
+/// object and never comes to mean another one.
+public struct ObjectReference: Hashable, Sendable {
+    public let isSessionObject: Bool
+    public let rowID: Int64
+
+    public init(isSessionObject: Bool, rowID: Int64) {
+        self.isSessionObject = isSessionObject
+        self.rowID = rowID
+    }
+}
+
+/// Who is asking: the state of the caller's session (PKCS#11) or keychain connection.
+public struct AccessContext: Sendable {
+    public var readWrite: Bool
+    public var userLoggedIn: Bool
+    public var securityOfficer: Bool
+
+    public init(readWrite: Bool, userLoggedIn: Bool = false, securityOfficer: Bool = false) {
+        self.readWrite = readWrite
+        self.userLoggedIn = userLoggedIn
+        self.securityOfficer = securityOfficer
+    }
+
+    /// The access rules for changing an object (v2.40 §6.7.1 and table 6): a pure function of
+    /// the session state and the object's kind.
+    public func checkWrite(tokenObject: Bool, privateObject: Bool, writeProtected: Bool)
+        throws(KeychainError)
+    {
+        if tokenObject, writeProtected {
+            throw KeychainError(.tokenWriteProtected, "the token is write-protected")
+        }
+        if tokenObject, !readWrite {
+            throw KeychainError(.sessionReadOnly, "token objects can be changed only in a read/write session")
+        }
+        if privateObject, !userLoggedIn {
+            throw KeychainError(.userNotLoggedIn, "private objects need a logged-in user")
+        }
+    }
+
+    /// Whether the caller may see an object at all.
+    public func canSee(privateObject: Bool) -> Bool { !privateObject || userLoggedIn }
+}
+
+/// One token: a store of items and the rules every face applies to them.
+///
+/// Thread-safe: one lock serialises the store connection (DESIGN §9, lock order: the
+/// PKCS#11 adapter's session lock, then this lock). Nothing of the store is cached across
+/// calls, so other processes' changes are seen on the next call.
+public final class Token: @unchecked Sendable {
+    // @unchecked: every mutable property is touched only with `lock` held.
+    public let configuration: TokenConfiguration
+    private let lock = Lock()
+    private var persistentStore: ObjectStore?
+    private var sessionStore: ObjectStore?
+
+    public init(configuration: TokenConfiguration) {
+        self.configuration = configuration
+    }
+
+    // MARK: Opening
+
+    /// The persistent store, opened (and created, with its directory) on first use. A failure
+    /// is not remembered: the next call tries again.
+    private func store() throws(KeychainError) -> ObjectStore {
+        if let persistentStore { return persistentStore }
+        let path = configuration.path
+        let create = !configuration.readOnly
+        if create { Token.createDirectory(forFile: path) }
+        do {
+            let store = try ObjectStore(
+                path: path, create: create, durability: configuration.durability)
+            if !store.isReadOnly, try store.metadata(Token.serialKey) == nil {
+                let serial = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }
+                try store.setMetadata(Token.serialKey, Array(serial.joined().utf8))
+            }
+            persistentStore = store
+            return store
+        } catch let error as StorageError {
+            throw KeychainError(error)
+        } catch {
+            throw KeychainError(.tokenNotPresent, "cannot open store \(path): \(error)")
+        }
+    }
+
+    private func volatileStore() throws(KeychainError) -> ObjectStore {
+        if let sessionStore { return sessionStore }
+        do {
+            let store = try ObjectStore(path: ":memory:", create: true)
+            sessionStore = store
+            return store
+        } catch {
+            throw KeychainError(error)
+        }
+    }
+
+    private func store(for reference: ObjectReference) throws(KeychainError) -> ObjectStore {
+        reference.isSessionObject ? try volatileStore() : try store()
+    }
+
+    /// Creates the parent directory, mode 0700, with any missing ancestors.
+    private static func createDirectory(forFile path: String) {
+        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        guard !components.isEmpty else { return }
+        var prefix = components.removeFirst().isEmpty ? "" : "."
+        for component in components where !component.isEmpty {
+            prefix += "/" + component
+            mkdir(prefix, 0o700)
+        }
+    }
+
+    private static let serialKey = "serial"
+
+    /// Opens the store now, reporting why it cannot be opened.
+    public func open() throws(KeychainError) {
+        try lock.withLock { () throws(KeychainError) in _ = try store() }
+    }
+
+    /// True when the store exists or can be created.
+    public var isPresent: Bool { (try? open()) != nil }
+
+    /// True when this process cannot write the store (configuration or permissions).
+    public var isWriteProtected: Bool {
+        configuration.readOnly
+            || lock.withLock { (try? store().isReadOnly) ?? true }
+    }
+
+    /// A stable serial number for CK_TOKEN_INFO, kept in the store.
+    public var serialNumber: String {
+        lock.withLock {
+            guard let bytes = try? store().metadata(Token.serialKey) else {
+                // A read-only store made by an old writer: derive a stable value from its path.
+                let hash = DigestAlgorithm.sha1.hash(Array(configuration.path.utf8))
+                return hash.prefix(8).map { String($0, radix: 16).leftPadded(2) }.joined()
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    // MARK: Objects
+
+    /// Creates an object from a template (C_CreateObject, SecItemAdd). CKA_TOKEN in the
+    /// template chooses the token store or the session store.
+    public func createObject(_ template: AttributeSet, context: AccessContext)
+        throws(KeychainError) -> ObjectReference
+    {
+        let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
+        return try insert(object, context: context)
+    }
+
+    private func insert(_ object: NewObject, context: AccessContext) throws(KeychainError)
+        -> ObjectReference
+    {
+        let isToken = object.attributes.bool(.token) ?? false
+        let isPrivate = object.attributes.bool(.private) ?? false
+        return try lock.withLock { () throws(KeychainError) in
+            let store = isToken ? try store() : try volatileStore()
+            try context.checkWrite(
+                tokenObject: isToken, privateObject: isPrivate,
+                writeProtected: configuration.readOnly || store.isReadOnly)
+            let uid = try KeychainError.mapping { try SecureRandom.bytes(16) }
+                .map { String($0, radix: 16).leftPadded(2) }.joined()
+            let rows = object.attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+            do throws(KeychainError) {
+                let id = try KeychainError.mapping {
+                    try store.insert(uid: uid, uniqueKey: object.uniqueKey, attributes: rows)
+                }
+                return ObjectReference(isSessionObject: !isToken, rowID: id)
+            } catch where error.code == .duplicateItem {
+                throw KeychainError(
+                    .duplicateItem,
+                    "a certificate with the same issuer and serial number is already stored")
+            }
+        }
+    }
+
+    /// Every attribute of an object, CKA_UNIQUE_ID included. Private objects are not found
+    /// unless the context may see them.
+    public func attributes(of reference: ObjectReference, context: AccessContext)
+        throws(KeychainError) -> AttributeSet
+    {
+        try lock.withLock { () throws(KeychainError) in
+            try load(reference, context: context)
+        }
+    }
+
+    private func load(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+        -> AttributeSet
+    {
+        let store = try store(for: reference)
+        let loaded = try KeychainError.mapping { () -> (String?, [StoredAttribute]?) in
+            try store.read { (try store.uid(of: reference.rowID), try store.attributes(of: reference.rowID)) }
+        }
+        guard let uid = loaded.0, let rows = loaded.1 else {
+            throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
+        }
+        var attributes: AttributeSet = [:]
+        for row in rows { attributes[AttributeType(row.type)] = row.value }
+        guard context.canSee(privateObject: attributes.bool(.private) ?? false) else {
+            throw KeychainError(.objectNotFound, "the object is private: log in first")
+        }
+        attributes[.uniqueID] = Array(uid.utf8)
+        return attributes
+    }
+
+    /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate).
+    public func updateObject(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(KeychainError) {
+        try lock.withLock { () throws(KeychainError) in
+            let current = try load(reference, context: context)
+            let store = try store(for: reference)
+            try context.checkWrite(
+                tokenObject: !reference.isSessionObject,
+                privateObject: current.bool(.private) ?? false,
+                writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
+            guard current.bool(.modifiable) ?? true else {
+                throw KeychainError(.actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
+            }
+            let policy = try Token.policy(of: current)
+            for (type, value) in template {
+                guard let spec = policy.specs[type] else {
+                    throw KeychainError(.attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+                }
+                try ObjectPolicy.validate(value, as: spec)
+                // CKA_COPYABLE may only go from true to false (v2.40 §4.4).
+                let turnsOffCopy = type == .copyable && AttributeValue.bool(value) == false
+                guard spec.rules.contains(.modifiable) || turnsOffCopy else {
+                    throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
+                }
+            }
+            let rows = template.map { StoredAttribute($0.key.rawValue, $0.value) }
+            try KeychainError.mapping { try store.update(reference.rowID, attributes: rows) }
+        }
+    }
+
+    /// Copies an object with changes (C_CopyObject).
+    public func copyObject(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(KeychainError) -> ObjectReference {
+        let source = try attributes(of: reference, context: context)
+        guard source.bool(.copyable) ?? true else {
+            throw KeychainError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
+        }
+        let policy = try Token.policy(of: source)
+        var attributes = source
+        attributes[.uniqueID] = nil
+        for (type, value) in template {
+            guard let spec = policy.specs[type] else {
+                throw KeychainError(.attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+            }
+            try ObjectPolicy.validate(value, as: spec)
+            guard spec.rules.contains(.modifiable) || spec.rules.contains(.settableOnCopy) else {
+                throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed by a copy")
+            }
+            // CKA_MODIFIABLE, CKA_COPYABLE and CKA_DESTROYABLE can only be turned off.
+            if [.modifiable, .copyable, .destroyable].contains(type),
+                AttributeValue.bool(value) == true, source.bool(type) == false
+            {
+                throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be turned back on")
+            }
+            attributes[type] = value
+        }
+        let uniqueKey: [UInt8]? =
+            policy.objectClass == .certificate
+            ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
+                + (attributes[.serialNumber] ?? [])
+            : nil
+        return try insert(NewObject(attributes: attributes, uniqueKey: uniqueKey), context: context)
+    }
+
+    /// Destroys an object (C_DestroyObject, SecItemDelete).
+    public func destroyObject(_ reference: ObjectReference, context: AccessContext)
+        throws(KeychainError)
+    {
+        try lock.withLock { () throws(KeychainError) in
+            let current = try load(reference, context: context)
+            let store = try store(for: reference)
+            try context.checkWrite(
+                tokenObject: !reference.isSessionObject,
+                privateObject: current.bool(.private) ?? false,
+                writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
+            guard current.bool(.destroyable) ?? true else {
+                throw KeychainError(.actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
+            }
+            guard try KeychainError.mapping({ try store.delete(reference.rowID) }) else {
+                throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
+            }
+        }
+    }
+
+    /// Removes session objects whose session ended. Never fails: the session store is
+    /// private to this process.
+    public func discardSessionObjects(_ references: [ObjectReference]) {
+        lock.withLock {
+            guard let sessionStore else { return }
+            for reference in references where reference.isSessionObject {
+                _ = try? sessionStore.delete(reference.rowID)
+            }
+        }
+    }
+
+    /// References of the objects matching every attribute of `template` (C_FindObjectsInit,
+    /// SecItemCopyMatching), token objects first. Private objects only when the context may
+    /// see them. Each lookup is an index seek on the template's most selective attribute.
+    public func findObjects(_ template: AttributeSet, context: AccessContext) throws(KeychainError)
+        -> [ObjectReference]
+    {
+        var terms = template
+        if !context.userLoggedIn {
+            if template.bool(.private) == true { return [] }
+            terms[.private] = [0]
+        }
+        let uid = terms.removeValue(forKey: .uniqueID)
+        let ordered = terms.sorted { Token.selectivity($0.key) < Token.selectivity($1.key) }
+            .map { StoredAttribute($0.key.rawValue, $0.value) }
+        let wantsToken = template.bool(.token) != false
+        let wantsSession = template.bool(.token) != true
+        return try lock.withLock { () throws(KeychainError) in
+            var found: [ObjectReference] = []
+            if wantsToken {
+                let store = try store()
+                let ids = try KeychainError.mapping {
+                    try Token.find(ordered, uid: uid, in: store)
+                }
+                found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
+            }
+            if wantsSession, let sessionStore {
+                let ids = try KeychainError.mapping {
+                    try Token.find(ordered, uid: uid, in: sessionStore)
+                }
+                found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
+            }
+            return found
+        }
+    }
+
+    private static func find(_ terms: [StoredAttribute], uid: [UInt8]?, in store: ObjectStore)
+        throws -> [Int64]
+    {
+        guard let uid else { return try store.find(terms) }
+        return try store.read {
+            guard let id = try store.id(forUID: String(decoding: uid, as: UTF8.self)) else { return [] }
+            let matches = try terms.allSatisfy { try store.attribute($0.type, of: id) == $0.value }
+            return matches ? [id] : []
+        }
+    }
+
+    /// Lower is more selective: the find query is driven by the first indexable term.
+    private static func selectivity(_ type: AttributeType) -> Int {
+        switch type {
+        case .serialNumber: 0
+        case .id: 1
+        case .label: 2
+        case .subject: 3
+        case .hashOfSubjectPublicKey, .checkValue: 4
+        case .issuer: 5
+        case .value: 6
+        case .application, .objectID: 7
+        case .class, .token, .private, .certificateType: 100
+        default: 50
+        }
+    }
+
+    private static func policy(of attributes: AttributeSet) throws(KeychainError) -> ObjectPolicy {
+        guard let rawClass = attributes.ulong(.class),
+            let policy = ObjectPolicy.forClass(ObjectClass(rawValue: rawClass))
+        else { throw KeychainError(.storageCorrupt, "stored object has an unknown class") }
+        return policy
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

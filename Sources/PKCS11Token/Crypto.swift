@@ -1,0 +1,347 @@
+internal import CPKCS11
+internal import KeychainCore
+internal import KeychainCrypto
+
+// Message digesting (v2.40 §5.10), random numbers (§5.15) and the cryptographic functions
+// whose mechanisms arrive with keys (issue 4).
+
+/// A digest in progress on a session.
+final class DigestOperation {
+    let digest: Digest
+    /// True once C_DigestUpdate ran: C_Digest may then no longer finish the operation.
+    var isMultiPart = false
+
+    init(_ digest: Digest) { self.digest = digest }
+}
+
+/// Reads a caller's data buffer; NULL is allowed only with length zero.
+private func input(_ pointer: UnsafeMutablePointer<CK_BYTE>?, _ length: CK_ULONG) throws(P11Error)
+    -> UnsafeRawBufferPointer
+{
+    guard length > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+    guard let pointer else { throw P11Error(CKR_ARGUMENTS_BAD, "data is NULL with length \(length)") }
+    return UnsafeRawBufferPointer(start: pointer, count: Int(length))
+}
+
+/// Delivers a digest's output with the two-call convention: a length query or a short
+/// buffer leaves the operation active; anything else ends it.
+private func finishDigest(
+    _ session: Session, _ operation: DigestOperation, into buffer: UnsafeMutablePointer<CK_BYTE>?,
+    length: UnsafeMutablePointer<CK_ULONG>, feeding data: UnsafeRawBufferPointer?
+) throws(P11Error) {
+    let size = CK_ULONG(operation.digest.algorithm.length)
+    guard let buffer else {
+        length.pointee = size
+        return
+    }
+    guard length.pointee >= size else {
+        length.pointee = size
+        throw P11Error(CKR_BUFFER_TOO_SMALL, "digest needs \(size) bytes")
+    }
+    session.digest = nil
+    do {
+        if let data { try operation.digest.update(data) }
+        let output = try operation.digest.finish()
+        try writeBytes(output, to: buffer, length: length)
+    } catch let error as P11Error {
+        throw error
+    } catch {
+        throw P11Error(CKR_FUNCTION_FAILED, "\(error)")
+    }
+}
+
+@c @implementation
+func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?) -> CK_RV {
+    sessionEntry("C_DigestInit", hSession) { (_, session) throws(P11Error) in
+        guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        guard let algorithm = Mechanisms.digests.first(where: { $0.type == mechanism.mechanism })?.algorithm
+        else {
+            throw P11Error(CKR_MECHANISM_INVALID, "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot digest")
+        }
+        guard mechanism.pParameter == nil, mechanism.ulParameterLen == 0 else {
+            throw P11Error(CKR_MECHANISM_PARAM_INVALID, "digest mechanisms take no parameter")
+        }
+        try session.lock.withLock { () throws(P11Error) in
+            guard session.digest == nil else {
+                throw P11Error(CKR_OPERATION_ACTIVE, "a digest is already active")
+            }
+            do throws(CryptoError) {
+                session.digest = DigestOperation(try Digest(algorithm))
+            } catch {
+                throw P11Error(CKR_DEVICE_MEMORY, error.message)
+            }
+        }
+    }
+}
+
+@c @implementation
+func C_Digest(
+    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pDigest: UnsafeMutablePointer<CK_BYTE>?, _ pulDigestLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_Digest", hSession) { (_, session) throws(P11Error) in
+        try session.lock.withLock { () throws(P11Error) in
+            guard let operation = session.digest else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
+            }
+            guard !operation.isMultiPart else {
+                throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part digest is active: finish it with C_DigestFinal")
+            }
+            guard let pulDigestLen else {
+                session.digest = nil
+                throw P11Error.argumentsBad
+            }
+            let data: UnsafeRawBufferPointer
+            do throws(P11Error) {
+                data = try input(pData, ulDataLen)
+            } catch {
+                session.digest = nil
+                throw error
+            }
+            try finishDigest(session, operation, into: pDigest, length: pulDigestLen, feeding: data)
+        }
+    }
+}
+
+@c @implementation
+func C_DigestUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG)
+    -> CK_RV
+{
+    sessionEntry("C_DigestUpdate", hSession) { (_, session) throws(P11Error) in
+        try session.lock.withLock { () throws(P11Error) in
+            guard let operation = session.digest else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
+            }
+            do {
+                try operation.digest.update(try input(pPart, ulPartLen))
+                operation.isMultiPart = true
+            } catch {
+                // A failed update ends the operation (v2.40 §5.10).
+                session.digest = nil
+                throw (error as? P11Error) ?? P11Error(CKR_FUNCTION_FAILED, "\(error)")
+            }
+        }
+    }
+}
+
+@c @implementation
+func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_DigestKey", hSession) { (_, session) throws(P11Error) in
+        try session.lock.withLock { () throws(P11Error) in
+            guard session.digest != nil else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
+            }
+            // Only secret keys can be digested, and this token holds none.
+            session.digest = nil
+            throw P11Error(CKR_KEY_HANDLE_INVALID, "handle \(hKey) is not a secret key")
+        }
+    }
+}
+
+@c @implementation
+func C_DigestFinal(
+    _ hSession: CK_SESSION_HANDLE, _ pDigest: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulDigestLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_DigestFinal", hSession) { (_, session) throws(P11Error) in
+        try session.lock.withLock { () throws(P11Error) in
+            guard let operation = session.digest else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
+            }
+            guard let pulDigestLen else {
+                session.digest = nil
+                throw P11Error.argumentsBad
+            }
+            try finishDigest(session, operation, into: pDigest, length: pulDigestLen, feeding: nil)
+        }
+    }
+}
+
+@c @implementation
+func C_SeedRandom(_ hSession: CK_SESSION_HANDLE, _ pSeed: UnsafeMutablePointer<CK_BYTE>?, _ ulSeedLen: CK_ULONG)
+    -> CK_RV
+{
+    sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
+        guard ulSeedLen == 0 || pSeed != nil else { throw P11Error.argumentsBad }
+        // OpenSSL's DRBG seeds itself from the kernel; a caller's seed is not mixed in.
+        throw P11Error(CKR_RANDOM_SEED_NOT_SUPPORTED, "the generator seeds itself from the OS")
+    }
+}
+
+@c @implementation
+func C_GenerateRandom(
+    _ hSession: CK_SESSION_HANDLE, _ pRandomData: UnsafeMutablePointer<CK_BYTE>?, _ ulRandomLen: CK_ULONG
+) -> CK_RV {
+    sessionEntry("C_GenerateRandom", hSession) { (_, _) throws(P11Error) in
+        guard ulRandomLen > 0 else { return }
+        guard let pRandomData else { throw P11Error.argumentsBad }
+        do throws(CryptoError) {
+            try SecureRandom.fill(UnsafeMutableRawBufferPointer(start: pRandomData, count: Int(ulRandomLen)))
+        } catch {
+            throw P11Error(CKR_FUNCTION_FAILED, error.message)
+        }
+    }
+}
+
+// MARK: - Functions that need keys
+//
+// No key objects exist on the token yet, so no mechanism can start these operations: each
+// *Init checks its arguments and refuses the mechanism; each operation reports that none
+// was started.
+
+private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ purpose: String)
+    throws(P11Error)
+{
+    guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    throw P11Error(
+        CKR_MECHANISM_INVALID, "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot \(purpose) on this token")
+}
+
+private func notStarted(_ what: String) -> P11Error {
+    P11Error(CKR_OPERATION_NOT_INITIALIZED, "no \(what) operation is active")
+}
+
+@c @implementation
+func C_EncryptInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_EncryptInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "encrypt") }
+}
+
+@c @implementation
+func C_Encrypt(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedDataLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_Encrypt", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
+}
+
+@c @implementation
+func C_EncryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_EncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
+}
+
+@c @implementation
+func C_EncryptFinal(_ hSession: CK_SESSION_HANDLE, _ pLastEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulLastEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_EncryptFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
+}
+
+@c @implementation
+func C_DecryptInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_DecryptInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "decrypt") }
+}
+
+@c @implementation
+func C_Decrypt(_ hSession: CK_SESSION_HANDLE, _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedDataLen: CK_ULONG, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_Decrypt", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+}
+
+@c @implementation
+func C_DecryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_DecryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+}
+
+@c @implementation
+func C_DecryptFinal(_ hSession: CK_SESSION_HANDLE, _ pLastPart: UnsafeMutablePointer<CK_BYTE>?, _ pulLastPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_DecryptFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+}
+
+@c @implementation
+func C_SignInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_SignInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "sign") }
+}
+
+@c @implementation
+func C_Sign(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_Sign", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
+}
+
+@c @implementation
+func C_SignUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG) -> CK_RV {
+    sessionEntry("C_SignUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
+}
+
+@c @implementation
+func C_SignFinal(_ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_SignFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
+}
+
+@c @implementation
+func C_SignRecoverInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_SignRecoverInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "sign with recovery") }
+}
+
+@c @implementation
+func C_SignRecover(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_SignRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("sign-recover") }
+}
+
+@c @implementation
+func C_VerifyInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_VerifyInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "verify") }
+}
+
+@c @implementation
+func C_Verify(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG) -> CK_RV {
+    sessionEntry("C_Verify", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
+}
+
+@c @implementation
+func C_VerifyUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG) -> CK_RV {
+    sessionEntry("C_VerifyUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
+}
+
+@c @implementation
+func C_VerifyFinal(_ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG) -> CK_RV {
+    sessionEntry("C_VerifyFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
+}
+
+@c @implementation
+func C_VerifyRecoverInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_VerifyRecoverInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "verify with recovery") }
+}
+
+@c @implementation
+func C_VerifyRecover(_ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_VerifyRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("verify-recover") }
+}
+
+@c @implementation
+func C_DigestEncryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_DigestEncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
+}
+
+@c @implementation
+func C_DecryptDigestUpdate(_ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_DecryptDigestUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+}
+
+@c @implementation
+func C_SignEncryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_SignEncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
+}
+
+@c @implementation
+func C_DecryptVerifyUpdate(_ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_DecryptVerifyUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+}
+
+@c @implementation
+func C_GenerateKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
+    sessionEntry("C_GenerateKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "generate a key") }
+}
+
+@c @implementation
+func C_GenerateKeyPair(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ pPublicKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPublicKeyAttributeCount: CK_ULONG, _ pPrivateKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPrivateKeyAttributeCount: CK_ULONG, _ phPublicKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?, _ phPrivateKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
+    sessionEntry("C_GenerateKeyPair", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "generate a key pair") }
+}
+
+@c @implementation
+func C_WrapKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?, _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+    sessionEntry("C_WrapKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "wrap") }
+}
+
+@c @implementation
+func C_UnwrapKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hUnwrappingKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?, _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
+    sessionEntry("C_UnwrapKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "unwrap") }
+}
+
+@c @implementation
+func C_DeriveKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
+    sessionEntry("C_DeriveKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "derive") }
+}

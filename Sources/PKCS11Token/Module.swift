@@ -1,0 +1,234 @@
+internal import CPKCS11
+internal import KeychainCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One open session (v2.40 §5.6) and its operation state.
+final class Session: @unchecked Sendable {
+    // @unchecked: `find`, `digest` and `objects` are touched only with `lock` held.
+    let handle: CK_SESSION_HANDLE
+    let slot: Slot
+    let flags: CK_FLAGS
+    let lock = Lock()
+    var find: (results: [ObjectReference], position: Int)?
+    var digest: DigestOperation?
+    /// Session objects this session created: they vanish when it closes.
+    var objects: [ObjectReference] = []
+
+    init(handle: CK_SESSION_HANDLE, slot: Slot, flags: CK_FLAGS) {
+        self.handle = handle
+        self.slot = slot
+        self.flags = flags
+    }
+
+    var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
+
+    var context: AccessContext { AccessContext(readWrite: isReadWrite) }
+}
+
+/// A slot and the token in it. Slot IDs are the configuration order (DESIGN §6).
+final class Slot: Sendable {
+    let id: CK_SLOT_ID
+    let token: Token
+
+    init(id: CK_SLOT_ID, token: Token) {
+        self.id = id
+        self.token = token
+    }
+}
+
+/// Everything C_Initialize creates and C_Finalize drops.
+final class ModuleState: @unchecked Sendable {
+    // @unchecked: `sessions` and `nextSession` are touched only with `Module.lock` held;
+    // `slots` never changes after init.
+    let slots: [Slot]
+    let processID: pid_t
+    var sessions: [CK_SESSION_HANDLE: Session] = [:]
+    var nextSession: CK_SESSION_HANDLE = 1
+
+    init(configuration: Configuration) {
+        slots = configuration.tokens.enumerated().map { index, token in
+            Slot(id: CK_SLOT_ID(index), token: Token(configuration: token))
+        }
+        processID = getpid()
+    }
+
+    func slot(_ id: CK_SLOT_ID) throws(P11Error) -> Slot {
+        guard id < CK_SLOT_ID(slots.count) else {
+            throw P11Error(CKR_SLOT_ID_INVALID, "no slot \(id)")
+        }
+        return slots[Int(id)]
+    }
+
+    func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> Session {
+        let session = Module.lock.withLock { sessions[handle] }
+        guard let session else {
+            throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
+        }
+        return session
+    }
+}
+
+/// Module-wide state and the lock that guards it.
+///
+/// Lock order: `Module.lock` is held only to read or change the session table and the state
+/// pointer, never while taking another lock. Then a session's lock, then a token's lock.
+enum Module {
+    static let lock = Lock()
+    /// nil when not initialised. Guarded by `lock`.
+    nonisolated(unsafe) static var state: ModuleState?
+    nonisolated(unsafe) private static var forkHandlersInstalled = false
+
+    /// The state of an initialised module in this process. After fork() the child sees
+    /// CKR_CRYPTOKI_NOT_INITIALIZED until it calls C_Initialize (v2.40 §6.7.7).
+    static func current() throws(P11Error) -> ModuleState {
+        let state = lock.withLock { Module.state }
+        guard let state, state.processID == getpid() else {
+            throw P11Error(CKR_CRYPTOKI_NOT_INITIALIZED, "call C_Initialize first")
+        }
+        return state
+    }
+
+    /// Installs pthread_atfork handlers once. glibc removes them when the module is
+    /// dlclose'd, so a reloaded module installs its own again.
+    static func installForkHandlers() {
+        guard !forkHandlersInstalled else { return }
+        forkHandlersInstalled = true
+        pthread_atfork(
+            { Module.lock.lock() },
+            { Module.lock.unlock() },
+            {
+                // The child owns the lock now (the prepare handler took it); start clean.
+                // The parent's connections and sessions are abandoned, never closed: closing
+                // a SQLite connection inherited across fork could disturb the parent's locks.
+                Module.lock.reinitializeAfterFork()
+                if let state = Module.state {
+                    _ = Unmanaged.passRetained(state)
+                    Module.state = nil
+                }
+            })
+    }
+}
+
+/// The shim every entry point goes through (STYLE habit 1): runs `body`, maps its error to a
+/// CK_RV, traces the call. Outputs are written by `body` only once everything succeeded.
+@inline(__always)
+func entry(_ name: StaticString, _ body: (ModuleState) throws(P11Error) -> Void) -> CK_RV {
+    do {
+        let state = try Module.current()
+        try body(state)
+        Trace.call(name, CKR_OK, "")
+        return CKR_OK
+    } catch {
+        Trace.call(name, error.rv, error.message)
+        return error.rv
+    }
+}
+
+/// As `entry`, for a call on a session.
+@inline(__always)
+func sessionEntry(
+    _ name: StaticString, _ handle: CK_SESSION_HANDLE,
+    _ body: (ModuleState, Session) throws(P11Error) -> Void
+) -> CK_RV {
+    entry(name) { (state) throws(P11Error) in
+        let session = try state.session(handle)
+        try body(state, session)
+    }
+}
+
+/// Runs a KeychainCore call, mapping its error.
+@inline(__always)
+func core<T>(_ body: () throws(KeychainError) -> T) throws(P11Error) -> T {
+    do {
+        return try body()
+    } catch {
+        throw P11Error(error)
+    }
+}
+
+// MARK: - General-purpose functions (v2.40 §5.4)
+
+@c @implementation
+func C_Initialize(_ pInitArgs: UnsafeMutableRawPointer?) -> CK_RV {
+    if let pInitArgs {
+        let args = pInitArgs.assumingMemoryBound(to: CK_C_INITIALIZE_ARGS.self).pointee
+        guard args.pReserved == nil else {
+            Trace.call("C_Initialize", CKR_ARGUMENTS_BAD, "pReserved must be NULL")
+            return CKR_ARGUMENTS_BAD
+        }
+        let callbacks = [
+            args.CreateMutex == nil, args.DestroyMutex == nil, args.LockMutex == nil,
+            args.UnlockMutex == nil,
+        ]
+        // All four mutex callbacks or none (v2.40 §5.4).
+        guard callbacks.allSatisfy({ $0 }) || callbacks.allSatisfy({ !$0 }) else {
+            Trace.call("C_Initialize", CKR_ARGUMENTS_BAD, "give all four mutex functions or none")
+            return CKR_ARGUMENTS_BAD
+        }
+        // Callbacks without CKF_OS_LOCKING_OK ask us to lock with the application's
+        // functions. Our pthread locks give the same guarantee to a threaded host, and no
+        // thread is ever created by the module, so they are accepted as equivalent.
+    }
+    let configuration: Configuration
+    do {
+        configuration = try Configuration.load()
+    } catch {
+        Trace.always("configuration error: \(error)")
+        return CKR_GENERAL_ERROR
+    }
+    return Module.lock.withLock {
+        if let state = Module.state, state.processID == getpid() {
+            Trace.call("C_Initialize", CKR_CRYPTOKI_ALREADY_INITIALIZED, "")
+            return CKR_CRYPTOKI_ALREADY_INITIALIZED
+        }
+        Module.installForkHandlers()
+        Trace.configure(enabled: configuration.debug, path: configuration.logFile)
+        Module.state = ModuleState(configuration: configuration)
+        Trace.call(
+            "C_Initialize", CKR_OK,
+            "\(configuration.tokens.count) token(s), config \(configuration.source ?? "none")")
+        return CKR_OK
+    }
+}
+
+@c @implementation
+func C_Finalize(_ pReserved: UnsafeMutableRawPointer?) -> CK_RV {
+    entry("C_Finalize") { (_) throws(P11Error) in
+        guard pReserved == nil else { throw P11Error(CKR_ARGUMENTS_BAD, "pReserved must be NULL") }
+        Module.lock.withLock { Module.state = nil }
+    }
+}
+
+/// Copies `text` into a fixed-size, blank-padded CK_UTF8CHAR field (no terminator),
+/// cutting only at a character boundary.
+func pad<T>(_ field: inout T, _ text: String) {
+    withUnsafeMutableBytes(of: &field) { buffer in
+        for index in buffer.indices { buffer[index] = UInt8(ascii: " ") }
+        var utf8 = Array(text.utf8)
+        if utf8.count > buffer.count {
+            var end = buffer.count
+            while end > 0, utf8[end] & 0xC0 == 0x80 { end -= 1 }
+            utf8 = Array(utf8[..<end])
+        }
+        for (index, byte) in utf8.enumerated() { buffer[index] = byte }
+    }
+}
+
+let libraryVersion = CK_VERSION(major: 0, minor: 1)
+
+@c @implementation
+func C_GetInfo(_ pInfo: UnsafeMutablePointer<CK_INFO>?) -> CK_RV {
+    entry("C_GetInfo") { (_) throws(P11Error) in
+        guard let pInfo else { throw P11Error.argumentsBad }
+        var info = CK_INFO()
+        info.cryptokiVersion = CK_VERSION(major: 2, minor: 40)
+        pad(&info.manufacturerID, "p11keychain")
+        info.flags = 0
+        pad(&info.libraryDescription, "p11keychain SQLite token store")
+        info.libraryVersion = libraryVersion
+        pInfo.pointee = info
+    }
+}

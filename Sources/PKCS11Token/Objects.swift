@@ -1,0 +1,181 @@
+internal import CPKCS11
+internal import KeychainCore
+
+// Object management functions (v2.40 §5.7).
+
+@c @implementation
+func C_CreateObject(
+    _ hSession: CK_SESSION_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
+    _ phObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
+) -> CK_RV {
+    sessionEntry("C_CreateObject", hSession) { (_, session) throws(P11Error) in
+        guard let phObject else { throw P11Error.argumentsBad }
+        let template = try readTemplate(pTemplate, ulCount)
+        let reference = try core { () throws(KeychainError) in
+            try session.slot.token.createObject(template, context: session.context)
+        }
+        adopt(reference, by: session)
+        phObject.pointee = ObjectHandle.make(reference, slot: session.slot)
+    }
+}
+
+/// Records a new session object as belonging to `session`, so that it vanishes with it.
+private func adopt(_ reference: ObjectReference, by session: Session) {
+    guard reference.isSessionObject else { return }
+    session.lock.withLock { session.objects.append(reference) }
+}
+
+@c @implementation
+func C_CopyObject(
+    _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
+    _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
+    _ phNewObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
+) -> CK_RV {
+    sessionEntry("C_CopyObject", hSession) { (_, session) throws(P11Error) in
+        guard let phNewObject else { throw P11Error.argumentsBad }
+        let source = try ObjectHandle.reference(hObject, slot: session.slot)
+        let template = try readTemplate(pTemplate, ulCount)
+        let copy = try core { () throws(KeychainError) in
+            try session.slot.token.copyObject(source, with: template, context: session.context)
+        }
+        adopt(copy, by: session)
+        phNewObject.pointee = ObjectHandle.make(copy, slot: session.slot)
+    }
+}
+
+@c @implementation
+func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
+    sessionEntry("C_DestroyObject", hSession) { (_, session) throws(P11Error) in
+        let reference = try ObjectHandle.reference(hObject, slot: session.slot)
+        try core { () throws(KeychainError) in
+            try session.slot.token.destroyObject(reference, context: session.context)
+        }
+    }
+}
+
+@c @implementation
+func C_GetObjectSize(
+    _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE, _ pulSize: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_GetObjectSize", hSession) { (_, session) throws(P11Error) in
+        guard let pulSize else { throw P11Error.argumentsBad }
+        let reference = try ObjectHandle.reference(hObject, slot: session.slot)
+        let attributes = try core { () throws(KeychainError) in
+            try session.slot.token.attributes(of: reference, context: session.context)
+        }
+        // An approximation, as the spec allows: the bytes of every attribute value.
+        pulSize.pointee = CK_ULONG(attributes.values.reduce(0) { $0 + $1.count })
+    }
+}
+
+/// C_GetAttributeValue processes every entry of the template and reports the most
+/// relevant failure, as v2.40 §5.7 requires: values that fit are copied, the others get
+/// CK_UNAVAILABLE_INFORMATION in ulValueLen.
+@c @implementation
+func C_GetAttributeValue(
+    _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
+    _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
+) -> CK_RV {
+    sessionEntry("C_GetAttributeValue", hSession) { (_, session) throws(P11Error) in
+        guard ulCount == 0 || pTemplate != nil else { throw P11Error.argumentsBad }
+        let reference = try ObjectHandle.reference(hObject, slot: session.slot)
+        let attributes = try core { () throws(KeychainError) in
+            try session.slot.token.attributes(of: reference, context: session.context)
+        }
+        guard let pTemplate else { return }
+        var failure: P11Error? = nil
+        for index in 0..<Int(ulCount) {
+            let entry = pTemplate.advanced(by: index)
+            let type = AttributeType(UInt64(entry.pointee.type))
+            guard let value = attributes[type] else {
+                entry.pointee.ulValueLen = unavailableInformation
+                if failure == nil {
+                    failure = P11Error(CKR_ATTRIBUTE_TYPE_INVALID, "object has no attribute \(type)")
+                }
+                continue
+            }
+            guard let destination = entry.pointee.pValue else {
+                entry.pointee.ulValueLen = CK_ULONG(value.count)
+                continue
+            }
+            guard entry.pointee.ulValueLen >= CK_ULONG(value.count) else {
+                entry.pointee.ulValueLen = unavailableInformation
+                failure = P11Error(CKR_BUFFER_TOO_SMALL, "buffer for attribute \(type) is too small")
+                continue
+            }
+            value.withUnsafeBytes { source in
+                if let base = source.baseAddress { destination.copyMemory(from: base, byteCount: source.count) }
+            }
+            entry.pointee.ulValueLen = CK_ULONG(value.count)
+        }
+        if let failure { throw failure }
+    }
+}
+
+@c @implementation
+func C_SetAttributeValue(
+    _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
+    _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
+) -> CK_RV {
+    sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
+        let reference = try ObjectHandle.reference(hObject, slot: session.slot)
+        let template = try readTemplate(pTemplate, ulCount)
+        try core { () throws(KeychainError) in
+            try session.slot.token.updateObject(reference, with: template, context: session.context)
+        }
+    }
+}
+
+@c @implementation
+func C_FindObjectsInit(
+    _ hSession: CK_SESSION_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
+) -> CK_RV {
+    sessionEntry("C_FindObjectsInit", hSession) { (_, session) throws(P11Error) in
+        let template = try readTemplate(pTemplate, ulCount)
+        try session.lock.withLock { () throws(P11Error) in
+            guard session.find == nil else {
+                throw P11Error(CKR_OPERATION_ACTIVE, "a search is already active: call C_FindObjectsFinal")
+            }
+            // The results are fixed now (DESIGN §8): later changes do not disturb the search.
+            let results = try core { () throws(KeychainError) in
+                try session.slot.token.findObjects(template, context: session.context)
+            }
+            session.find = (results, 0)
+        }
+    }
+}
+
+@c @implementation
+func C_FindObjects(
+    _ hSession: CK_SESSION_HANDLE, _ phObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
+    _ ulMaxObjectCount: CK_ULONG, _ pulObjectCount: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_FindObjects", hSession) { (_, session) throws(P11Error) in
+        guard let pulObjectCount, ulMaxObjectCount == 0 || phObject != nil else {
+            throw P11Error.argumentsBad
+        }
+        try session.lock.withLock { () throws(P11Error) in
+            guard let find = session.find else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_FindObjectsInit first")
+            }
+            let end = min(find.results.count, find.position + Int(min(ulMaxObjectCount, CK_ULONG(Int.max))))
+            for (offset, reference) in find.results[find.position..<end].enumerated() {
+                phObject?[offset] = ObjectHandle.make(reference, slot: session.slot)
+            }
+            pulObjectCount.pointee = CK_ULONG(end - find.position)
+            session.find?.position = end
+        }
+    }
+}
+
+@c @implementation
+func C_FindObjectsFinal(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
+    sessionEntry("C_FindObjectsFinal", hSession) { (_, session) throws(P11Error) in
+        try session.lock.withLock { () throws(P11Error) in
+            guard session.find != nil else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no search is active")
+            }
+            session.find = nil
+        }
+    }
+}

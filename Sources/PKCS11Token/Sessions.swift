@@ -1,0 +1,160 @@
+internal import CPKCS11
+internal import KeychainCore
+
+// Session management functions (v2.40 §5.6).
+
+@c @implementation
+func C_OpenSession(
+    _ slotID: CK_SLOT_ID, _ flags: CK_FLAGS, _ pApplication: UnsafeMutableRawPointer?,
+    _ notify: CK_NOTIFY?, _ phSession: UnsafeMutablePointer<CK_SESSION_HANDLE>?
+) -> CK_RV {
+    entry("C_OpenSession") { (state) throws(P11Error) in
+        let slot = try state.slot(slotID)
+        guard let phSession else { throw P11Error.argumentsBad }
+        // Parallel sessions were retired in v2.x: the flag must be set (v2.40 §5.6).
+        guard flags & CK_FLAGS(CKF_SERIAL_SESSION) != 0 else {
+            throw P11Error(CKR_SESSION_PARALLEL_NOT_SUPPORTED, "CKF_SERIAL_SESSION must be set")
+        }
+        guard slot.token.isPresent else {
+            throw P11Error(CKR_TOKEN_NOT_PRESENT, "the store of token '\(slot.token.configuration.name)' cannot be opened")
+        }
+        if flags & CK_FLAGS(CKF_RW_SESSION) != 0, slot.token.isWriteProtected {
+            throw P11Error(CKR_TOKEN_WRITE_PROTECTED, "token '\(slot.token.configuration.name)' is read-only")
+        }
+        let handle = Module.lock.withLock {
+            let handle = state.nextSession
+            state.nextSession += 1
+            state.sessions[handle] = Session(handle: handle, slot: slot, flags: flags)
+            return handle
+        }
+        phSession.pointee = handle
+    }
+}
+
+/// Drops a session's operations and its session objects.
+private func end(_ session: Session) {
+    let objects = session.lock.withLock {
+        session.find = nil
+        session.digest = nil
+        defer { session.objects = [] }
+        return session.objects
+    }
+    session.slot.token.discardSessionObjects(objects)
+}
+
+@c @implementation
+func C_CloseSession(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
+    sessionEntry("C_CloseSession", hSession) { (state, session) throws(P11Error) in
+        let removed = Module.lock.withLock { state.sessions.removeValue(forKey: hSession) }
+        guard removed != nil else { throw P11Error(CKR_SESSION_HANDLE_INVALID, "session already closed") }
+        end(session)
+    }
+}
+
+@c @implementation
+func C_CloseAllSessions(_ slotID: CK_SLOT_ID) -> CK_RV {
+    entry("C_CloseAllSessions") { (state) throws(P11Error) in
+        let slot = try state.slot(slotID)
+        let closed = Module.lock.withLock {
+            let closed = state.sessions.values.filter { $0.slot === slot }
+            for session in closed { state.sessions[session.handle] = nil }
+            return closed
+        }
+        closed.forEach(end)
+    }
+}
+
+@c @implementation
+func C_GetSessionInfo(_ hSession: CK_SESSION_HANDLE, _ pInfo: UnsafeMutablePointer<CK_SESSION_INFO>?)
+    -> CK_RV
+{
+    sessionEntry("C_GetSessionInfo", hSession) { (_, session) throws(P11Error) in
+        guard let pInfo else { throw P11Error.argumentsBad }
+        var info = CK_SESSION_INFO()
+        info.slotID = session.slot.id
+        info.state = CK_STATE(session.isReadWrite ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION)
+        info.flags = session.flags
+        info.ulDeviceError = 0
+        pInfo.pointee = info
+    }
+}
+
+@c @implementation
+func C_GetOperationState(
+    _ hSession: CK_SESSION_HANDLE, _ pOperationState: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulOperationStateLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_GetOperationState", hSession) { (_, _) throws(P11Error) in
+        throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "operation state cannot be saved")
+    }
+}
+
+@c @implementation
+func C_SetOperationState(
+    _ hSession: CK_SESSION_HANDLE, _ pOperationState: UnsafeMutablePointer<CK_BYTE>?,
+    _ ulOperationStateLen: CK_ULONG, _ hEncryptionKey: CK_OBJECT_HANDLE,
+    _ hAuthenticationKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_SetOperationState", hSession) { (_, _) throws(P11Error) in
+        throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "operation state cannot be restored")
+    }
+}
+
+/// Checks a login's user type. No PIN exists until one is set (issue 4): public objects need
+/// none, and a login has nothing to check a PIN against.
+private func refuseLogin(_ userType: CK_USER_TYPE) throws(P11Error) {
+    switch userType {
+    case CK_USER_TYPE(CKU_SO), CK_USER_TYPE(CKU_USER), CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
+        throw P11Error(CKR_USER_PIN_NOT_INITIALIZED, "no PIN is set on this token; public objects need no login")
+    default:
+        throw P11Error(CKR_USER_TYPE_INVALID, "user type \(userType) is not SO, USER or CONTEXT_SPECIFIC")
+    }
+}
+
+@c @implementation
+func C_Login(
+    _ hSession: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
+    _ ulPinLen: CK_ULONG
+) -> CK_RV {
+    sessionEntry("C_Login", hSession) { (_, _) throws(P11Error) in try refuseLogin(userType) }
+}
+
+@c @implementation
+func C_LoginUser(
+    _ hSession: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
+    _ ulPinLen: CK_ULONG, _ pUsername: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulUsernameLen: CK_ULONG
+) -> CK_RV {
+    sessionEntry("C_LoginUser", hSession) { (_, _) throws(P11Error) in try refuseLogin(userType) }
+}
+
+@c @implementation
+func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
+    sessionEntry("C_Logout", hSession) { (_, _) throws(P11Error) in
+        throw P11Error(CKR_USER_NOT_LOGGED_IN, "nobody is logged in")
+    }
+}
+
+@c @implementation
+func C_SessionCancel(_ hSession: CK_SESSION_HANDLE, _ flags: CK_FLAGS) -> CK_RV {
+    sessionEntry("C_SessionCancel", hSession) { (_, session) throws(P11Error) in
+        session.lock.withLock {
+            if flags & CK_FLAGS(CKF_DIGEST) != 0 { session.digest = nil }
+            // CKF_FIND_OBJECTS (v3.0 §5.6.2) is not in p11-kit's 2.40 header.
+            if flags & 0x0000_0040 != 0 { session.find = nil }
+        }
+    }
+}
+
+@c @implementation
+func C_GetFunctionStatus(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
+    sessionEntry("C_GetFunctionStatus", hSession) { (_, _) throws(P11Error) in
+        throw P11Error(CKR_FUNCTION_NOT_PARALLEL, "legacy function (v2.40 §5.16)")
+    }
+}
+
+@c @implementation
+func C_CancelFunction(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
+    sessionEntry("C_CancelFunction", hSession) { (_, _) throws(P11Error) in
+        throw P11Error(CKR_FUNCTION_NOT_PARALLEL, "legacy function (v2.40 §5.16)")
+    }
+}

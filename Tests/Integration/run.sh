@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs the integration tests: every function test_* in Tests/Integration/test_*.sh,
+# each in its own bash process with a fresh store, against the built module
+# ($P11KEYCHAIN_MODULE, default .build/debug/libp11keychain-pkcs11.so).
+#
+#   bash Tests/Integration/run.sh [SUBSTRING]   only tests whose name or file name
+#                                               contains SUBSTRING
+#
+# Prints "PASS name" or "FAIL name: reason" per test and ends with
+# "N passed, M failed"; exits non-zero if any test failed. Each test's full
+# output is kept in .build/integration/logs/<name>.log; the tail of a failed
+# test's log also goes to stderr. Several tests need root (mounts, other users,
+# /etc/pkcs11): run them as root, in CI or a container.
+set -u
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+IT_TEST_TIMEOUT=${IT_TEST_TIMEOUT:-600}
+LOGS=$IT_BUILD/logs
+passed=0
+failed=0
+
+# test_functions FILE: the test functions of FILE, in the order they are written.
+test_functions() {
+    sed -nE 's/^(test_[A-Za-z0-9_]+)[[:space:]]*\(\)[[:space:]]*\{?.*$/\1/p' "$1"
+}
+
+report() {
+    if [[ $1 == PASS ]]; then
+        passed=$((passed + 1))
+        echo "PASS $2"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $2: $3"
+        sed 's/^/    /' "$4" | tail -n 15 >&2
+    fi
+}
+
+# run_one FILE FUNCTION: runs one test in a fresh bash process, under a timeout.
+run_one() {
+    local file=$1 name=$2 log=$LOGS/$2.log reason_file status reason
+    reason_file=$(mktemp)
+    IT_REASON_FILE=$reason_file timeout -k 10 "$IT_TEST_TIMEOUT" \
+        bash -c 'source "$1" && source "$2" && it_run_test "$3"' it-test \
+        "$IT_DIR/lib.sh" "$file" "$name" </dev/null >"$log" 2>&1
+    status=$?
+    reason=$(head -n 1 "$reason_file")
+    rm -f "$reason_file"
+    if [[ $status == 0 && -z $reason ]]; then
+        report PASS "$name"
+        return
+    fi
+    if [[ $status == 124 || $status == 137 ]] && [[ -z $reason || $reason == *"status 143"* ]]; then
+        reason="timed out after ${IT_TEST_TIMEOUT}s (last output: $(summarize "$(tail -n 5 "$log")"))"
+    elif [[ -z $reason ]]; then
+        reason="test exited with $(describe_status "$status") without saying why (see $log)"
+    fi
+    report FAIL "$name" "$reason" "$log"
+}
+
+main() {
+    local filter=${1:-} file name build_error=
+    mkdir -p "$LOGS"
+    # A helper that does not compile fails every test through it_run_test.
+    if ! build_error=$(build_p11drive 2>&1); then
+        rm -f "$P11DRIVE" # never run a stale helper
+        echo "p11drive did not compile: $build_error" >&2
+    fi
+    for file in "$IT_DIR"/test_*.sh; do
+        for name in $(test_functions "$file"); do
+            [[ -z $filter || $name == *"$filter"* || $(basename "$file") == *"$filter"* ]] || continue
+            run_one "$file" "$name"
+        done
+    done
+    echo "$passed passed, $failed failed"
+    ((failed == 0 && passed > 0))
+}
+
+main "$@"
