@@ -156,29 +156,54 @@ public final class Token: @unchecked Sendable {
         return try insert(object, context: context)
     }
 
+    /// Creates several objects in one transaction: all are stored, or none (a batch import).
+    public func createObjects(_ templates: [AttributeSet], context: AccessContext)
+        throws(KeychainError) -> [ObjectReference]
+    {
+        var objects: [NewObject] = []
+        for template in templates {
+            objects.append(try NewObject(template: template, asSecurityOfficer: context.securityOfficer))
+        }
+        guard !objects.isEmpty else { return [] }
+        return try lock.withLock { () throws(KeychainError) in
+            let persistent = try store()
+            return try KeychainError.mapping {
+                try persistent.write {
+                    var references: [ObjectReference] = []
+                    for object in objects { references.append(try insertLocked(object, context: context)) }
+                    return references
+                }
+            }
+        }
+    }
+
     private func insert(_ object: NewObject, context: AccessContext) throws(KeychainError)
+        -> ObjectReference
+    {
+        try lock.withLock { () throws(KeychainError) in try insertLocked(object, context: context) }
+    }
+
+    /// Stores a new object; `lock` must be held.
+    private func insertLocked(_ object: NewObject, context: AccessContext) throws(KeychainError)
         -> ObjectReference
     {
         let isToken = object.attributes.bool(.token) ?? false
         let isPrivate = object.attributes.bool(.private) ?? false
-        return try lock.withLock { () throws(KeychainError) in
-            let store = isToken ? try store() : try volatileStore()
-            try context.checkWrite(
-                tokenObject: isToken, privateObject: isPrivate,
-                writeProtected: configuration.readOnly || store.isReadOnly)
-            let uid = try KeychainError.mapping { try SecureRandom.bytes(16) }
-                .map { String($0, radix: 16).leftPadded(2) }.joined()
-            let rows = object.attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
-            do throws(KeychainError) {
-                let id = try KeychainError.mapping {
-                    try store.insert(uid: uid, uniqueKey: object.uniqueKey, attributes: rows)
-                }
-                return ObjectReference(isSessionObject: !isToken, rowID: id)
-            } catch where error.code == .duplicateItem {
-                throw KeychainError(
-                    .duplicateItem,
-                    "a certificate with the same issuer and serial number is already stored")
+        let store = isToken ? try store() : try volatileStore()
+        try context.checkWrite(
+            tokenObject: isToken, privateObject: isPrivate,
+            writeProtected: configuration.readOnly || store.isReadOnly)
+        let uid = try KeychainError.mapping { try SecureRandom.bytes(16) }
+            .map { String($0, radix: 16).leftPadded(2) }.joined()
+        let rows = object.attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+        do throws(KeychainError) {
+            let id = try KeychainError.mapping {
+                try store.insert(uid: uid, uniqueKey: object.uniqueKey, attributes: rows)
             }
+            return ObjectReference(isSessionObject: !isToken, rowID: id)
+        } catch where error.code == .duplicateItem {
+            throw KeychainError(
+                .duplicateItem, "a certificate with the same issuer and serial number is already stored")
         }
     }
 
