@@ -1,7 +1,8 @@
+internal import KeychainStorage
+
 #if canImport(Glibc)
     import Glibc
 #endif
-internal import KeychainStorage
 
 /// One token of the configuration: a name (its label) and the SQLite file behind it.
 public struct TokenConfiguration: Sendable, Equatable {
@@ -63,7 +64,8 @@ public struct Configuration: Sendable, Equatable {
         if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty {
             candidates = [explicit]
         } else {
-            let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+            let configHome =
+                environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
             candidates = [configHome + "/p11keychain/p11keychain.conf", "/etc/p11keychain/p11keychain.conf"]
         }
         var configuration = Configuration(
@@ -87,7 +89,8 @@ public struct Configuration: Sendable, Equatable {
         if let explicit = environment["P11KEYCHAIN_DIR"], !explicit.isEmpty {
             directory = explicit
         } else {
-            let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            let dataHome =
+                environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? Environment.home(environment) + "/.local/share"
             directory = dataHome + "/p11keychain"
         }
@@ -100,7 +103,8 @@ public struct Configuration: Sendable, Equatable {
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+            let line =
+                rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
                 .first.map { $0.trimmingWhitespace() } ?? ""
             if line.isEmpty { continue }
             func fail(_ reason: String) -> ParseError {
@@ -154,7 +158,8 @@ public struct Configuration: Sendable, Equatable {
             }
         }
         if let missing = tokens.firstIndex(where: { $0.path.isEmpty }) {
-            throw ParseError(file: file, line: lineNumber, reason: "token '\(tokens[missing].name)' has no path")
+            throw ParseError(
+                file: file, line: lineNumber, reason: "token '\(tokens[missing].name)' has no path")
         }
     }
 

@@ -56,13 +56,20 @@ struct ObjectPolicy {
 
     /// Storage object attributes (v2.40 §4.4), shared by every class.
     private static let common: [AttributeSpec] = [
-        AttributeSpec(type: .class, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
-        AttributeSpec(type: .token, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
-        AttributeSpec(type: .private, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
-        AttributeSpec(type: .modifiable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
-        AttributeSpec(type: .copyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
-        AttributeSpec(type: .destroyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
-        AttributeSpec(type: .label, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+        AttributeSpec(
+            type: .class, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+        AttributeSpec(
+            type: .token, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
+        AttributeSpec(
+            type: .private, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
+        AttributeSpec(
+            type: .modifiable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+        AttributeSpec(
+            type: .copyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+        AttributeSpec(
+            type: .destroyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+        AttributeSpec(
+            type: .label, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
         // CKA_UNIQUE_ID: assigned by the token, never settable (v3.0 §4.4.1).
         AttributeSpec(type: .uniqueID, kind: .bytes, rules: [], defaultValue: nil),
     ]
@@ -71,33 +78,61 @@ struct ObjectPolicy {
     static let certificate = ObjectPolicy(
         .certificate,
         [
-            AttributeSpec(type: .certificateType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
-            AttributeSpec(type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly], defaultValue: no),
-            AttributeSpec(type: .certificateCategory, kind: .ulong, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
-            AttributeSpec(type: .checkValue, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .startDate, kind: .date, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .endDate, kind: .date, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .subject, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .id, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
-            AttributeSpec(type: .issuer, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .serialNumber, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(type: .value, kind: .bytes, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
-            AttributeSpec(type: .url, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-            AttributeSpec(type: .hashOfSubjectPublicKey, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .certificateType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate],
+                defaultValue: nil),
+            AttributeSpec(
+                type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
+                defaultValue: no),
+            AttributeSpec(
+                type: .certificateCategory, kind: .ulong, rules: [.settableOnCreate, .modifiable],
+                defaultValue: nil),
+            AttributeSpec(
+                type: .checkValue, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .startDate, kind: .date, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .endDate, kind: .date, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .subject, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .id, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+            AttributeSpec(
+                type: .issuer, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .serialNumber, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .value, kind: .bytes, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+            AttributeSpec(
+                type: .url, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(
+                type: .hashOfSubjectPublicKey, kind: .bytes, rules: [.settableOnCreate, .derived],
+                defaultValue: nil),
             // Derivable only for a self-signed certificate; otherwise what the caller gives.
-            AttributeSpec(type: .hashOfIssuerPublicKey, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
-            AttributeSpec(type: .javaMIDPSecurityDomain, kind: .ulong, rules: [.settableOnCreate], defaultValue: AttributeValue.encode(0)),
-            AttributeSpec(type: .nameHashAlgorithm, kind: .ulong, rules: [.settableOnCreate], defaultValue: AttributeValue.encode(0x220)),  // CKM_SHA_1
+            AttributeSpec(
+                type: .hashOfIssuerPublicKey, kind: .bytes, rules: [.settableOnCreate, .modifiable],
+                defaultValue: nil),
+            AttributeSpec(
+                type: .javaMIDPSecurityDomain, kind: .ulong, rules: [.settableOnCreate],
+                defaultValue: AttributeValue.encode(0)),
+            AttributeSpec(
+                type: .nameHashAlgorithm, kind: .ulong, rules: [.settableOnCreate],
+                defaultValue: AttributeValue.encode(0x220)),  // CKM_SHA_1
         ])
 
     /// Data objects (v2.40 §4.5).
     static let data = ObjectPolicy(
         .data,
         [
-            AttributeSpec(type: .application, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-            AttributeSpec(type: .objectID, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-            AttributeSpec(type: .value, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(
+                type: .application, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty
+            ),
+            AttributeSpec(
+                type: .objectID, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(
+                type: .value, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
         ])
 
     /// Checks a value's encoding against its kind.

@@ -201,7 +201,7 @@ public final class Token: @unchecked Sendable {
                 try store.insert(uid: uid, uniqueKey: object.uniqueKey, attributes: rows)
             }
             return ObjectReference(isSessionObject: !isToken, rowID: id)
-        } catch where error.code == .duplicateItem {
+        } catch  where error.code == .duplicateItem {
             throw KeychainError(
                 .duplicateItem, "a certificate with the same issuer and serial number is already stored")
         }
@@ -248,12 +248,14 @@ public final class Token: @unchecked Sendable {
                 privateObject: current.bool(.private) ?? false,
                 writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
             guard current.bool(.modifiable) ?? true else {
-                throw KeychainError(.actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
+                throw KeychainError(
+                    .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
             }
             let policy = try Token.policy(of: current)
             for (type, value) in template {
                 guard let spec = policy.specs[type] else {
-                    throw KeychainError(.attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+                    throw KeychainError(
+                        .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
                 }
                 try ObjectPolicy.validate(value, as: spec)
                 // CKA_COPYABLE may only go from true to false (v2.40 §4.4).
@@ -280,7 +282,8 @@ public final class Token: @unchecked Sendable {
         attributes[.uniqueID] = nil
         for (type, value) in template {
             guard let spec = policy.specs[type] else {
-                throw KeychainError(.attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+                throw KeychainError(
+                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
             }
             try ObjectPolicy.validate(value, as: spec)
             guard spec.rules.contains(.modifiable) || spec.rules.contains(.settableOnCopy) else {
@@ -314,7 +317,8 @@ public final class Token: @unchecked Sendable {
                 privateObject: current.bool(.private) ?? false,
                 writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
             guard current.bool(.destroyable) ?? true else {
-                throw KeychainError(.actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
+                throw KeychainError(
+                    .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
             }
             guard try KeychainError.mapping({ try store.delete(reference.rowID) }) else {
                 throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")

@@ -49,7 +49,8 @@ func readTemplate(_ pointer: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count: CK_UL
             value = []
         } else {
             guard let data = entry.pValue else {
-                throw P11Error(CKR_ARGUMENTS_BAD, "attribute \(type) has a NULL value and length \(entry.ulValueLen)")
+                throw P11Error(
+                    CKR_ARGUMENTS_BAD, "attribute \(type) has a NULL value and length \(entry.ulValueLen)")
             }
             guard entry.ulValueLen <= maximumAttributeLength else {
                 throw P11Error(CKR_ATTRIBUTE_VALUE_INVALID, "attribute \(type) is longer than 16 MiB")

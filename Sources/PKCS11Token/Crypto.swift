@@ -56,7 +56,8 @@ func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePoin
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
         guard let algorithm = Mechanisms.digests.first(where: { $0.type == mechanism.mechanism })?.algorithm
         else {
-            throw P11Error(CKR_MECHANISM_INVALID, "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot digest")
+            throw P11Error(
+                CKR_MECHANISM_INVALID, "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot digest")
         }
         guard mechanism.pParameter == nil, mechanism.ulParameterLen == 0 else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "digest mechanisms take no parameter")
@@ -85,7 +86,8 @@ func C_Digest(
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
             guard !operation.isMultiPart else {
-                throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part digest is active: finish it with C_DigestFinal")
+                throw P11Error(
+                    CKR_OPERATION_ACTIVE, "a multi-part digest is active: finish it with C_DigestFinal")
             }
             guard let pulDigestLen else {
                 session.digest = nil
@@ -104,7 +106,9 @@ func C_Digest(
 }
 
 @c @implementation
-func C_DigestUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG)
+func C_DigestUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG
+)
     -> CK_RV
 {
     sessionEntry("C_DigestUpdate", hSession) { (_, session) throws(P11Error) in
@@ -158,7 +162,9 @@ func C_DigestFinal(
 }
 
 @c @implementation
-func C_SeedRandom(_ hSession: CK_SESSION_HANDLE, _ pSeed: UnsafeMutablePointer<CK_BYTE>?, _ ulSeedLen: CK_ULONG)
+func C_SeedRandom(
+    _ hSession: CK_SESSION_HANDLE, _ pSeed: UnsafeMutablePointer<CK_BYTE>?, _ ulSeedLen: CK_ULONG
+)
     -> CK_RV
 {
     sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
@@ -194,7 +200,8 @@ private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, 
 {
     guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
     throw P11Error(
-        CKR_MECHANISM_INVALID, "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot \(purpose) on this token")
+        CKR_MECHANISM_INVALID,
+        "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot \(purpose) on this token")
 }
 
 private func notStarted(_ what: String) -> P11Error {
@@ -202,146 +209,262 @@ private func notStarted(_ what: String) -> P11Error {
 }
 
 @c @implementation
-func C_EncryptInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_EncryptInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "encrypt") }
+func C_EncryptInit(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_EncryptInit", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "encrypt")
+    }
 }
 
 @c @implementation
-func C_Encrypt(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedDataLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_Encrypt(
+    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedDataLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_Encrypt", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
 }
 
 @c @implementation
-func C_EncryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_EncryptUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG,
+    _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_EncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
 }
 
 @c @implementation
-func C_EncryptFinal(_ hSession: CK_SESSION_HANDLE, _ pLastEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulLastEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_EncryptFinal(
+    _ hSession: CK_SESSION_HANDLE, _ pLastEncryptedPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulLastEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_EncryptFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
 }
 
 @c @implementation
-func C_DecryptInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_DecryptInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "decrypt") }
+func C_DecryptInit(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_DecryptInit", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "decrypt")
+    }
 }
 
 @c @implementation
-func C_Decrypt(_ hSession: CK_SESSION_HANDLE, _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedDataLen: CK_ULONG, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_Decrypt(
+    _ hSession: CK_SESSION_HANDLE, _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?,
+    _ ulEncryptedDataLen: CK_ULONG, _ pData: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_Decrypt", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
 }
 
 @c @implementation
-func C_DecryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_DecryptUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_DecryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
 }
 
 @c @implementation
-func C_DecryptFinal(_ hSession: CK_SESSION_HANDLE, _ pLastPart: UnsafeMutablePointer<CK_BYTE>?, _ pulLastPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_DecryptFinal(
+    _ hSession: CK_SESSION_HANDLE, _ pLastPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulLastPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_DecryptFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
 }
 
 @c @implementation
-func C_SignInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_SignInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "sign") }
+func C_SignInit(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_SignInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "sign")
+    }
 }
 
 @c @implementation
-func C_Sign(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_Sign(
+    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_Sign", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
 }
 
 @c @implementation
-func C_SignUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG) -> CK_RV {
+func C_SignUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG
+) -> CK_RV {
     sessionEntry("C_SignUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
 }
 
 @c @implementation
-func C_SignFinal(_ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_SignFinal(
+    _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_SignFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
 }
 
 @c @implementation
-func C_SignRecoverInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_SignRecoverInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "sign with recovery") }
+func C_SignRecoverInit(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_SignRecoverInit", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "sign with recovery")
+    }
 }
 
 @c @implementation
-func C_SignRecover(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_SignRecover(
+    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_SignRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("sign-recover") }
 }
 
 @c @implementation
-func C_VerifyInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_VerifyInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "verify") }
+func C_VerifyInit(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_VerifyInit", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "verify")
+    }
 }
 
 @c @implementation
-func C_Verify(_ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG) -> CK_RV {
+func C_Verify(
+    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
+) -> CK_RV {
     sessionEntry("C_Verify", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
 }
 
 @c @implementation
-func C_VerifyUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG) -> CK_RV {
+func C_VerifyUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG
+) -> CK_RV {
     sessionEntry("C_VerifyUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
 }
 
 @c @implementation
-func C_VerifyFinal(_ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG) -> CK_RV {
+func C_VerifyFinal(
+    _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
+) -> CK_RV {
     sessionEntry("C_VerifyFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
 }
 
 @c @implementation
-func C_VerifyRecoverInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_VerifyRecoverInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "verify with recovery") }
+func C_VerifyRecoverInit(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
+) -> CK_RV {
+    sessionEntry("C_VerifyRecoverInit", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "verify with recovery")
+    }
 }
 
 @c @implementation
-func C_VerifyRecover(_ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
-    sessionEntry("C_VerifyRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("verify-recover") }
+func C_VerifyRecover(
+    _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG,
+    _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_VerifyRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("verify-recover")
+    }
 }
 
 @c @implementation
-func C_DigestEncryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
-    sessionEntry("C_DigestEncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
+func C_DigestEncryptUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG,
+    _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_DigestEncryptUpdate", hSession) { (_, _) throws(P11Error) in
+        throw notStarted("encryption")
+    }
 }
 
 @c @implementation
-func C_DecryptDigestUpdate(_ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
-    sessionEntry("C_DecryptDigestUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+func C_DecryptDigestUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_DecryptDigestUpdate", hSession) { (_, _) throws(P11Error) in
+        throw notStarted("decryption")
+    }
 }
 
 @c @implementation
-func C_SignEncryptUpdate(_ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_SignEncryptUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG,
+    _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_SignEncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
 }
 
 @c @implementation
-func C_DecryptVerifyUpdate(_ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
-    sessionEntry("C_DecryptVerifyUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
+func C_DecryptVerifyUpdate(
+    _ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    sessionEntry("C_DecryptVerifyUpdate", hSession) { (_, _) throws(P11Error) in
+        throw notStarted("decryption")
+    }
 }
 
 @c @implementation
-func C_GenerateKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
-    sessionEntry("C_GenerateKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "generate a key") }
+func C_GenerateKey(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
+    _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
+    _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
+) -> CK_RV {
+    sessionEntry("C_GenerateKey", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "generate a key")
+    }
 }
 
 @c @implementation
-func C_GenerateKeyPair(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ pPublicKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPublicKeyAttributeCount: CK_ULONG, _ pPrivateKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPrivateKeyAttributeCount: CK_ULONG, _ phPublicKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?, _ phPrivateKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
-    sessionEntry("C_GenerateKeyPair", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "generate a key pair") }
+func C_GenerateKeyPair(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
+    _ pPublicKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPublicKeyAttributeCount: CK_ULONG,
+    _ pPrivateKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPrivateKeyAttributeCount: CK_ULONG,
+    _ phPublicKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
+    _ phPrivateKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
+) -> CK_RV {
+    sessionEntry("C_GenerateKeyPair", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "generate a key pair")
+    }
 }
 
 @c @implementation
-func C_WrapKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?, _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func C_WrapKey(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
+    _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
+    _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     sessionEntry("C_WrapKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "wrap") }
 }
 
 @c @implementation
-func C_UnwrapKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hUnwrappingKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?, _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
-    sessionEntry("C_UnwrapKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "unwrap") }
+func C_UnwrapKey(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
+    _ hUnwrappingKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
+    _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
+    _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
+) -> CK_RV {
+    sessionEntry("C_UnwrapKey", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "unwrap")
+    }
 }
 
 @c @implementation
-func C_DeriveKey(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?) -> CK_RV {
-    sessionEntry("C_DeriveKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "derive") }
+func C_DeriveKey(
+    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
+    _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
+    _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
+) -> CK_RV {
+    sessionEntry("C_DeriveKey", hSession) { (_, _) throws(P11Error) in
+        try refuseMechanism(pMechanism, "derive")
+    }
 }

@@ -104,7 +104,9 @@ func C_GetAttributeValue(
                 continue
             }
             value.withUnsafeBytes { source in
-                if let base = source.baseAddress { destination.copyMemory(from: base, byteCount: source.count) }
+                if let base = source.baseAddress {
+                    destination.copyMemory(from: base, byteCount: source.count)
+                }
             }
             entry.pointee.ulValueLen = CK_ULONG(value.count)
         }

@@ -16,7 +16,9 @@ func C_OpenSession(
             throw P11Error(CKR_SESSION_PARALLEL_NOT_SUPPORTED, "CKF_SERIAL_SESSION must be set")
         }
         guard slot.token.isPresent else {
-            throw P11Error(CKR_TOKEN_NOT_PRESENT, "the store of token '\(slot.token.configuration.name)' cannot be opened")
+            throw P11Error(
+                CKR_TOKEN_NOT_PRESENT,
+                "the store of token '\(slot.token.configuration.name)' cannot be opened")
         }
         if flags & CK_FLAGS(CKF_RW_SESSION) != 0, slot.token.isWriteProtected {
             throw P11Error(CKR_TOKEN_WRITE_PROTECTED, "token '\(slot.token.configuration.name)' is read-only")
@@ -105,7 +107,8 @@ func C_SetOperationState(
 private func refuseLogin(_ userType: CK_USER_TYPE) throws(P11Error) {
     switch userType {
     case CK_USER_TYPE(CKU_SO), CK_USER_TYPE(CKU_USER), CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
-        throw P11Error(CKR_USER_PIN_NOT_INITIALIZED, "no PIN is set on this token; public objects need no login")
+        throw P11Error(
+            CKR_USER_PIN_NOT_INITIALIZED, "no PIN is set on this token; public objects need no login")
     default:
         throw P11Error(CKR_USER_TYPE_INVALID, "user type \(userType) is not SO, USER or CONTEXT_SPECIFIC")
     }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building and testing p11keychain needs on Debian 12, and nothing when it is
+# all there already. Run as root (CI does); other users get sudo.
+set -euo pipefail
+
+packages=(
+    # build
+    gcc make pkg-config libsqlite3-dev libssl-dev libp11-kit-dev
+    # the real tools the tests and the demo drive
+    p11-kit gnutls-bin opensc openssl sqlite3 util-linux
+    # SoftHSM2, measured beside p11keychain by the benchmark
+    softhsm2
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+        || missing+=("$package")
+done
+if ((${#missing[@]} > 0)); then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    [[ $(id -u) == 0 ]] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Swift toolchain: /opt/swift on the project's machines.
+if ! command -v swift >/dev/null 2>&1; then
+    for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        [[ -x $candidate/swift ]] && export PATH="$candidate:$PATH" && break
+    done
+fi
+command -v swift >/dev/null 2>&1 || { echo "setup: no Swift toolchain found (install Swift 6.x)" >&2; exit 1; }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs every test of p11keychain on a fresh Debian 12 machine: installs what is missing,
+# lints, builds with warnings as errors, runs the unit and ABI tests (also under the address
+# sanitizer), checks the release module's linkage, then runs the integration tests that
+# drive p11tool, pkcs11-tool, p11-kit and openssl against the built module.
+#
+#   scripts/test.sh            everything (what CI runs)
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+source scripts/setup.sh
+
+failed_steps=()
+step() {
+    local name=$1
+    shift
+    echo
+    echo "== $name"
+    if "$@"; then
+        echo "== $name: ok"
+    else
+        echo "== $name: FAILED"
+        failed_steps+=("$name")
+    fi
+}
+
+lint() {
+    local paths=(Package.swift Sources Tests)
+    [[ -d Examples ]] && paths+=(Examples)
+    local report
+    report=$(swift format lint --strict -r "${paths[@]}" 2>&1)
+    [[ -z $report ]] || { echo "$report"; return 1; }
+}
+
+build() {
+    swift build --build-tests -Xswiftc -warnings-as-errors 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
+    return "${PIPESTATUS[0]}"
+}
+
+unit_tests() { swift test --skip-build 2>&1; }
+
+sanitized_abi_tests() {
+    # The C boundary under the address sanitizer: every ABI test through the built module.
+    swift test --sanitize=address --scratch-path .build/asan --filter PKCS11ModuleTests 2>&1 \
+        | grep -vE '^\[[0-9]+/[0-9]+\]'
+    return "${PIPESTATUS[0]}"
+}
+
+release_module() {
+    swift build -c release --product p11keychain-pkcs11 -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
+    local so=.build/release/libp11keychain-pkcs11.so
+    [[ -f $so ]] || { echo "no $so"; return 1; }
+    if ldd "$so" | grep -i swift; then
+        echo "the module needs a Swift runtime library"
+        return 1
+    fi
+    local exported
+    exported=$(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | grep -v '^C_' || true)
+    if [[ -n $exported ]]; then
+        echo "the module exports more than C_* symbols:"
+        echo "$exported" | head
+        return 1
+    fi
+    echo "release module: $(stat -c %s "$so") bytes; needs: $(ldd "$so" | awk '{print $1}' | tr '\n' ' ')"
+}
+
+integration_tests() {
+    P11KEYCHAIN_MODULE=$root/.build/release/libp11keychain-pkcs11.so bash Tests/Integration/run.sh
+}
+
+step "lint (swift format)" lint
+step "build (warnings are errors)" build
+step "unit and ABI tests" unit_tests
+step "ABI tests under AddressSanitizer" sanitized_abi_tests
+step "release module linkage" release_module
+step "integration tests (p11tool, pkcs11-tool, p11-kit, openssl)" integration_tests
+
+echo
+if ((${#failed_steps[@]} > 0)); then
+    echo "FAILED steps: ${failed_steps[*]}"
+    exit 1
+fi
+echo "all test steps passed"
