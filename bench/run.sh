@@ -182,6 +182,15 @@ run_p11keychain() {
 
 # --- report -------------------------------------------------------------------
 
+# Which p11keychain was measured: the commit built, or the prebuilt file given.
+p11keychain_origin() {
+    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
+        echo "prebuilt module $BENCH_P11KEYCHAIN_MODULE (repository at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+    else
+        echo "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo ' (work tree differs)'), release build"
+    fi
+}
+
 # Prints the markdown report from results/<name>.json (missing = not run).
 report() {
     local p11k=$results/p11keychain.json softhsm=$results/softhsm2.json
@@ -194,7 +203,7 @@ report() {
 
 - date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr)
-- p11keychain: commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo ' (work tree differs)'); SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?') (file backend)
+- p11keychain: $(p11keychain_origin); SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?') (file backend)
 - sizes: $sizes, cumulative (SoftHSM2 up to $softhsm_max); $lookups finds per measurement, at most ${cap_seconds} s each (n = samples taken when fewer); $load_runs fresh-process loads per size; p11tool listing up to $p11tool_max certificates, timeout ${p11tool_timeout} s
 - import: one C_CreateObject per certificate (class, type, token, label, id, subject, issuer, serial, value); rate over the certificates added to reach that size
 - find: C_FindObjectsInit({CKA_CLASS=CKO_CERTIFICATE, CKA_LABEL}) + C_FindObjects until empty + C_FindObjectsFinal, random labels
