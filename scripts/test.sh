@@ -56,7 +56,7 @@ release_module() {
         return 1
     fi
     local exported
-    exported=$(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | grep -v '^C_' || true)
+    exported=$(nm -D --defined-only "$so" | awk '$2 ~ /[A-Z]/ {print $3}' | grep -v '^C_' || true)
     if [[ -n $exported ]]; then
         echo "the module exports more than C_* symbols:"
         echo "$exported" | head

@@ -61,9 +61,15 @@ public final class Token: @unchecked Sendable {
     private let lock = Lock()
     private var persistentStore: ObjectStore?
     private var sessionStore: ObjectStore?
+    /// The store's serial number, read once when it opens: it never changes.
+    private var storeSerial = ""
+    /// Prefix of this process's session-object unique IDs.
+    private let sessionPrefix: String
 
     public init(configuration: TokenConfiguration) {
         self.configuration = configuration
+        let random = (try? SecureRandom.bytes(8)) ?? []
+        sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
     }
 
     // MARK: Opening
@@ -78,10 +84,17 @@ public final class Token: @unchecked Sendable {
         do {
             let store = try ObjectStore(
                 path: path, create: create, durability: configuration.durability)
-            if !store.isReadOnly, try store.metadata(Token.serialKey) == nil {
-                let serial = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }
-                try store.setMetadata(Token.serialKey, Array(serial.joined().utf8))
+            var serial = try store.metadata(Token.serialKey).map { String(decoding: $0, as: UTF8.self) }
+            if serial == nil, !store.isReadOnly {
+                let created = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }.joined()
+                try store.setMetadata(Token.serialKey, Array(created.utf8))
+                serial = created
             }
+            // A read-only store made by an older writer: derive a stable value from its path.
+            storeSerial =
+                serial
+                ?? DigestAlgorithm.sha1.hash(Array(path.utf8)).prefix(8)
+                .map { String($0, radix: 16).leftPadded(2) }.joined()
             persistentStore = store
             return store
         } catch let error as StorageError {
@@ -135,14 +148,22 @@ public final class Token: @unchecked Sendable {
 
     /// A stable serial number for CK_TOKEN_INFO, kept in the store.
     public var serialNumber: String {
-        lock.withLock {
-            guard let bytes = try? store().metadata(Token.serialKey) else {
-                // A read-only store made by an old writer: derive a stable value from its path.
-                let hash = DigestAlgorithm.sha1.hash(Array(configuration.path.utf8))
-                return hash.prefix(8).map { String($0, radix: 16).leftPadded(2) }.joined()
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        lock.withLock { (try? store()).map { _ in storeSerial } ?? "" }
+    }
+
+    /// CKA_UNIQUE_ID: the store's serial (or this process's session prefix) and the row ID,
+    /// which is never reused. Unique across tokens and for the life of the store, with no
+    /// column or index of its own.
+    private func uniqueID(of reference: ObjectReference) -> String {
+        (reference.isSessionObject ? sessionPrefix : storeSerial) + ":" + String(reference.rowID)
+    }
+
+    /// The row ID a unique ID names in the store `isSession` selects, or nil.
+    private func rowID(forUniqueID uid: [UInt8], isSession: Bool) -> Int64? {
+        let text = String(decoding: uid, as: UTF8.self)
+        let prefix = (isSession ? sessionPrefix : storeSerial) + ":"
+        guard text.hasPrefix(prefix) else { return nil }
+        return Int64(text.dropFirst(prefix.count))
     }
 
     // MARK: Objects
@@ -193,12 +214,10 @@ public final class Token: @unchecked Sendable {
         try context.checkWrite(
             tokenObject: isToken, privateObject: isPrivate,
             writeProtected: configuration.readOnly || store.isReadOnly)
-        let uid = try KeychainError.mapping { try SecureRandom.bytes(16) }
-            .map { String($0, radix: 16).leftPadded(2) }.joined()
         let rows = object.attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
         do throws(KeychainError) {
             let id = try KeychainError.mapping {
-                try store.insert(uid: uid, uniqueKey: object.uniqueKey, attributes: rows)
+                try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
             }
             return ObjectReference(isSessionObject: !isToken, rowID: id)
         } catch  where error.code == .duplicateItem {
@@ -221,10 +240,8 @@ public final class Token: @unchecked Sendable {
         -> AttributeSet
     {
         let store = try store(for: reference)
-        let loaded = try KeychainError.mapping { () -> (String?, [StoredAttribute]?) in
-            try store.read { (try store.uid(of: reference.rowID), try store.attributes(of: reference.rowID)) }
-        }
-        guard let uid = loaded.0, let rows = loaded.1 else {
+        let rows = try KeychainError.mapping { try store.attributes(of: reference.rowID) }
+        guard let rows else {
             throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
         }
         var attributes: AttributeSet = [:]
@@ -232,7 +249,7 @@ public final class Token: @unchecked Sendable {
         guard context.canSee(privateObject: attributes.bool(.private) ?? false) else {
             throw KeychainError(.objectNotFound, "the object is private: log in first")
         }
-        attributes[.uniqueID] = Array(uid.utf8)
+        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
         return attributes
     }
 
@@ -358,13 +375,13 @@ public final class Token: @unchecked Sendable {
             if wantsToken {
                 let store = try store()
                 let ids = try KeychainError.mapping {
-                    try Token.find(ordered, uid: uid, in: store)
+                    try Token.find(ordered, id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
                 found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
             }
             if wantsSession, let sessionStore {
                 let ids = try KeychainError.mapping {
-                    try Token.find(ordered, uid: uid, in: sessionStore)
+                    try Token.find(ordered, id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
                 }
                 found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
             }
@@ -372,12 +389,13 @@ public final class Token: @unchecked Sendable {
         }
     }
 
-    private static func find(_ terms: [StoredAttribute], uid: [UInt8]?, in store: ObjectStore)
-        throws -> [Int64]
-    {
-        guard let uid else { return try store.find(terms) }
+    /// Finds by terms, or, when the template names a unique ID (`id` is then non-nil), checks
+    /// the terms on the one object it names (`.some(nil)`: a unique ID of another store).
+    private static func find(_ terms: [StoredAttribute], id: Int64??, in store: ObjectStore) throws -> [Int64] {
+        guard let id else { return try store.find(terms) }
+        guard let id else { return [] }
         return try store.read {
-            guard let id = try store.id(forUID: String(decoding: uid, as: UTF8.self)) else { return [] }
+            guard try store.contains(id) else { return [] }
             let matches = try terms.allSatisfy { try store.attribute($0.type, of: id) == $0.value }
             return matches ? [id] : []
         }

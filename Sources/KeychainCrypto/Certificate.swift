@@ -23,8 +23,15 @@ public struct CertificateTime: Sendable, Equatable {
     }
 }
 
-/// An X.509 certificate parsed once by OpenSSL, with every value the item model derives from
-/// it (DESIGN §4). Immutable; safe to share.
+/// An X.509 certificate parsed once, with every value the item model derives from it
+/// (DESIGN §4). Immutable; safe to share.
+///
+/// The structure is walked with OpenSSL's DER reader (`ASN1_get_object`) and the parts
+/// decoded with OpenSSL's d2i functions, but the public key is not decoded at parse time:
+/// OpenSSL 3.0's `d2i_X509` builds a provider decoder chain for every key, which measured
+/// 1.4 million instructions per certificate here, more than everything else an import does.
+/// Values taken from the DER (subject, issuer, serial, SubjectPublicKeyInfo) are the exact
+/// bytes of the certificate, never a re-encoding.
 public struct X509Certificate: Sendable {
     /// The certificate's DER, exactly as given.
     public let der: [UInt8]
@@ -39,101 +46,39 @@ public struct X509Certificate: Sendable {
     /// Contents of the subjectPublicKey BIT STRING (the key itself, without algorithm).
     public let subjectPublicKey: [UInt8]
     public let isCertificateAuthority: Bool
-    /// True when the certificate's own key verifies its issuer name and signature (a root).
+    /// True when the certificate names itself as issuer and, if it says which key signed it,
+    /// that key is its own: a root. (The signature is not verified.)
     public let isSelfSigned: Bool
     public let subjectKeyIdentifier: [UInt8]?
     public let commonNames: [String]
     public let emailAddresses: [String]
     /// Values of the subject's RDNs in order, for a summary when there is no CN or e-mail.
     public let subjectValues: [String]
-    /// The subject as a one-line RFC 2253 string ("CN=x,O=y").
-    public let subjectDescription: String
-    public let issuerDescription: String
-    /// Public key algorithm short name ("rsaEncryption", "id-ecPublicKey", "ED25519").
-    public let publicKeyAlgorithm: String
-    public let publicKeyBits: Int
 
     /// Parses `der`. Throws `.invalidInput` unless the bytes are exactly one DER X.509
     /// certificate (trailing bytes are refused too).
     public init(der: [UInt8]) throws(CryptoError) {
-        guard !der.isEmpty else { throw CryptoError(.invalidInput, "certificate DER is empty") }
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            let certificate = d2i_X509(nil, &cursor, buffer.count)
-            guard let certificate, let cursor,
-                let base = buffer.baseAddress, cursor - base == buffer.count
-            else {
-                X509_free(certificate)
-                return nil
-            }
-            return certificate
-        }
-        guard let certificate = parsed else {
-            throw CryptoError.openSSL(.invalidInput, "certificate DER does not parse")
-        }
-        defer { X509_free(certificate) }
         self.der = der
-        guard let subjectName = X509_get_subject_name(certificate),
-            let issuerName = X509_get_issuer_name(certificate),
-            let serial = X509_get_serialNumber(certificate),
-            let start = X509_get0_notBefore(certificate),
-            let end = X509_get0_notAfter(certificate),
-            let publicKey = X509_get_X509_PUBKEY(certificate)
-        else { throw CryptoError.openSSL(.invalidInput, "certificate lacks a required field") }
-        subject = try X509Certificate.encoded { i2d_X509_NAME(subjectName, $0) }
-        issuer = try X509Certificate.encoded { i2d_X509_NAME(issuerName, $0) }
-        serialNumber = try X509Certificate.encoded { i2d_ASN1_INTEGER(serial, $0) }
-        subjectPublicKeyInfo = try X509Certificate.encoded { i2d_X509_PUBKEY(publicKey, $0) }
-        notBefore = try X509Certificate.time(start)
-        notAfter = try X509Certificate.time(end)
-        if let bits = X509_get0_pubkey_bitstr(certificate),
-            let data = ASN1_STRING_get0_data(bits)
-        {
-            subjectPublicKey = Array(
-                UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(bits))))
-        } else {
-            subjectPublicKey = []
+        let fields = try der.withUnsafeBufferPointer { (buffer) throws(CryptoError) in
+            try CertificateFields(buffer)
         }
-        // X509_check_ca also computes the cached extension flags.
-        isCertificateAuthority = X509_check_ca(certificate) == 1
-        isSelfSigned = (X509_get_extension_flags(certificate) & UInt32(EXFLAG_SS)) != 0
-        if let keyID = X509_get0_subject_key_id(certificate),
-            let data = ASN1_STRING_get0_data(keyID)
-        {
-            subjectKeyIdentifier = Array(
-                UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(keyID))))
-        } else {
-            subjectKeyIdentifier = nil
-        }
-        var names: [String] = []
-        var values: [String] = []
-        var emails: [String] = []
-        for index in 0..<X509_NAME_entry_count(subjectName) {
-            guard let entry = X509_NAME_get_entry(subjectName, index),
-                let value = X509_NAME_ENTRY_get_data(entry),
-                let text = X509Certificate.utf8(value)
-            else { continue }
-            values.append(text)
-            switch OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry)) {
-            case NID_commonName: names.append(text)
-            case NID_pkcs9_emailAddress: emails.append(text)
-            default: break
-            }
-        }
-        emails += X509Certificate.alternativeEmails(certificate)
-        commonNames = names
-        subjectValues = values
-        emailAddresses = emails
-        subjectDescription = X509Certificate.oneLine(subjectName)
-        issuerDescription = X509Certificate.oneLine(issuerName)
-        if let key = X509_get0_pubkey(certificate) {
-            publicKeyAlgorithm = String(cString: OBJ_nid2sn(EVP_PKEY_get_base_id(key)))
-            publicKeyBits = Int(EVP_PKEY_get_bits(key))
-        } else {
-            publicKeyAlgorithm = "unknown"
-            publicKeyBits = 0
-        }
-        ERR_clear_error()
+        subject = Array(der[fields.subject])
+        issuer = Array(der[fields.issuer])
+        serialNumber = Array(der[fields.serialNumber])
+        subjectPublicKeyInfo = Array(der[fields.subjectPublicKeyInfo])
+        subjectPublicKey = Array(der[fields.subjectPublicKey])
+        (notBefore, notAfter) = try X509Certificate.validity(Array(der[fields.validity]))
+        let extensions = try Extensions(fields.extensions.map { Array(der[$0]) })
+        isCertificateAuthority = extensions.isCertificateAuthority
+        subjectKeyIdentifier = extensions.subjectKeyIdentifier
+        isSelfSigned =
+            subject == issuer
+            && (extensions.authorityKeyIdentifier == nil
+                || extensions.authorityKeyIdentifier == extensions.subjectKeyIdentifier)
+        let names = try X509Certificate.nameValues(subject)
+        commonNames = names.commonNames
+        subjectValues = names.values
+        emailAddresses = names.emails + extensions.emailAddresses
     }
 
     /// Apple's subject summary: the common name, else the first e-mail address, else the
@@ -152,34 +97,84 @@ public struct X509Certificate: Sendable {
     /// The serial number's INTEGER content bytes (Apple's kSecAttrSerialNumber).
     public var serialNumberContent: [UInt8] { DERInteger.content(of: serialNumber) ?? [] }
 
-    // MARK: Helpers
+    /// The subject as a one-line RFC 2253 string ("CN=x,O=y").
+    public var subjectDescription: String { X509Certificate.oneLine(subject) }
+    public var issuerDescription: String { X509Certificate.oneLine(issuer) }
 
-    private static func encoded(
-        _ body: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32
-    ) throws(CryptoError) -> [UInt8] {
-        var output: UnsafeMutablePointer<UInt8>?
-        let length = body(&output)
-        guard length > 0, let output else {
-            throw CryptoError.openSSL(.invalidInput, "certificate field does not encode")
+    /// Public key algorithm short name ("rsaEncryption", "id-ecPublicKey", "ED25519").
+    public var publicKeyAlgorithm: String { publicKeyDetails.algorithm }
+    /// Key size in bits (RSA modulus, EC field), 0 when OpenSSL cannot decode the key.
+    public var publicKeyBits: Int { publicKeyDetails.bits }
+
+    private var publicKeyDetails: (algorithm: String, bits: Int) {
+        let key: OpaquePointer? = subjectPublicKeyInfo.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
-        defer { CRYPTO_free(output, #fileID, #line) }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        defer {
+            EVP_PKEY_free(key)
+            ERR_clear_error()
+        }
+        guard let key else { return ("unknown", 0) }
+        return (String(cString: OBJ_nid2sn(EVP_PKEY_get_base_id(key))), Int(EVP_PKEY_get_bits(key)))
     }
 
-    private static func time(_ time: UnsafePointer<ASN1_TIME>) throws(CryptoError)
-        -> CertificateTime
+    // MARK: Decoding parts
+
+    private static func validity(_ der: [UInt8]) throws(CryptoError) -> (CertificateTime, CertificateTime) {
+        let times: [CertificateTime]? = der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress,
+                let sequence = DERElement(base, at: 0, limit: buffer.count), sequence.tag == V_ASN1_SEQUENCE
+            else { return nil }
+            var times: [CertificateTime] = []
+            var offset = sequence.content.lowerBound
+            while offset < sequence.content.upperBound, times.count < 3 {
+                guard let element = DERElement(base, at: offset, limit: sequence.content.upperBound),
+                    element.tagClass == 0, element.tag == V_ASN1_UTCTIME || element.tag == V_ASN1_GENERALIZEDTIME
+                else { return nil }
+                var cursor: UnsafePointer<UInt8>? = base + offset
+                guard let time = d2i_ASN1_TIME(nil, &cursor, element.whole.count) else { return nil }
+                defer { ASN1_TIME_free(time) }
+                guard let parsed = try? CertificateTime(time) else { return nil }
+                times.append(parsed)
+                offset = element.whole.upperBound
+            }
+            return times.count == 2 ? times : nil
+        }
+        ERR_clear_error()
+        guard let times else { throw CryptoError(.invalidInput, "certificate validity does not parse") }
+        return (times[0], times[1])
+    }
+
+    private static func nameValues(_ der: [UInt8]) throws(CryptoError)
+        -> (commonNames: [String], values: [String], emails: [String])
     {
-        var parts = tm()
-        guard ASN1_TIME_to_tm(time, &parts) == 1 else {
-            throw CryptoError.openSSL(.invalidInput, "certificate validity date does not parse")
+        let name: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_X509_NAME(nil, &cursor, buffer.count)
         }
-        let seconds = Int64(timegm(&parts))
-        return CertificateTime(
-            year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1,
-            day: Int(parts.tm_mday), secondsSince1970: seconds)
+        guard let name else {
+            ERR_clear_error()
+            throw CryptoError(.invalidInput, "certificate subject does not parse")
+        }
+        defer { X509_NAME_free(name) }
+        var result: (commonNames: [String], values: [String], emails: [String]) = ([], [], [])
+        for index in 0..<X509_NAME_entry_count(name) {
+            guard let entry = X509_NAME_get_entry(name, index),
+                let value = X509_NAME_ENTRY_get_data(entry),
+                let text = utf8(value)
+            else { continue }
+            result.values.append(text)
+            switch OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry)) {
+            case NID_commonName: result.commonNames.append(text)
+            case NID_pkcs9_emailAddress: result.emails.append(text)
+            default: break
+            }
+        }
+        return result
     }
 
-    private static func utf8(_ string: UnsafePointer<ASN1_STRING>) -> String? {
+    static func utf8(_ string: UnsafePointer<ASN1_STRING>) -> String? {
         var output: UnsafeMutablePointer<UInt8>?
         let length = ASN1_STRING_to_UTF8(&output, string)
         guard length >= 0, let output else { return nil }
@@ -187,9 +182,20 @@ public struct X509Certificate: Sendable {
         return String(decoding: UnsafeBufferPointer(start: output, count: Int(length)), as: UTF8.self)
     }
 
-    private static func oneLine(_ name: OpaquePointer) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { return "" }
-        defer { BIO_free(bio) }
+    private static func oneLine(_ der: [UInt8]) -> String {
+        let name: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_X509_NAME(nil, &cursor, buffer.count)
+        }
+        defer { ERR_clear_error() }
+        guard let name, let bio = BIO_new(BIO_s_mem()) else {
+            X509_NAME_free(name)
+            return ""
+        }
+        defer {
+            BIO_free(bio)
+            X509_NAME_free(name)
+        }
         guard X509_NAME_print_ex(bio, name, 0, p11k_name_flags_rfc2253) >= 0 else { return "" }
         var pointer: UnsafeMutablePointer<CChar>?
         let length = BIO_ctrl(bio, BIO_CTRL_INFO, 0, &pointer)
@@ -198,23 +204,169 @@ public struct X509Certificate: Sendable {
             to: UInt8.self
         ) { String(decoding: $0, as: UTF8.self) }
     }
+}
 
-    private static func alternativeEmails(_ certificate: OpaquePointer) -> [String] {
-        guard
-            let names = X509_get_ext_d2i(certificate, NID_subject_alt_name, nil, nil)
-        else { return [] }
-        let stack = OpaquePointer(names)
-        defer { GENERAL_NAMES_free(stack) }
-        var emails: [String] = []
-        for index in 0..<OPENSSL_sk_num(stack) {
-            guard let raw = OPENSSL_sk_value(stack, index) else { continue }
-            let name = raw.assumingMemoryBound(to: GENERAL_NAME.self)
-            guard name.pointee.type == GEN_EMAIL, let ia5 = name.pointee.d.rfc822Name,
-                let text = utf8(ia5)
-            else { continue }
-            emails.append(text)
+extension CertificateTime {
+    init(_ time: UnsafePointer<ASN1_TIME>) throws(CryptoError) {
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else {
+            throw CryptoError.openSSL(.invalidInput, "certificate validity date does not parse")
         }
-        return emails
+        self.init(
+            year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
+            secondsSince1970: Int64(timegm(&parts)))
+    }
+}
+
+/// One DER element as OpenSSL's `ASN1_get_object` reads its header: byte ranges of the
+/// whole element and of its contents within the buffer.
+struct DERElement {
+    let tag: Int32
+    let tagClass: Int32
+    let whole: Range<Int>
+    let content: Range<Int>
+
+    init?(_ base: UnsafePointer<UInt8>, at offset: Int, limit: Int) {
+        guard offset < limit else { return nil }
+        var cursor: UnsafePointer<UInt8>? = base + offset
+        var length = 0
+        var tag: Int32 = 0
+        var tagClass: Int32 = 0
+        let result = ASN1_get_object(&cursor, &length, &tag, &tagClass, limit - offset)
+        // 0x80: error or overrun; 0x21: constructed with indefinite length (BER, not DER).
+        guard result & 0x80 == 0, result != 0x21, let cursor else { return nil }
+        let start = cursor - base
+        guard length >= 0, start + length <= limit else { return nil }
+        self.tag = tag
+        self.tagClass = tagClass
+        whole = offset..<(start + length)
+        content = start..<(start + length)
+    }
+}
+
+/// Where the parts of a certificate lie in its DER (RFC 5280 §4.1).
+private struct CertificateFields {
+    var serialNumber: Range<Int>
+    var issuer: Range<Int>
+    var validity: Range<Int>
+    var subject: Range<Int>
+    var subjectPublicKeyInfo: Range<Int>
+    var subjectPublicKey: Range<Int>
+    /// Contents of the [3] EXPLICIT wrapper: the Extensions SEQUENCE.
+    var extensions: Range<Int>?
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) throws(CryptoError) {
+        let invalid = CryptoError(.invalidInput, "certificate DER does not parse")
+        guard let base = buffer.baseAddress,
+            let certificate = DERElement(base, at: 0, limit: buffer.count),
+            certificate.tagClass == 0, certificate.tag == V_ASN1_SEQUENCE,
+            certificate.whole.upperBound == buffer.count
+        else { throw invalid }
+        // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
+        let limit = certificate.content.upperBound
+        guard let tbs = DERElement(base, at: certificate.content.lowerBound, limit: limit),
+            tbs.tag == V_ASN1_SEQUENCE,
+            let algorithm = DERElement(base, at: tbs.whole.upperBound, limit: limit),
+            algorithm.tag == V_ASN1_SEQUENCE,
+            let signature = DERElement(base, at: algorithm.whole.upperBound, limit: limit),
+            signature.tag == V_ASN1_BIT_STRING, signature.whole.upperBound == limit
+        else { throw invalid }
+        var parts: [DERElement] = []
+        var offset = tbs.content.lowerBound
+        while offset < tbs.content.upperBound {
+            guard let element = DERElement(base, at: offset, limit: tbs.content.upperBound) else { throw invalid }
+            parts.append(element)
+            offset = element.whole.upperBound
+        }
+        // Optional [0] EXPLICIT version, then serial, signature, issuer, validity, subject, SPKI.
+        if let first = parts.first, first.tagClass == V_ASN1_CONTEXT_SPECIFIC, first.tag == 0 {
+            parts.removeFirst()
+        }
+        guard parts.count >= 6,
+            parts[0].tagClass == 0, parts[0].tag == V_ASN1_INTEGER,
+            parts[1].tag == V_ASN1_SEQUENCE, parts[2].tag == V_ASN1_SEQUENCE,
+            parts[3].tag == V_ASN1_SEQUENCE, parts[4].tag == V_ASN1_SEQUENCE,
+            parts[5].tag == V_ASN1_SEQUENCE
+        else { throw invalid }
+        serialNumber = parts[0].whole
+        issuer = parts[2].whole
+        validity = parts[3].whole
+        subject = parts[4].whole
+        subjectPublicKeyInfo = parts[5].whole
+        // SubjectPublicKeyInfo ::= SEQUENCE { algorithm, subjectPublicKey BIT STRING }
+        let spki = parts[5]
+        guard let keyAlgorithm = DERElement(base, at: spki.content.lowerBound, limit: spki.content.upperBound),
+            keyAlgorithm.tag == V_ASN1_SEQUENCE,
+            let key = DERElement(base, at: keyAlgorithm.whole.upperBound, limit: spki.content.upperBound),
+            key.tag == V_ASN1_BIT_STRING, key.whole.upperBound == spki.content.upperBound, !key.content.isEmpty
+        else { throw invalid }
+        // The first content octet counts unused bits; keys are whole octets.
+        subjectPublicKey = (key.content.lowerBound + 1)..<key.content.upperBound
+        extensions = parts.dropFirst(6).first { $0.tagClass == V_ASN1_CONTEXT_SPECIFIC && $0.tag == 3 }?.content
+        // The integer must be one OpenSSL accepts.
+        var cursor: UnsafePointer<UInt8>? = base + serialNumber.lowerBound
+        guard let integer = d2i_ASN1_INTEGER(nil, &cursor, serialNumber.count) else {
+            ERR_clear_error()
+            throw invalid
+        }
+        ASN1_INTEGER_free(integer)
+    }
+}
+
+/// The extensions the item model reads, decoded by OpenSSL.
+private struct Extensions {
+    var isCertificateAuthority = false
+    var subjectKeyIdentifier: [UInt8]?
+    var authorityKeyIdentifier: [UInt8]?
+    var emailAddresses: [String] = []
+
+    init(_ der: [UInt8]?) throws(CryptoError) {
+        guard let der else { return }
+        let stack: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_X509_EXTENSIONS(nil, &cursor, buffer.count)
+        }
+        guard let stack else {
+            ERR_clear_error()
+            throw CryptoError(.invalidInput, "certificate extensions do not parse")
+        }
+        defer {
+            OPENSSL_sk_pop_free(stack) { X509_EXTENSION_free(OpaquePointer($0)) }
+            ERR_clear_error()
+        }
+        if let raw = X509V3_get_d2i(stack, NID_basic_constraints, nil, nil) {
+            let constraints = raw.assumingMemoryBound(to: BASIC_CONSTRAINTS.self)
+            isCertificateAuthority = constraints.pointee.ca != 0
+            BASIC_CONSTRAINTS_free(constraints)
+        }
+        if let raw = X509V3_get_d2i(stack, NID_subject_key_identifier, nil, nil) {
+            let octets = raw.assumingMemoryBound(to: ASN1_OCTET_STRING.self)
+            subjectKeyIdentifier = Extensions.bytes(octets)
+            ASN1_OCTET_STRING_free(octets)
+        }
+        if let raw = X509V3_get_d2i(stack, NID_authority_key_identifier, nil, nil) {
+            let identifier = raw.assumingMemoryBound(to: AUTHORITY_KEYID.self)
+            let keyID: UnsafeMutablePointer<ASN1_OCTET_STRING>? = identifier.pointee.keyid
+            if let keyID { authorityKeyIdentifier = Extensions.bytes(keyID) }
+            AUTHORITY_KEYID_free(identifier)
+        }
+        if let raw = X509V3_get_d2i(stack, NID_subject_alt_name, nil, nil) {
+            let names = OpaquePointer(raw)
+            defer { GENERAL_NAMES_free(names) }
+            for index in 0..<OPENSSL_sk_num(names) {
+                guard let entry = OPENSSL_sk_value(names, index) else { continue }
+                let name = entry.assumingMemoryBound(to: GENERAL_NAME.self)
+                guard name.pointee.type == GEN_EMAIL, let ia5 = name.pointee.d.rfc822Name,
+                    let text = X509Certificate.utf8(ia5)
+                else { continue }
+                emailAddresses.append(text)
+            }
+        }
+    }
+
+    private static func bytes(_ string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
+        guard let data = ASN1_STRING_get0_data(string) else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
     }
 }
 
