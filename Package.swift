@@ -14,7 +14,9 @@ let package = Package(
     name: "p11keychain",
     products: [
         // The PKCS#11 module: .build/<config>/libp11keychain-pkcs11.so
-        .library(name: "p11keychain-pkcs11", type: .dynamic, targets: ["P11KeychainModule"])
+        .library(name: "p11keychain-pkcs11", type: .dynamic, targets: ["P11KeychainModule"]),
+        // The Swift faces (DESIGN §1): a typed API and Apple's Security API on the same store.
+        .library(name: "Keychain", targets: ["Keychain"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -39,12 +41,15 @@ let package = Package(
                 ])
             ]
         ),
+        // Typed Swift API over KeychainCore; Foundation is allowed from here up (DESIGN §9).
+        .target(name: "Keychain", dependencies: ["KeychainCore", "KeychainCrypto"]),
         .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage"]),
         .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto"]),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore"]),
         // Drives the built .so through dlopen, as every PKCS#11 host does. The dependency
         // only makes `swift test` build the module next to the test bundle.
         .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "P11KeychainModule"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -189,3 +189,32 @@ public enum PEM {
         }
     }
 }
+
+extension X509Certificate {
+    /// The X.509 version, 1, 2 or 3 (Apple's kSecAttrCertificateType is CSSM's X.509 type
+    /// of that version). Read from the TBSCertificate's optional [0] EXPLICIT field with
+    /// OpenSSL's TLV reader; 1 when the field is absent.
+    public var version: Int {
+        let version: Int? = der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            var length = 0
+            var tag: Int32 = 0
+            var tagClass: Int32 = 0
+            /// Steps into the next element's header; its content follows `cursor`.
+            func enter(_ limit: Int) -> Bool {
+                ASN1_get_object(&cursor, &length, &tag, &tagClass, limit) & 0x80 == 0
+            }
+            // Certificate SEQUENCE, then TBSCertificate SEQUENCE, then its first element.
+            guard enter(buffer.count), let start = cursor, enter(buffer.count - (start - base)),
+                let fieldStart = cursor, enter(buffer.count - (fieldStart - base))
+            else { return nil }
+            guard tagClass == V_ASN1_CONTEXT_SPECIFIC, tag == 0 else { return 1 }
+            guard let integer = d2i_ASN1_INTEGER(nil, &cursor, length) else { return nil }
+            defer { ASN1_INTEGER_free(integer) }
+            return Int(ASN1_INTEGER_get(integer)) + 1
+        }
+        ERR_clear_error()
+        return version ?? 1
+    }
+}
