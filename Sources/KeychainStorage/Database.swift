@@ -108,6 +108,13 @@ final class Database {
         return statement
     }
 
+    /// Resets every cached statement. A statement left on a row holds its read snapshot
+    /// open even after COMMIT; the next transaction would then not see other processes'
+    /// changes. Called at the end of every transaction.
+    func resetStatements() {
+        for statement in statements.values { statement.reset() }
+    }
+
     func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
@@ -132,6 +139,9 @@ final class Statement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
+
+    /// Ends the statement's current run without clearing its bindings.
+    func finish() { sqlite3_reset(handle) }
 
     func bind(_ index: Int32, _ value: Int64) {
         sqlite3_bind_int64(handle, index, value)

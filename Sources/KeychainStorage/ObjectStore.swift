@@ -93,9 +93,11 @@ public final class ObjectStore {
         defer { inTransaction = false }
         do {
             let result = try body()
+            database.resetStatements()
             try database.execute("COMMIT")
             return result
         } catch {
+            database.resetStatements()
             try? database.execute("ROLLBACK")
             throw error
         }
@@ -162,6 +164,7 @@ public final class ObjectStore {
 
     private func userVersion() throws(StorageError) -> Int64 {
         let statement = try database.statement("PRAGMA user_version")
+        defer { statement.finish() }
         _ = try statement.step()
         return statement.int64(0)
     }
