@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "p11keychain-pkcs11", type: .dynamic, targets: ["P11KeychainModule"]),
         // The Swift faces (DESIGN §1): a typed API and Apple's Security API on the same store.
         .library(name: "Keychain", targets: ["Keychain"]),
+        .library(name: "Security", targets: ["Security"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -43,6 +44,12 @@ let package = Package(
         ),
         // Typed Swift API over KeychainCore; Foundation is allowed from here up (DESIGN §9).
         .target(name: "Keychain", dependencies: ["KeychainCore", "KeychainCrypto"]),
+        // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.
+        .target(name: "Security", dependencies: ["Keychain"]),
+        // Apple's "Storing a Certificate in the Keychain", written as on Apple platforms.
+        .executableTarget(
+            name: "store-certificate-example", dependencies: ["Security"],
+            path: "Examples/StoreCertificate"),
         .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage"]),
         .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto"]),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore"]),
@@ -50,6 +57,11 @@ let package = Package(
         // only makes `swift test` build the module next to the test bundle.
         .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "P11KeychainModule"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
+        // The cross-face tests hand the built .so to p11tool; they do not depend on
+        // P11KeychainModule (its linker flags must not reach a test bundle).
+        .testTarget(name: "SecurityTests", dependencies: ["Security"]),
+        // Apple's documented snippets, compiled with only `import Foundation` and `import Security`.
+        .testTarget(name: "AppleSnippetsTests", dependencies: ["Security"]),
     ],
     swiftLanguageModes: [.v6]
 )
