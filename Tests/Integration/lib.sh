@@ -167,9 +167,15 @@ it_on_error() {
     fi
 }
 
-# new_store: a fresh, empty token store for the module, selected by environment.
+# new_store [DIR]: a fresh, empty token store for the module (in DIR, created
+# if needed, else a new temporary directory), selected through the environment.
 new_store() {
-    STORE=$(mktemp -d "$TEST_TMP/store.XXXXXX")
+    if [[ -n ${1:-} ]]; then
+        STORE=$1
+        mkdir -p -m 0700 "$STORE"
+    else
+        STORE=$(mktemp -d "$TEST_TMP/store.XXXXXX")
+    fi
     export P11KEYCHAIN_DIR=$STORE P11KEYCHAIN_CONF=/dev/null
     if [[ ${P11KEYCHAIN_TEST_SOFTHSM:-} == 1 ]]; then
         printf 'directories.tokendir = %s\nobjectstore.backend = file\nlog.level = ERROR\n' \

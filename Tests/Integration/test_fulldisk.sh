@@ -9,9 +9,7 @@ small_store() {
     mkdir "$mnt"
     mount -t tmpfs -o "size=$1,mode=0700" p11keychain-it-full "$mnt"
     defer "umount '$mnt' || umount -l '$mnt'"
-    STORE=$mnt/store
-    mkdir -m 0700 "$STORE"
-    export P11KEYCHAIN_DIR=$STORE
+    new_store "$mnt/store"
 }
 
 test_full_disk_fails_the_insert_cleanly_and_keeps_what_was_stored() {
