@@ -24,7 +24,10 @@ if [[ ${P11KEYCHAIN_TEST_SOFTHSM:-} == 1 ]]; then
     P11KEYCHAIN_MODULE=$SOFTHSM_MODULE
     export P11DRIVE_WITH_SUBJECT=1
 fi
-export P11KEYCHAIN_MODULE=${P11KEYCHAIN_MODULE:-$IT_REPO/.build/debug/libp11keychain-pkcs11.so}
+P11KEYCHAIN_MODULE=${P11KEYCHAIN_MODULE:-$IT_REPO/.build/debug/libp11keychain-pkcs11.so}
+# Tests change directory: a relative module path would stop resolving.
+[[ $P11KEYCHAIN_MODULE == /* ]] || P11KEYCHAIN_MODULE=$PWD/$P11KEYCHAIN_MODULE
+export P11KEYCHAIN_MODULE
 export P11DRIVE=$IT_BUILD/p11drive
 TOKEN_LABEL=login
 
@@ -33,7 +36,7 @@ TOKEN_LABEL=login
 # fail MESSAGE: ends the current test; the first message is the one reported.
 fail() {
     if [[ ! -s ${IT_REASON_FILE:-/dev/null} ]]; then
-        printf '%s\n' "$*" >"$IT_REASON_FILE"
+        printf '%s\n' "$*" >"${IT_REASON_FILE:-/dev/null}"
     fi
     echo "FAIL: $*" >&2
     exit 1
@@ -45,9 +48,8 @@ note() { echo "--- $*"; }
 # summarize TEXT: its last three non-empty lines on one line, for a failure reason.
 summarize() {
     local text
-    text=$(printf '%s\n' "$1" | sed '/^[[:space:]]*$/d' | tail -n 3 | tr '\n' '|')
-    text=${text%|}
-    text=${text//|/ | }
+    text=$(printf '%s\n' "$1" | sed '/^[[:space:]]*$/d' | tail -n 3 |
+        awk 'NR > 1 { printf " | " } { printf "%s", $0 }')
     printf '%s' "${text:0:400}"
 }
 
@@ -67,7 +69,7 @@ cmd_text() {
     local text="$*"
     text=${text//"$P11KEYCHAIN_MODULE"/M}
     text=${text//"$TEST_TMP"/\$TEST_TMP}
-    text=$(tr -s ' \n\t' '   ' <<<"$text")
+    text=$(printf '%s' "$text" | tr -s ' \n\t' '   ')
     ((${#text} <= 240)) || text="${text:0:240}..."
     printf '%s' "$text"
 }
@@ -223,7 +225,8 @@ it_run_test() {
     # A private home: a module that ignored P11KEYCHAIN_DIR would write here.
     export HOME=$TEST_TMP/home XDG_DATA_HOME=$TEST_TMP/home/.local/share \
         XDG_CONFIG_HOME=$TEST_TMP/home/.config
-    unset GNUTLS_PIN GNUTLS_SO_PIN
+    # No PIN from the environment; no module trace lines in outputs the tests compare.
+    unset GNUTLS_PIN GNUTLS_SO_PIN P11KEYCHAIN_DEBUG
     cd "$TEST_TMP"
     require_module
     [[ -x $P11DRIVE ]] || fail "helper $P11DRIVE is missing (run.sh builds it)"
@@ -291,11 +294,16 @@ assert_labels_present() {
         fail "$2: not every label in $(basename "$1") ($(wc -l <"$1") lines) was found once through the module ($(describe_status "$RUN_STATUS")): $(summarize "$RUN_OUT")"
 }
 
-# wait_for_line FILE REGEX SECONDS: waits until FILE has a line matching REGEX.
+# wait_for_line FILE REGEX SECONDS [PID]: waits until FILE has a line matching
+# REGEX; gives up after SECONDS, or as soon as process PID (the writer) is gone.
 wait_for_line() {
     local deadline=$((SECONDS + $3))
     until grep -qE -- "$2" "$1" 2>/dev/null; do
         ((SECONDS < deadline)) || return 1
+        if [[ -n ${4:-} ]] && ! kill -0 "$4" 2>/dev/null; then
+            grep -qE -- "$2" "$1" 2>/dev/null # it may have written the line and exited
+            return
+        fi
         sleep 0.02
     done
 }

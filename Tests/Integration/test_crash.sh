@@ -13,7 +13,7 @@ import_and_kill() {
     "$P11DRIVE" import --count "$CRASH_IMPORT_COUNT" --prefix "K$round" --log "$log" >"$out" 2>&1 &
     pid=$!
     defer "kill -KILL $pid 2>/dev/null || true"
-    wait_for_line "$log" . 60 ||
+    wait_for_line "$log" . 60 "$pid" ||
         fail "round $round: the import acknowledged no certificate within 60 s: $(summarize "$(cat "$out")")"
     sleep "$(printf '0.%03d' "$delay_ms")"
     kill -0 "$pid" 2>/dev/null ||

@@ -9,7 +9,7 @@ test_a_long_lived_lister_sees_each_insert_of_another_process() {
     "$P11DRIVE" watch --expect "$n" --timeout 120 >"$watch_out" 2>&1 &
     watcher=$!
     defer "kill $watcher 2>/dev/null || true"
-    wait_for_line "$watch_out" '^count 0$' 30 ||
+    wait_for_line "$watch_out" '^count 0$' 30 "$watcher" ||
         fail "the lister did not report an empty token within 30 s: $(summarize "$(cat "$watch_out")")"
 
     # The inserter: one process too, released one insert at a time through a
@@ -21,10 +21,12 @@ test_a_long_lived_lister_sees_each_insert_of_another_process() {
     defer "kill $inserter 2>/dev/null || true"
     exec 3>"$steps"
     for ((i = 1; i <= n; i++)); do
+        kill -0 "$inserter" 2>/dev/null ||
+            fail "the inserter ended before insert $i: $(summarize "$(cat "$TEST_TMP/import.out")")"
         echo go >&3
-        wait_for_line "$insert_log" "^W-$((i - 1))\$" 30 ||
-            fail "insert $i did not complete within 30 s: $(summarize "$(cat "$TEST_TMP/import.out")")"
-        wait_for_line "$watch_out" "^count $i\$" 10 ||
+        wait_for_line "$insert_log" "^W-$((i - 1))\$" 30 "$inserter" ||
+            fail "insert $i did not complete: $(summarize "$(cat "$TEST_TMP/import.out")")"
+        wait_for_line "$watch_out" "^count $i\$" 10 "$watcher" ||
             fail "after insert $i by another process, the long-lived lister still reports '$(tail -n 1 "$watch_out")', expected 'count $i'"
     done
     exec 3>&-
