@@ -1,0 +1,471 @@
+internal import COpenSSL
+
+/// A named elliptic curve the token supports (PKCS#11 CKA_EC_PARAMS as a named-curve OID).
+public enum EllipticCurve: String, Sendable, CaseIterable {
+    case p256 = "P-256"
+    case p384 = "P-384"
+    case p521 = "P-521"
+
+    var nid: Int32 {
+        switch self {
+        case .p256: NID_X9_62_prime256v1
+        case .p384: NID_secp384r1
+        case .p521: NID_secp521r1
+        }
+    }
+
+    /// OpenSSL's group name, for key generation.
+    var groupName: String {
+        switch self {
+        case .p256: "prime256v1"
+        case .p384: "secp384r1"
+        case .p521: "secp521r1"
+        }
+    }
+
+    /// Field size in bits: the size of r and s in a signature.
+    public var bits: Int {
+        switch self {
+        case .p256: 256
+        case .p384: 384
+        case .p521: 521
+        }
+    }
+
+    /// The curve's OBJECT IDENTIFIER in DER: CKA_EC_PARAMS.
+    public var parameters: [UInt8] {
+        guard let object = OBJ_nid2obj(nid) else { return [] }
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ASN1_OBJECT(object, &output)
+        guard length > 0, let output else { return [] }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
+    /// The curve named by CKA_EC_PARAMS (a DER OID), or nil.
+    public init?(parameters: [UInt8]) {
+        guard let curve = EllipticCurve.allCases.first(where: { $0.parameters == parameters }) else {
+            return nil
+        }
+        self = curve
+    }
+
+    init?(nid: Int32) {
+        guard let curve = EllipticCurve.allCases.first(where: { $0.nid == nid }) else { return nil }
+        self = curve
+    }
+}
+
+/// What kind of key, with its size or curve.
+public enum KeyAlgorithm: Sendable, Equatable {
+    case rsa(bits: Int)
+    case ec(EllipticCurve)
+    case ed25519
+}
+
+/// How a signature is computed (PKCS#11 v2.40 §2.1, §2.3, v3.0 §2.3.14 mechanisms).
+public enum SignatureScheme: Sendable, Equatable {
+    /// RSASSA-PKCS1-v1_5. With a digest, the input is hashed and wrapped in a DigestInfo;
+    /// without, the input is the DigestInfo (CKM_RSA_PKCS).
+    case rsaPKCS1(DigestAlgorithm?)
+    /// RSASSA-PSS. With `digest` nil the input is already the hash of `hash`'s length.
+    case rsaPSS(digest: DigestAlgorithm?, hash: DigestAlgorithm, mgf1: DigestAlgorithm, saltLength: Int)
+    /// ECDSA with the signature as r ‖ s (PKCS#11's format). Without a digest the input is
+    /// the hash (CKM_ECDSA).
+    case ecdsa(DigestAlgorithm?)
+    /// Pure Ed25519 (CKM_EDDSA): the whole message, never a hash.
+    case ed25519
+
+    /// The digest applied to the message before signing, if any.
+    public var messageDigest: DigestAlgorithm? {
+        switch self {
+        case .rsaPKCS1(let digest), .ecdsa(let digest): digest
+        case .rsaPSS(let digest, _, _, _): digest
+        case .ed25519: nil
+        }
+    }
+}
+
+/// How RSA encryption pads (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP).
+public enum EncryptionPadding: Sendable, Equatable {
+    case pkcs1
+    case oaep(hash: DigestAlgorithm, mgf1: DigestAlgorithm, label: [UInt8])
+}
+
+/// An RSA, EC or Ed25519 key held by OpenSSL. The single owner of its `EVP_PKEY`.
+public final class AsymmetricKey: @unchecked Sendable {
+    // @unchecked: the EVP_PKEY is never mutated after init; OpenSSL allows concurrent
+    // operations on one key, each with its own EVP_PKEY_CTX.
+    let pkey: OpaquePointer
+    /// True when the private half is present.
+    public let hasPrivateKey: Bool
+
+    private init(_ pkey: OpaquePointer, hasPrivateKey: Bool) {
+        self.pkey = pkey
+        self.hasPrivateKey = hasPrivateKey
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    // MARK: Creating keys
+
+    /// Generates a new key pair. RSA sizes 2048 to 4096 bits.
+    public static func generate(_ algorithm: KeyAlgorithm) throws(CryptoError) -> AsymmetricKey {
+        let name: String
+        switch algorithm {
+        case .rsa(let bits):
+            guard (2048...4096).contains(bits) else {
+                throw CryptoError(.unsupported, "RSA keys must have 2048 to 4096 bits, not \(bits)")
+            }
+            name = "RSA"
+        case .ec: name = "EC"
+        case .ed25519: name = "ED25519"
+        }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, name, nil) else {
+            throw CryptoError.openSSL(.failed, "cannot create a key generator")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else {
+            throw CryptoError.openSSL(.failed, "cannot start key generation")
+        }
+        switch algorithm {
+        case .rsa(let bits):
+            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else {
+                throw CryptoError.openSSL(.failed, "cannot set the RSA key size")
+            }
+        case .ec(let curve):
+            guard EVP_PKEY_CTX_set_group_name(context, curve.groupName) == 1 else {
+                throw CryptoError.openSSL(.failed, "cannot set the curve")
+            }
+        case .ed25519: break
+        }
+        var key: OpaquePointer?
+        guard EVP_PKEY_generate(context, &key) == 1, let key else {
+            throw CryptoError.openSSL(.failed, "key generation failed")
+        }
+        return AsymmetricKey(key, hasPrivateKey: true)
+    }
+
+    /// A private key from DER: PKCS#8 PrivateKeyInfo, or a traditional RSA/EC key.
+    public convenience init(privateKeyDER der: [UInt8]) throws(CryptoError) {
+        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+        }
+        guard let key else { throw CryptoError.openSSL(.invalidInput, "private key DER does not parse") }
+        self.init(key, hasPrivateKey: true)
+        guard algorithm != nil else {
+            throw CryptoError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
+        }
+    }
+
+    /// A public key from its SubjectPublicKeyInfo DER.
+    public convenience init(subjectPublicKeyInfo der: [UInt8]) throws(CryptoError) {
+        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
+        }
+        guard let key else { throw CryptoError.openSSL(.invalidInput, "public key DER does not parse") }
+        self.init(key, hasPrivateKey: false)
+        guard algorithm != nil else {
+            throw CryptoError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
+        }
+    }
+
+    /// The public half alone.
+    public func publicKey() throws(CryptoError) -> AsymmetricKey {
+        try AsymmetricKey(subjectPublicKeyInfo: subjectPublicKeyInfo)
+    }
+
+    // MARK: Describing keys
+
+    /// The key's algorithm, or nil for a kind the token does not support.
+    public var algorithm: KeyAlgorithm? {
+        switch EVP_PKEY_get_base_id(pkey) {
+        case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(pkey)))
+        case EVP_PKEY_ED25519: return .ed25519
+        case EVP_PKEY_EC:
+            var name = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard EVP_PKEY_get_utf8_string_param(pkey, "group", &name, name.count, &length) == 1 else {
+                return nil
+            }
+            let nid = OBJ_sn2nid(name)
+            return EllipticCurve(nid: nid != NID_undef ? nid : EC_curve_nist2nid(name)).map { .ec($0) }
+        default: return nil
+        }
+    }
+
+    /// Key size in bits (RSA modulus, curve field).
+    public var bits: Int { Int(EVP_PKEY_get_bits(pkey)) }
+
+    /// The SubjectPublicKeyInfo DER: CKA_PUBLIC_KEY_INFO.
+    public var subjectPublicKeyInfo: [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(pkey, &output)
+        guard length > 0, let output else { return [] }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
+    /// The private key as PKCS#8 PrivateKeyInfo DER, or nil for a public key.
+    public var pkcs8: [UInt8]? {
+        guard hasPrivateKey, let info = EVP_PKEY2PKCS8(pkey) else { return nil }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PKCS8_PRIV_KEY_INFO(info, &output)
+        guard length > 0, let output else { return nil }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
+    /// SHA-1 of the subjectPublicKey BIT STRING contents: the CKA_ID shared by a key pair
+    /// and the certificates issued for it (DESIGN §4).
+    public var publicKeyHash: [UInt8] {
+        let info = subjectPublicKeyInfo
+        let bits: [UInt8]? = info.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress,
+                let spki = DERElement(base, at: 0, limit: buffer.count),
+                let algorithm = DERElement(base, at: spki.content.lowerBound, limit: spki.content.upperBound),
+                let key = DERElement(base, at: algorithm.whole.upperBound, limit: spki.content.upperBound),
+                !key.content.isEmpty
+            else { return nil }
+            return Array(buffer[(key.content.lowerBound + 1)..<key.content.upperBound])
+        }
+        return DigestAlgorithm.sha1.hash(bits ?? [])
+    }
+
+    /// A big-number component ("n", "e", "d", "rsa-factor1"…) as unsigned big-endian bytes.
+    public func component(_ name: String) -> [UInt8]? {
+        var number: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(pkey, name, &number) == 1, let number else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { BN_clear_free(number) }
+        var bytes = [UInt8](repeating: 0, count: Int((BN_num_bits(number) + 7) / 8))
+        _ = BN_bn2bin(number, &bytes)
+        return bytes
+    }
+
+    /// The encoded public point: uncompressed EC point, or the 32 raw bytes of Ed25519.
+    public var publicPoint: [UInt8]? {
+        if EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 {
+            var bytes = [UInt8](repeating: 0, count: 32)
+            var length = bytes.count
+            guard EVP_PKEY_get_raw_public_key(pkey, &bytes, &length) == 1 else { return nil }
+            return Array(bytes.prefix(length))
+        }
+        var bytes = [UInt8](repeating: 0, count: 160)
+        var length = 0
+        guard EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", &bytes, bytes.count, &length) == 1
+        else {
+            ERR_clear_error()
+            return nil
+        }
+        return Array(bytes.prefix(length))
+    }
+
+    // MARK: Signing
+
+    /// Signs `message` (hashing it first when the scheme has a digest).
+    public func sign(_ message: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
+        if scheme == .ed25519 { return try signEdDSA(message) }
+        let input = scheme.messageDigest.map { $0.hash(message) } ?? message
+        return try signHash(input, scheme: scheme)
+    }
+
+    /// Signs input already hashed by the caller (the multi-part path and CKM_ECDSA /
+    /// CKM_RSA_PKCS / CKM_RSA_PKCS_PSS).
+    public func signHash(_ input: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
+        guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
+        let context = try operationContext(scheme: scheme, initialize: EVP_PKEY_sign_init)
+        defer { EVP_PKEY_CTX_free(context) }
+        var length = 0
+        guard EVP_PKEY_sign(context, nil, &length, input, input.count) == 1 else {
+            throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_sign(context, &signature, &length, input, input.count) == 1 else {
+            throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key")
+        }
+        signature.removeLast(signature.count - length)
+        if case .ecdsa = scheme { return try rawECDSA(fromDER: signature) }
+        return signature
+    }
+
+    /// Verifies `signature` over `message`. False for a wrong signature; throws only when the
+    /// inputs cannot be used at all.
+    public func verify(_ signature: [UInt8], message: [UInt8], scheme: SignatureScheme) throws(CryptoError)
+        -> Bool
+    {
+        if scheme == .ed25519 { return try verifyEdDSA(signature, message) }
+        let input = scheme.messageDigest.map { $0.hash(message) } ?? message
+        return try verifyHash(signature, input: input, scheme: scheme)
+    }
+
+    public func verifyHash(_ signature: [UInt8], input: [UInt8], scheme: SignatureScheme) throws(CryptoError)
+        -> Bool
+    {
+        var encoded = signature
+        if case .ecdsa = scheme {
+            guard let der = derECDSA(fromRaw: signature) else { return false }
+            encoded = der
+        }
+        let context = try operationContext(scheme: scheme, initialize: EVP_PKEY_verify_init)
+        defer { EVP_PKEY_CTX_free(context) }
+        let result = EVP_PKEY_verify(context, encoded, encoded.count, input, input.count)
+        ERR_clear_error()
+        return result == 1
+    }
+
+    private func operationContext(
+        scheme: SignatureScheme, initialize: (OpaquePointer?) -> Int32
+    ) throws(CryptoError) -> OpaquePointer {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            throw CryptoError.openSSL(.failed, "cannot create a key operation")
+        }
+        var ok = initialize(context) == 1
+        switch scheme {
+        case .rsaPKCS1(let digest):
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+            if let digest { ok = ok && EVP_PKEY_CTX_set_signature_md(context, digest.evp) == 1 }
+        case .rsaPSS(_, let hash, let mgf1, let saltLength):
+            ok =
+                ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
+                && EVP_PKEY_CTX_set_signature_md(context, hash.evp) == 1
+                && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
+                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(saltLength)) == 1
+        case .ecdsa, .ed25519: break
+        }
+        guard ok else {
+            EVP_PKEY_CTX_free(context)
+            throw CryptoError.openSSL(.unsupported, "this key cannot use these mechanism parameters")
+        }
+        return context
+    }
+
+    private func signEdDSA(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
+        guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
+        defer { EVP_MD_CTX_free(context) }
+        var signature = [UInt8](repeating: 0, count: 64)
+        var length = signature.count
+        guard EVP_DigestSignInit(context, nil, nil, nil, pkey) == 1,
+            EVP_DigestSign(context, &signature, &length, message, message.count) == 1
+        else { throw CryptoError.openSSL(.invalidInput, "cannot sign with this key") }
+        return Array(signature.prefix(length))
+    }
+
+    private func verifyEdDSA(_ signature: [UInt8], _ message: [UInt8]) throws(CryptoError) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, nil, nil, pkey) == 1 else {
+            throw CryptoError.openSSL(.invalidInput, "cannot verify with this key")
+        }
+        let result = EVP_DigestVerify(context, signature, signature.count, message, message.count)
+        ERR_clear_error()
+        return result == 1
+    }
+
+    /// Width of r and s in an ECDSA signature of this key.
+    private var ecdsaComponentLength: Int { (bits + 7) / 8 }
+
+    /// PKCS#11 ECDSA signatures are r ‖ s, each as wide as the curve; OpenSSL's are DER.
+    private func rawECDSA(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let signature: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
+        }
+        guard let signature, let r = ECDSA_SIG_get0_r(signature), let s = ECDSA_SIG_get0_s(signature) else {
+            throw CryptoError.openSSL(.failed, "ECDSA signature does not parse")
+        }
+        defer { ECDSA_SIG_free(signature) }
+        let width = ecdsaComponentLength
+        var raw = [UInt8](repeating: 0, count: 2 * width)
+        let ok = raw.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return false }
+            return BN_bn2binpad(r, base, Int32(width)) == width
+                && BN_bn2binpad(s, base + width, Int32(width)) == width
+        }
+        guard ok else { throw CryptoError.openSSL(.failed, "ECDSA signature does not encode") }
+        return raw
+    }
+
+    private func derECDSA(fromRaw raw: [UInt8]) -> [UInt8]? {
+        let width = ecdsaComponentLength
+        guard raw.count == 2 * width, let signature = ECDSA_SIG_new() else { return nil }
+        defer { ECDSA_SIG_free(signature) }
+        let r = BN_bin2bn(raw, Int32(width), nil)
+        let s = raw.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.flatMap { BN_bin2bn($0 + width, Int32(width), nil) }
+        }
+        guard let r, let s, ECDSA_SIG_set0(signature, r, s) == 1 else {
+            BN_free(r)
+            BN_free(s)
+            return nil
+        }
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ECDSA_SIG(signature, &output)
+        guard length > 0, let output else { return nil }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
+    // MARK: Encryption
+
+    public func encrypt(_ plaintext: [UInt8], padding: EncryptionPadding) throws(CryptoError) -> [UInt8] {
+        try cipher(plaintext, padding: padding, encrypting: true)
+    }
+
+    public func decrypt(_ ciphertext: [UInt8], padding: EncryptionPadding) throws(CryptoError) -> [UInt8] {
+        guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot decrypt") }
+        return try cipher(ciphertext, padding: padding, encrypting: false)
+    }
+
+    private func cipher(_ input: [UInt8], padding: EncryptionPadding, encrypting: Bool) throws(CryptoError)
+        -> [UInt8]
+    {
+        guard case .rsa = algorithm else { throw CryptoError(.unsupported, "only RSA keys encrypt") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            throw CryptoError.openSSL(.failed, "cannot create a key operation")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var ok = (encrypting ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context)) == 1
+        switch padding {
+        case .pkcs1:
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+        case .oaep(let hash, let mgf1, let label):
+            ok =
+                ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1
+                && EVP_PKEY_CTX_set_rsa_oaep_md(context, hash.evp) == 1
+                && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
+            if ok, !label.isEmpty {
+                // OpenSSL takes ownership of the label buffer.
+                guard let copy = CRYPTO_malloc(label.count, #fileID, #line) else {
+                    throw CryptoError(.failed, "out of memory")
+                }
+                label.withUnsafeBytes { source in
+                    if let base = source.baseAddress { copy.copyMemory(from: base, byteCount: source.count) }
+                }
+                ok = EVP_PKEY_CTX_set0_rsa_oaep_label(context, copy, Int32(label.count)) == 1
+                if !ok { CRYPTO_free(copy, #fileID, #line) }
+            }
+        }
+        guard ok else {
+            throw CryptoError.openSSL(.unsupported, "this key cannot use these mechanism parameters")
+        }
+        let run = encrypting ? EVP_PKEY_encrypt : EVP_PKEY_decrypt
+        var length = 0
+        guard run(context, nil, &length, input, input.count) == 1 else {
+            throw CryptoError.openSSL(
+                .invalidInput, encrypting ? "cannot encrypt this input" : "cannot decrypt this input")
+        }
+        var output = [UInt8](repeating: 0, count: length)
+        guard run(context, &output, &length, input, input.count) == 1 else {
+            throw CryptoError.openSSL(
+                .invalidInput, encrypting ? "cannot encrypt this input" : "cannot decrypt this input")
+        }
+        return Array(output.prefix(length))
+    }
+}
