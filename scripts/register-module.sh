@@ -77,7 +77,7 @@ unregister() {
 }
 
 main() {
-    scope= action=register module=
+    scope='' action=register module=''
     while [ $# -gt 0 ]; do
         case $1 in
         --user) scope=user ;;

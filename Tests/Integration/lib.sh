@@ -174,7 +174,8 @@ it_on_error() {
 new_store() {
     if [[ -n ${1:-} ]]; then
         STORE=$1
-        mkdir -p -m 0700 "$STORE"
+        mkdir -p "$STORE"
+        chmod 0700 "$STORE"
     else
         STORE=$(mktemp -d "$TEST_TMP/store.XXXXXX")
     fi
