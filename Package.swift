@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
         // The cross-face tests hand the built .so to p11tool; they do not depend on
         // P11KeychainModule (its linker flags must not reach a test bundle).
-        .testTarget(name: "SecurityTests", dependencies: ["Security"]),
+        .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain"]),
         // Apple's documented snippets, compiled with only `import Foundation` and `import Security`.
         .testTarget(name: "AppleSnippetsTests", dependencies: ["Security"]),
     ],

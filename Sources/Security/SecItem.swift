@@ -265,6 +265,10 @@ struct ItemRequest {
         guard let name = value as? String else {
             throw KeychainError(.parameter, "kSecClass must be a CFString such as kSecClassCertificate, not \(typeName(value))")
         }
+        if operation == .changes {
+            givenClass = name  // SecItemUpdate compares it with the query's class
+            return
+        }
         switch name {
         case kSecClassCertificate:
             itemClass = name
@@ -279,12 +283,12 @@ struct ItemRequest {
 
     private mutating func read(_ key: String, _ name: String, _ value: Any) throws(KeychainError) {
         switch key {
-        case kSecAttrLabel: label = try typed(value, name, "a CFString")
-        case kSecAttrSubject: subject = try typed(value, name, "CFData")
-        case kSecAttrIssuer: issuer = try typed(value, name, "CFData")
-        case kSecAttrSerialNumber: serialNumber = try typed(value, name, "CFData")
-        case kSecAttrPublicKeyHash: publicKeyHash = try typed(value, name, "CFData")
-        case kSecAttrSubjectKeyID: subjectKeyID = try typed(value, name, "CFData")
+        case kSecAttrLabel: label = try typed(value, name, "a CFString") as String
+        case kSecAttrSubject: subject = try typed(value, name, "CFData") as Data
+        case kSecAttrIssuer: issuer = try typed(value, name, "CFData") as Data
+        case kSecAttrSerialNumber: serialNumber = try typed(value, name, "CFData") as Data
+        case kSecAttrPublicKeyHash: publicKeyHash = try typed(value, name, "CFData") as Data
+        case kSecAttrSubjectKeyID: subjectKeyID = try typed(value, name, "CFData") as Data
         case kSecAttrCertificateType: certificateType = try integer(value, name)
         case kSecAttrCertificateEncoding: certificateEncoding = try integer(value, name)
         case kSecValueRef:
@@ -292,20 +296,20 @@ struct ItemRequest {
                 throw KeychainError(.parameter, "kSecValueRef must be a SecCertificate, not \(typeName(value))")
             }
             valueRef = certificate
-        case kSecValueData: valueData = try typed(value, name, "CFData")
-        case kSecValuePersistentRef: valuePersistentRef = try typed(value, name, "CFData")
+        case kSecValueData: valueData = try typed(value, name, "CFData") as Data
+        case kSecValuePersistentRef: valuePersistentRef = try typed(value, name, "CFData") as Data
         case kSecReturnData: if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.data) }
         case kSecReturnAttributes: if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.attributes) }
         case kSecReturnRef: if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.reference) }
         case kSecReturnPersistentRef:
             if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.persistentReference) }
         case kSecMatchLimit: limit = try matchLimit(value)
-        case kSecMatchSubjectContains: subjectContains = try typed(value, name, "a CFString")
+        case kSecMatchSubjectContains: subjectContains = try typed(value, name, "a CFString") as String
         case kSecMatchValidOnDate:
             if value is NSNull {
                 validOnDate = Date()  // kCFNull: now
             } else {
-                validOnDate = try typed(value, name, "a CFDate")
+                validOnDate = try typed(value, name, "a CFDate") as Date
             }
         default:
             throw KeychainError(.parameter, "unknown key '\(key)'")
