@@ -30,14 +30,21 @@ final class Database {
         }
         var db: OpaquePointer?
         var result = sqlite3_open_v2(Database.uri(path), &db, flags, nil)
+        let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
         if result != SQLITE_OK, path != ":memory:", access(path, R_OK) == 0 {
             sqlite3_close_v2(db)
             db = nil
             flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
-            result = sqlite3_open_v2(Database.uri(path), &db, flags, nil)
+            // When the read-only retry fails too, the first failure is the one to report:
+            // a directory, say, opens read-only and then fails with a misleading I/O error.
+            if sqlite3_open_v2(Database.uri(path), &db, flags, nil) == SQLITE_OK {
+                result = SQLITE_OK
+            } else {
+                sqlite3_close_v2(db)
+                db = nil
+            }
         }
         guard result == SQLITE_OK, let db else {
-            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(db)
             throw StorageError(
                 StorageError.code(forSQLite: result), "cannot open store \(path): \(reason)")

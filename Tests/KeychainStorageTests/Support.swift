@@ -1,0 +1,150 @@
+import Foundation
+import KeychainStorage
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A fresh directory under the system's temporary directory, removed by `remove()`: every
+/// test gets its own files (GRDB's habit), so the tests run in parallel.
+struct TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/p11keychain-storage-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+        path = String(cString: made)
+    }
+
+    /// A path inside the directory.
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Runs `body` with a fresh temporary directory, removed afterwards whatever happens.
+func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    return try body(directory)
+}
+
+/// A new store in its own temporary directory.
+func withTemporaryStore<T>(_ body: (ObjectStore, TemporaryDirectory) throws -> T) throws -> T {
+    try withTemporaryDirectory { directory in
+        let store = try ObjectStore(path: directory.file("store.sqlite3"), create: true)
+        return try body(store, directory)
+    }
+}
+
+/// A failure of the test machinery itself (not of the code under test).
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Expects `body` to throw a `StorageError` with `code` whose message contains `text`.
+func expectStorageError(
+    _ code: StorageError.Code, containing text: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) {
+    do {
+        try body()
+        Issue.record("expected StorageError \(code), got success", sourceLocation: sourceLocation)
+    } catch let error as StorageError {
+        #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
+        // (Foundation's `contains("")` is false: an empty `text` checks nothing.)
+        #expect(
+            text.isEmpty || error.message.contains(text), "message: \(error.message)",
+            sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected StorageError \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Runs a tool found on `PATH` and returns its standard output. A missing tool or a non-zero
+/// exit fails the test: these tests must not pass by not running.
+@discardableResult
+func run(_ tool: String, _ arguments: [String]) throws -> String {
+    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    guard
+        let executable = searchPath.split(separator: ":").map({ "\($0)/\(tool)" })
+            .first(where: { (path: String) in access(path, X_OK) == 0 })
+    else { throw TestFailure("\(tool) is not installed (needed by this test)") }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    // Outputs here are a few lines; read both to the end before waiting.
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw TestFailure(
+            "\(tool) \(arguments.joined(separator: " ")) failed: "
+                + String(decoding: errorData, as: UTF8.self))
+    }
+    return String(decoding: outputData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Runs SQL on a store file through the sqlite3 command-line shell: a connection the store
+/// does not own, as another process's would be.
+@discardableResult
+func sqlite(_ path: String, _ sql: String) throws -> String {
+    try run("sqlite3", [path, sql])
+}
+
+/// Takes away this process's right to write `paths` (files and directories) for the length
+/// of `body`. Root ignores permission bits, so as root the files are made immutable
+/// (`chattr +i`, which binds root too); otherwise their write bits are cleared.
+func withWriteProtected<T>(_ paths: [String], _ body: () throws -> T) throws -> T {
+    let saved = try paths.map { path -> mode_t in
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw TestFailure("cannot stat \(path)") }
+        return status.st_mode & 0o7777
+    }
+    if getuid() == 0 {
+        try run("chattr", ["+i"] + paths)
+    } else {
+        for (path, mode) in zip(paths, saved) { chmod(path, mode & ~0o222) }
+    }
+    defer {
+        if getuid() == 0 { _ = try? run("chattr", ["-i"] + paths) }
+        for (path, mode) in zip(paths, saved) { chmod(path, mode) }
+    }
+    guard paths.allSatisfy({ access($0, W_OK) != 0 }) else {
+        throw TestFailure("\(paths) are still writable: cannot test a read-only store here")
+    }
+    return try body()
+}
+
+/// The files of a store (the database, its -wal and -shm) and their contents, to show that
+/// nothing was touched.
+func snapshot(of directory: TemporaryDirectory) throws -> [String: Data] {
+    var files: [String: Data] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+        files[name] = try Data(contentsOf: URL(fileURLWithPath: directory.file(name)))
+    }
+    return files
+}
+
+/// The UTF-8 bytes of `text`: attribute values in these tests are mostly labels.
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// A named test input: Swift Testing shows the name, not the value (which may be large).
+struct Named<Value: Sendable>: Sendable, CustomTestStringConvertible {
+    let name: String
+    let value: Value
+
+    init(_ name: String, _ value: Value) {
+        self.name = name
+        self.value = value
+    }
+
+    var testDescription: String { name }
+}
