@@ -13,13 +13,15 @@
  * certificates bench-cert-0 .. bench-cert-(k-1) is resumed from k, so a
  * script can run p11bench once per size and do other work in between.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11bench p11bench.c -lcrypto -ldl
+ * Load time and memory are measured in fresh processes: p11bench runs
+ * itself with --load-only (an internal mode) for that.
+ *
+ * Build: gcc -O2 -Wall -Wextra -o p11bench p11bench.c -lcrypto -ldl -lm
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdarg.h>

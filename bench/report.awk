@@ -12,8 +12,13 @@ function num(v) {
     return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v)
 }
 
-function sig(v) {
-    return v >= 100 ? sprintf("%.0f", v) : v >= 1 ? sprintf("%.3g", v) : sprintf("%.2g", v)
+# Two or three significant digits, never in exponent form (0.000071, not 7.1e-05).
+function sig(v,    d) {
+    if (v >= 100) return sprintf("%.0f", v)
+    if (v >= 1) return sprintf("%.3g", v)
+    d = 1
+    while (v * 10 ^ d < 10 && d < 12) d++
+    return sprintf("%." d "f", v)
 }
 
 function cell(v, note,    s) {

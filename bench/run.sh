@@ -202,7 +202,7 @@ report() {
 # p11keychain vs SoftHSM2
 
 - date: $(date -u '+%Y-%m-%d %H:%M UTC')
-- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr)
+- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr); load average $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the machine skews the figures)
 - p11keychain: $(p11keychain_origin); SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?') (file backend)
 - sizes: $sizes, cumulative (SoftHSM2 up to $softhsm_max); $lookups finds per measurement, at most ${cap_seconds} s each (n = samples taken when fewer); $load_runs fresh-process loads per size; p11tool listing up to $p11tool_max certificates, timeout ${p11tool_timeout} s
 - import: one C_CreateObject per certificate (class, type, token, label, id, subject, issuer, serial, value); rate over the certificates added to reach that size
@@ -217,6 +217,7 @@ EOF
 }
 
 main() {
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
     ensure_tools
     mkdir -p "$results"
     rm -f "$results/p11keychain.json" "$results/softhsm2.json"
