@@ -237,10 +237,36 @@ struct DERElement {
         guard result & 0x80 == 0, result != 0x21, let cursor else { return nil }
         let start = cursor - base
         guard length >= 0, start + length <= limit else { return nil }
+        // ASN1_get_object also reads BER's long forms (30 83 00 01 11 for 30 82 01 11). DER
+        // allows only the shortest (X.690 §10.1); accepting others would let one certificate
+        // be stored twice, under two encodings of its issuer or serial.
+        guard start - offset == DERElement.headerLength(tag: tag, length: length) else { return nil }
         self.tag = tag
         self.tagClass = tagClass
         whole = offset..<(start + length)
         content = start..<(start + length)
+    }
+
+    /// Octets of the shortest identifier and length encoding of an element (X.690 §8.1.2,
+    /// §10.1): one tag octet below 31, else one plus a base-128 digit per 7 bits; one length
+    /// octet below 128, else one plus a base-256 digit per 8 bits.
+    static func headerLength(tag: Int32, length: Int) -> Int {
+        var octets = 2
+        if tag >= 31 {
+            var rest = tag
+            repeat {
+                octets += 1
+                rest >>= 7
+            } while rest > 0
+        }
+        if length >= 128 {
+            var rest = length
+            repeat {
+                octets += 1
+                rest >>= 8
+            } while rest > 0
+        }
+        return octets
     }
 }
 
