@@ -236,7 +236,8 @@ public final class Keychain: Sendable {
 
     // MARK: Changing
 
-    /// Changes attributes of every certificate matching `query` (up to its limit).
+    /// Changes attributes of every certificate matching `query` (up to its limit), in one
+    /// transaction: every match changes, or none does.
     ///
     /// - Returns: The changed items, as they are now; empty when nothing matched.
     /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written.
@@ -244,23 +245,19 @@ public final class Keychain: Sendable {
     public func updateCertificates(matching query: CertificateQuery, setting changes: CertificateChanges)
         throws(KeychainError) -> [CertificateItem]
     {
-        var template: AttributeSet = [:]
-        if let label = changes.label { template[.label] = Array(label.utf8) }
-        if let publicKeyHash = changes.publicKeyHash { template[.id] = publicKeyHash }
-        var updated: [CertificateItem] = []
-        for match in try matches(query) {
-            if !template.isEmpty {
-                try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
-                    try token.updateObject(match.reference, with: template, context: context)
-                }
-            }
-            updated.append(
-                CertificateItem(
-                    certificate: match.item.certificate, label: changes.label ?? match.item.label,
-                    publicKeyHash: changes.publicKeyHash ?? match.item.publicKeyHash,
-                    persistentReference: match.item.persistentReference))
-        }
-        return updated
+        try update(try matches(query), setting: changes)
+    }
+
+    /// Changes attributes of stored items, in one transaction: all of them change, or none.
+    /// Items deleted meanwhile are left out.
+    ///
+    /// - Returns: The changed items, as they are now.
+    /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written.
+    @discardableResult
+    public func update(_ items: [CertificateItem], setting changes: CertificateChanges) throws(KeychainError)
+        -> [CertificateItem]
+    {
+        try update(try references(of: items), setting: changes)
     }
 
     /// Changes attributes of one stored item.
@@ -271,40 +268,81 @@ public final class Keychain: Sendable {
     public func update(_ item: CertificateItem, setting changes: CertificateChanges) throws(KeychainError)
         -> CertificateItem
     {
-        guard
-            let updated = try updateCertificates(
-                matching: CertificateQuery(persistentReference: item.persistentReference), setting: changes
-            ).first
-        else { throw KeychainError(.itemNotFound, "the certificate item no longer exists") }
+        guard let updated = try update([item], setting: changes).first else {
+            throw KeychainError(.itemNotFound, "the certificate item no longer exists")
+        }
         return updated
     }
 
-    /// Deletes every certificate matching `query` (up to its limit).
+    private func update(_ matches: [Match], setting changes: CertificateChanges) throws(KeychainError)
+        -> [CertificateItem]
+    {
+        var template: AttributeSet = [:]
+        if let label = changes.label { template[.label] = Array(label.utf8) }
+        if let publicKeyHash = changes.publicKeyHash { template[.id] = publicKeyHash }
+        var changed = matches.map(\.reference)
+        if !template.isEmpty {
+            changed = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+                try token.updateObjects(changed, with: template, context: context)
+            }
+        }
+        let byReference = Dictionary(matches.map { ($0.reference, $0.item) }) { first, _ in first }
+        return changed.compactMap { byReference[$0] }.map { item in
+            CertificateItem(
+                certificate: item.certificate, label: changes.label ?? item.label,
+                publicKeyHash: changes.publicKeyHash ?? item.publicKeyHash,
+                persistentReference: item.persistentReference)
+        }
+    }
+
+    /// Deletes every certificate matching `query` (up to its limit), in one transaction:
+    /// every match goes, or none does.
     ///
     /// - Returns: How many items were deleted; 0 when nothing matched.
     /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written.
     @discardableResult
     public func deleteCertificates(matching query: CertificateQuery) throws(KeychainError) -> Int {
-        var deleted = 0
-        for match in try matches(query) {
-            do throws(KeychainError) {
-                try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
-                    try token.destroyObject(match.reference, context: context)
-                }
-                deleted += 1
-            } catch where error.code == .itemNotFound {
-                continue  // deleted meanwhile by another process: the goal is reached
-            }
-        }
-        return deleted
+        try delete(try matches(query))
+    }
+
+    /// Deletes stored items, in one transaction: all of them go, or none. Items deleted
+    /// meanwhile are not counted.
+    ///
+    /// - Returns: How many items were deleted.
+    /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written.
+    @discardableResult
+    public func delete(_ items: [CertificateItem]) throws(KeychainError) -> Int {
+        try delete(try references(of: items))
     }
 
     /// Deletes one stored item.
     ///
     /// - Throws: ``KeychainError/Code/itemNotFound`` when the item no longer exists.
     public func delete(_ item: CertificateItem) throws(KeychainError) {
-        guard try deleteCertificates(matching: CertificateQuery(persistentReference: item.persistentReference)) > 0
-        else { throw KeychainError(.itemNotFound, "the certificate item no longer exists") }
+        guard try delete([item]) > 0 else {
+            throw KeychainError(.itemNotFound, "the certificate item no longer exists")
+        }
+    }
+
+    private func delete(_ matches: [Match]) throws(KeychainError) -> Int {
+        let references = matches.map(\.reference)
+        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.destroyObjects(references, context: context)
+        }.count
+    }
+
+    /// The stored objects behind items, found by their persistent references; items that no
+    /// longer exist are left out.
+    private func references(of items: [CertificateItem]) throws(KeychainError) -> [Match] {
+        var found: [Match] = []
+        for item in items {
+            var template = Keychain.certificateTemplate
+            template[.uniqueID] = item.persistentReference
+            if let reference = try references(template).first {
+                found.append(Match(reference: reference, item: item))
+            }
+        }
+        return found
     }
 
     // MARK: Matching

@@ -258,32 +258,86 @@ public final class Token: @unchecked Sendable {
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
     ) throws(KeychainError) {
         try lock.withLock { () throws(KeychainError) in
-            let current = try load(reference, context: context)
-            let store = try store(for: reference)
-            try context.checkWrite(
-                tokenObject: !reference.isSessionObject,
-                privateObject: current.bool(.private) ?? false,
-                writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
-            guard current.bool(.modifiable) ?? true else {
-                throw KeychainError(
-                    .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
-            }
-            let policy = try Token.policy(of: current)
-            for (type, value) in template {
-                guard let spec = policy.specs[type] else {
-                    throw KeychainError(
-                        .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
-                }
-                try ObjectPolicy.validate(value, as: spec)
-                // CKA_COPYABLE may only go from true to false (v2.40 §4.4).
-                let turnsOffCopy = type == .copyable && AttributeValue.bool(value) == false
-                guard spec.rules.contains(.modifiable) || turnsOffCopy else {
-                    throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
-                }
-            }
-            let rows = template.map { StoredAttribute($0.key.rawValue, $0.value) }
-            try KeychainError.mapping { try store.update(reference.rowID, attributes: rows) }
+            try updateLocked(reference, with: template, context: context)
         }
+    }
+
+    /// Changes the same attributes of several token objects in one transaction: all of them
+    /// change, or none (SecItemUpdate applies to every match). Objects deleted meanwhile are
+    /// skipped. Returns the references changed.
+    public func updateObjects(
+        _ references: [ObjectReference], with template: AttributeSet, context: AccessContext
+    ) throws(KeychainError) -> [ObjectReference] {
+        try inOneTransaction(references) { (reference) throws(KeychainError) in
+            try updateLocked(reference, with: template, context: context)
+        }
+    }
+
+    /// Destroys several token objects in one transaction: all of them go, or none
+    /// (SecItemDelete applies to every match). Objects deleted meanwhile are skipped.
+    /// Returns the references destroyed.
+    public func destroyObjects(_ references: [ObjectReference], context: AccessContext)
+        throws(KeychainError) -> [ObjectReference]
+    {
+        try inOneTransaction(references) { (reference) throws(KeychainError) in
+            try destroyLocked(reference, context: context)
+        }
+    }
+
+    /// Runs `body` on each reference inside one write transaction of the token store, with
+    /// `lock` held; a reference whose object no longer exists is left out of the result.
+    private func inOneTransaction(
+        _ references: [ObjectReference], _ body: (ObjectReference) throws(KeychainError) -> Void
+    ) throws(KeychainError) -> [ObjectReference] {
+        guard !references.isEmpty else { return [] }
+        return try lock.withLock { () throws(KeychainError) in
+            let persistent = try store()
+            return try KeychainError.mapping {
+                try persistent.write {
+                    var done: [ObjectReference] = []
+                    for reference in references {
+                        do {
+                            try body(reference)
+                            done.append(reference)
+                        } catch let error as KeychainError where error.code == .objectNotFound {
+                            continue
+                        }
+                    }
+                    return done
+                }
+            }
+        }
+    }
+
+    /// Changes attributes of an object; `lock` must be held.
+    private func updateLocked(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(KeychainError) {
+        let current = try load(reference, context: context)
+        let store = try store(for: reference)
+        try context.checkWrite(
+            tokenObject: !reference.isSessionObject,
+            privateObject: current.bool(.private) ?? false,
+            writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
+        guard current.bool(.modifiable) ?? true else {
+            throw KeychainError(
+                .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
+        }
+        let policy = try Token.policy(of: current)
+        for (type, value) in template {
+            guard let spec = policy.specs[type] else {
+                throw KeychainError(
+                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+            }
+            try ObjectPolicy.validate(value, as: spec)
+            // CKA_COPYABLE may only go from true to false (v2.40 §4.4).
+            let turnsOffCopy = type == .copyable && AttributeValue.bool(value) == false
+            guard spec.rules.contains(.modifiable) || turnsOffCopy else {
+                throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
+            }
+        }
+        let rows = template.map { StoredAttribute($0.key.rawValue, $0.value) }
+        try KeychainError.mapping { try store.update(reference.rowID, attributes: rows) }
     }
 
     /// Copies an object with changes (C_CopyObject).
@@ -327,19 +381,26 @@ public final class Token: @unchecked Sendable {
         throws(KeychainError)
     {
         try lock.withLock { () throws(KeychainError) in
-            let current = try load(reference, context: context)
-            let store = try store(for: reference)
-            try context.checkWrite(
-                tokenObject: !reference.isSessionObject,
-                privateObject: current.bool(.private) ?? false,
-                writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
-            guard current.bool(.destroyable) ?? true else {
-                throw KeychainError(
-                    .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
-            }
-            guard try KeychainError.mapping({ try store.delete(reference.rowID) }) else {
-                throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
-            }
+            try destroyLocked(reference, context: context)
+        }
+    }
+
+    /// Destroys an object; `lock` must be held.
+    private func destroyLocked(_ reference: ObjectReference, context: AccessContext)
+        throws(KeychainError)
+    {
+        let current = try load(reference, context: context)
+        let store = try store(for: reference)
+        try context.checkWrite(
+            tokenObject: !reference.isSessionObject,
+            privateObject: current.bool(.private) ?? false,
+            writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
+        guard current.bool(.destroyable) ?? true else {
+            throw KeychainError(
+                .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
+        }
+        guard try KeychainError.mapping({ try store.delete(reference.rowID) }) else {
+            throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
         }
     }
 

@@ -99,13 +99,8 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         guard !items.isEmpty else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
         let setting = CertificateChanges(label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) })
         guard !setting.isEmpty else { return }
-        for item in items {
-            do throws(KeychainError) {
-                try keychain.update(item, setting: setting)
-            } catch where error.code == .itemNotFound {
-                continue  // deleted meanwhile by another process
-            }
-        }
+        // One transaction: every match changes, or none (items deleted meanwhile are skipped).
+        try keychain.update(items, setting: setting)
     }
 }
 
@@ -119,16 +114,8 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
         let keychain = try Keychain()
         let items = try request.matchingItems(in: keychain, limit: .all)
         guard !items.isEmpty else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
-        var deleted = 0
-        for item in items {
-            do throws(KeychainError) {
-                try keychain.delete(item)
-                deleted += 1
-            } catch where error.code == .itemNotFound {
-                continue
-            }
-        }
-        guard deleted > 0 else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
+        // One transaction: every match goes, or none.
+        guard try keychain.delete(items) > 0 else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
     }
 }
 

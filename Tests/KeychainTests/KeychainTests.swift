@@ -296,6 +296,21 @@ struct ChangingTests {
         }
     }
 
+    @Test("a list of items is changed or deleted in one call; items gone meanwhile are left out")
+    func itemLists() throws {
+        try withTemporaryKeychain { keychain, _ in
+            let items = try keychain.add(contentsOf: [
+                Fixture.ca.certificate, Fixture.alice.certificate, Fixture.bob.certificate,
+            ])
+            try keychain.delete(items[0])
+            let renamed = try keychain.update(items, setting: CertificateChanges(label: "renamed"))
+            #expect(renamed.map(\.certificate) == items.dropFirst().map(\.certificate))
+            #expect(renamed.allSatisfy { $0.label == "renamed" })
+            #expect(try keychain.delete(items) == 2)
+            #expect(try keychain.certificates().isEmpty)
+        }
+    }
+
     @Test("a delete removes every match and nothing else")
     func deleteEveryMatch() throws {
         try withTemporaryKeychain { keychain, _ in
