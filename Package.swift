@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "p11keychain-pkcs11", type: .dynamic, targets: ["P11KeychainModule"]),
         // The Swift faces (DESIGN §1): a typed API and Apple's Security API on the same store.
         .library(name: "Keychain", targets: ["Keychain"]),
+        // The command-line tool: .build/<config>/p11keychain
+        .executable(name: "p11keychain", targets: ["p11keychain"]),
         .library(name: "Security", targets: ["Security"]),
     ],
     targets: [
@@ -44,6 +46,9 @@ let package = Package(
         ),
         // Typed Swift API over KeychainCore; Foundation is allowed from here up (DESIGN §9).
         .target(name: "Keychain", dependencies: ["KeychainCore", "KeychainCrypto"]),
+        // The command-line tool over Keychain; KeychainCore only to count the objects of every
+        // class a token holds (list-tokens), which the certificate-only Keychain API cannot see.
+        .executableTarget(name: "p11keychain", dependencies: ["Keychain", "KeychainCore"]),
         // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.
         .target(name: "Security", dependencies: ["Keychain"]),
         // Apple's "Storing a Certificate in the Keychain", written as on Apple platforms.
@@ -57,6 +62,9 @@ let package = Package(
         // only makes `swift test` build the module next to the test bundle.
         .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "P11KeychainModule"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
+        // Runs the built p11keychain program as a subprocess and hands the built .so to p11tool;
+        // it links no target: `swift test` builds every product next to the test bundle.
+        .testTarget(name: "CLITests"),
         // The cross-face tests hand the built .so to p11tool; they do not depend on
         // P11KeychainModule (its linker flags must not reach a test bundle).
         .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain"]),
