@@ -175,8 +175,10 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: Conformances
 
+    /// Two certificates are equal when their DER is.
     public static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.parsed.der == rhs.parsed.der }
 
+    /// Hashes the DER.
     public func hash(into hasher: inout Hasher) { hasher.combine(parsed.der) }
 
     /// The subject summary and the SHA-1 fingerprint.

@@ -113,6 +113,7 @@ public final class Keychain: Sendable {
         name = configuration.name
         token = TokenCache.shared.token(for: configuration)
         try KeychainError.mapping { () throws(KeychainCore.KeychainError) in try token.open() }
+        TokenCache.shared.opened(token, for: configuration)
     }
 
     /// The tokens of the current configuration, in slot order: `login` first.
@@ -517,29 +518,65 @@ private struct SearchPlan {
 
 /// One `Token` per store file for the whole process, so that opening a keychain is cheap and
 /// every `Keychain` on a file shares one connection. Keyed by the whole token configuration:
-/// the configuration itself is read anew by every `Keychain` initializer.
+/// the configuration itself is read anew by every `Keychain` initializer. A file that was
+/// deleted or replaced since (another inode) gets a new `Token`, so a connection never keeps
+/// serving a file that is no longer at its path.
 final class TokenCache: @unchecked Sendable {
-    // @unchecked: `tokens` is touched only with `lock` held.
+    // @unchecked: `entries` is touched only with `lock` held.
     static let shared = TokenCache()
     private let lock = Lock()
-    private var tokens: [Key: Token] = [:]
+    private var entries: [Key: Entry] = [:]
 
     private struct Key: Hashable {
         var name: String
         var path: String
         var readOnly: Bool
         var synchronous: Bool
+
+        init(_ configuration: TokenConfiguration) {
+            name = configuration.name
+            path = configuration.path
+            readOnly = configuration.readOnly
+            synchronous = configuration.synchronous
+        }
     }
 
+    private struct Entry {
+        var token: Token
+        /// The file's device and inode once the token opened it; nil before.
+        var file: FileIdentity?
+    }
+
+    private struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The token for `configuration`: the cached one while its file is still the one it
+    /// opened, else a new one.
     func token(for configuration: TokenConfiguration) -> Token {
-        let key = Key(
-            name: configuration.name, path: configuration.path, readOnly: configuration.readOnly,
-            synchronous: configuration.synchronous)
+        let key = Key(configuration)
+        let current = TokenCache.identity(of: configuration.path)
         return lock.withLock {
-            if let token = tokens[key] { return token }
+            if let entry = entries[key], let file = entry.file, file == current { return entry.token }
             let token = Token(configuration: configuration)
-            tokens[key] = token
+            entries[key] = Entry(token: token, file: nil)
             return token
         }
+    }
+
+    /// Records which file `token` opened for `configuration`.
+    func opened(_ token: Token, for configuration: TokenConfiguration) {
+        let key = Key(configuration)
+        let file = TokenCache.identity(of: configuration.path)
+        lock.withLock {
+            if entries[key]?.token === token { entries[key]?.file = file }
+        }
+    }
+
+    private static func identity(of path: String) -> FileIdentity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 }

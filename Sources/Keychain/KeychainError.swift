@@ -54,6 +54,7 @@ public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible 
         /// An internal error (`errSecInternal`).
         public static let `internal` = Code(rawValue: -26276)
 
+        /// The `OSStatus` value as a number.
         public var description: String { String(rawValue) }
     }
 
@@ -71,6 +72,7 @@ public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible 
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 

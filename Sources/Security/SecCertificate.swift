@@ -13,10 +13,12 @@ public final class SecCertificate: Hashable, Sendable, CustomStringConvertible {
         self.certificate = certificate
     }
 
+    /// Two certificates are equal when their DER is (Apple's `CFEqual`).
     public static func == (lhs: SecCertificate, rhs: SecCertificate) -> Bool {
         lhs.certificate == rhs.certificate
     }
 
+    /// Hashes the DER.
     public func hash(into hasher: inout Hasher) { hasher.combine(certificate) }
 
     /// Like Apple's description: the subject summary and the issuer's.

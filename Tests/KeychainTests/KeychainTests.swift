@@ -50,6 +50,18 @@ struct OpeningTests {
         expectError(.noSuchKeychain, containing: path) { _ = try Keychain(path: path, createIfMissing: true) }
     }
 
+    @Test("a store file deleted and created again is opened anew, not served from the old connection")
+    func replacedStoreIsReopened() throws {
+        try withTemporaryKeychain { keychain, _ in
+            try keychain.add(Fixture.alice.certificate)
+            for suffix in ["", "-wal", "-shm"] { unlink(keychain.path + suffix) }
+            let fresh = try Keychain(path: keychain.path, createIfMissing: true)
+            #expect(try fresh.certificates().isEmpty)
+            try fresh.add(Fixture.bob.certificate)
+            #expect(try Keychain(path: keychain.path).certificates().map(\.label) == ["Bob Example"])
+        }
+    }
+
     @Test("a file that is not a store is refused as an invalid keychain")
     func garbageFileIsRefused() throws {
         let directory = try TemporaryDirectory()
