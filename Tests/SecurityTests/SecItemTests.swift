@@ -544,6 +544,27 @@ struct KeychainLocationTests {
         try body(directory)
     }
 
+    @Test("a keychain configured read-only refuses changes with errSecReadOnly and keeps its items")
+    func readOnlyKeychain() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = directory + "/p11keychain.conf"
+        try withDefaultKeychain { home in
+            try add(.alice)
+            let text = "[token login]\npath = \(home)/login.sqlite3\nread-only = yes\n"
+            #expect(FileManager.default.createFile(atPath: configuration, contents: Data(text.utf8)))
+            setenv("P11KEYCHAIN_CONF", configuration, 1)
+            let status = try add(.bob)
+            #expect(status == errSecReadOnly)
+            #expect(SecCopyErrorMessageString(status, nil)?.contains("write-protected") == true)
+            #expect(SecItemDelete(certificateClass as CFDictionary) == errSecReadOnly)
+            #expect(
+                SecItemUpdate(certificateClass as CFDictionary, [kSecAttrLabel as String: "x"] as CFDictionary)
+                    == errSecReadOnly)
+            #expect(storedLabels() == ["Alice Example"])
+        }
+    }
+
     @Test("a named token of the configuration can be the login token's store")
     func configurationMovesTheLoginToken() throws {
         let directory = try makeTemporaryDirectory()
