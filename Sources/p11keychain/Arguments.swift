@@ -38,11 +38,8 @@ struct Option: Sendable {
     /// How handlers ask for it: the long name, else the letter.
     var key: String { long ?? short.map(String.init) ?? "" }
 
-    /// The spelling used in messages and help: `-l LABEL`, `--token NAME`, `-a`.
-    var spelling: String {
-        let name = short.map { "-\($0)" } ?? "--\(key)"
-        return value.map { "\(name) \($0)" } ?? name
-    }
+    /// How messages name it: `-l`, `--token`.
+    var name: String { short.map { "-\($0)" } ?? "--\(key)" }
 
     /// `-h`/`--help`: handled by the parser itself, in every command's table.
     static let help = Option(short: "h", long: "help", help: "show this help")

@@ -51,7 +51,7 @@ enum CertificateCommands {
         }
         let keychain = try invocation.openKeychain(creating: true)
         // Which certificates are new: one index lookup each, the work a progress bar can show.
-        // The batch add below checks again, in its transaction, for another process's adds.
+        // The batch add skips what is stored by then, should another process add some meanwhile.
         let progress = ProgressBar(total: certificates.count, title: "checking")
         var fresh: [Certificate] = []
         var seen = Set<[UInt8]>()
@@ -70,12 +70,21 @@ enum CertificateCommands {
             throw Failure(error, doing: "cannot search the keychain")
         }
         progress?.status("storing \(Format.count(fresh.count, "certificate"))...")
-        let added: [CertificateItem]
-        do {
-            added = try keychain.add(contentsOf: fresh, label: invocation.value("l"), duplicates: .skip)
-        } catch {
-            progress?.clear()
-            throw Failure(error, doing: "cannot add the certificates (nothing was added)")
+        var added: [CertificateItem] = []
+        let attempts = 5
+        for attempt in 1...attempts {
+            do {
+                added = try keychain.add(contentsOf: fresh, label: invocation.value("l"), duplicates: .skip)
+                break
+            } catch  where error.code == .duplicateItem && attempt < attempts {
+                // Another process stored one of them between the check and the transaction,
+                // which then added nothing: check again. Each retry means another importer
+                // made progress, so a few suffice.
+                continue
+            } catch {
+                progress?.clear()
+                throw Failure(error, doing: "cannot add the certificates (nothing was added)")
+            }
         }
         progress?.clear()
         let present = certificates.count - added.count
@@ -105,8 +114,8 @@ enum CertificateCommands {
         run: { invocation throws(Failure) in try find(invocation) })
 
     private static func find(_ invocation: Invocation) throws(Failure) {
-        let keychain = try invocation.openKeychain()
         let selection = try Selection(invocation, hashOption: nil)
+        let keychain = try invocation.openKeychain()
         let items = try selection.items(in: keychain, limit: invocation.flag("a") ? nil : 1)
         var text = ""
         for (index, item) in items.enumerated() {
@@ -227,8 +236,8 @@ enum CertificateCommands {
         if format == "der", output == nil, Console.isTerminal(Console.output) {
             throw .usage("DER is binary: write it with -o FILE or redirect standard output")
         }
-        let keychain = try invocation.openKeychain()
         let selection = try Selection(invocation, hashOption: "Z")
+        let keychain = try invocation.openKeychain()
         let items = try selection.items(in: keychain, limit: format == "der" ? 2 : nil)
         let bytes: [UInt8]
         if format == "der" {

@@ -17,7 +17,6 @@ struct Command: Sendable {
 
 /// A command as invoked: the parsed arguments and the environment.
 struct Invocation {
-    let command: Command
     let arguments: ParsedArguments
     let environment: [String: String]
 
@@ -52,9 +51,6 @@ struct Invocation {
             throw Failure(error, doing: "cannot open the keychain")
         }
     }
-
-    /// A usage error of this command.
-    func usage(_ message: String) -> Failure { .usage(message) }
 }
 
 extension Failure {
@@ -138,7 +134,7 @@ enum Tool {
             }
             let parsed = try merge(before, after)
             try check(parsed, for: command)
-            try command.run(Invocation(command: command, arguments: parsed, environment: environment))
+            try command.run(Invocation(arguments: parsed, environment: environment))
             return 0
         } catch {
             let context = commandName.map { "\($0): " } ?? ""
@@ -157,7 +153,7 @@ enum Tool {
         for option in globalOptions {
             guard let value = before.value(option.key) else { continue }
             guard after.value(option.key) == nil else {
-                throw .usage("option \(option.spelling.split(separator: " ")[0]) is given twice")
+                throw .usage("option \(option.name) is given twice")
             }
             merged = merged.setting(option.key, value)
         }

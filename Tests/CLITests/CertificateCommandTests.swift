@@ -52,6 +52,24 @@ struct CertificateCommandTests {
         #expect(many.output.components(separatedBy: "label:").count - 1 == 11, "Bulk 1 and Bulk 10-19")
     }
 
+    @Test("importers running at once all succeed and store each certificate once")
+    func concurrentImports() async throws {
+        let sandbox = try Sandbox()
+        let bundle = try sandbox.bundle("Shared", count: 30)
+        let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try sandbox.p11keychain("add-certificates", bundle) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for outcome in outcomes { #expect(outcome.status == 0, "\(outcome.error)") }
+        let added = outcomes.compactMap {
+            $0.output.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        }
+        #expect(added.reduce(0, +) == 30, "\(outcomes.map(\.output))")
+        #expect(pemBlockCount(try sandbox.p11keychain("export").output) == 30)
+    }
+
     @Test("a progress bar is drawn on a terminal for a large bundle, and only there")
     func progressBar() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }

@@ -47,7 +47,10 @@ struct TestFailure: Error, CustomStringConvertible {
 /// A fresh directory per test with the environment the child processes get: its own
 /// default store (`P11KEYCHAIN_DIR`), no configuration file unless the test writes one, and
 /// its own home and XDG directories, so that nothing outside it is read or written.
-final class Sandbox {
+///
+/// `@unchecked Sendable`: a test changes `environment` only before it starts children, and
+/// children started at once from several tasks only read it.
+final class Sandbox: @unchecked Sendable {
     let path: String
     var environment: [String: String]
 
