@@ -101,7 +101,10 @@ public struct Configuration: Sendable, Equatable {
     public mutating func apply(_ text: String, file: String, home: String) throws(ParseError) {
         var section: Int? = nil  // index into tokens, nil for the global section
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Where each token's section starts: a missing key is reported there.
+        var sectionLines: [Int: Int] = [:]
+        // Character.isNewline: "\r\n" is one Character, which a split on "\n" never matches.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
             let line =
                 rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
@@ -126,6 +129,7 @@ public struct Configuration: Sendable, Equatable {
                 } else {
                     tokens.append(TokenConfiguration(name: name, path: ""))
                     section = tokens.count - 1
+                    sectionLines[tokens.count - 1] = lineNumber
                 }
                 continue
             }
@@ -159,7 +163,8 @@ public struct Configuration: Sendable, Equatable {
         }
         if let missing = tokens.firstIndex(where: { $0.path.isEmpty }) {
             throw ParseError(
-                file: file, line: lineNumber, reason: "token '\(tokens[missing].name)' has no path")
+                file: file, line: sectionLines[missing] ?? lineNumber,
+                reason: "token '\(tokens[missing].name)' has no path")
         }
     }
 

@@ -186,16 +186,30 @@ public final class Token: @unchecked Sendable {
             objects.append(try NewObject(template: template, asSecurityOfficer: context.securityOfficer))
         }
         guard !objects.isEmpty else { return [] }
+        let isTokenObject = objects.map { $0.attributes.bool(.token) ?? false }
         return try lock.withLock { () throws(KeychainError) in
-            let persistent = try store()
+            // Every store the batch writes to takes part in the transaction: a failure must
+            // not leave the batch's session objects behind either. A store it does not write
+            // to stays out (a batch of session objects needs no writable token store). The
+            // in-memory session store commits last: a failed commit of the file rolls it back.
+            let persistent = isTokenObject.contains(true) ? try store() : nil
+            let session = isTokenObject.contains(false) ? try volatileStore() : nil
             return try KeychainError.mapping {
-                try persistent.write {
-                    var references: [ObjectReference] = []
-                    for object in objects { references.append(try insertLocked(object, context: context)) }
-                    return references
+                try Token.write(session) {
+                    try Token.write(persistent) {
+                        var references: [ObjectReference] = []
+                        for object in objects { references.append(try insertLocked(object, context: context)) }
+                        return references
+                    }
                 }
             }
         }
+    }
+
+    /// Runs `body` in a write transaction of `store`, or as it is when there is no store.
+    private static func write<T>(_ store: ObjectStore?, _ body: () throws -> T) throws -> T {
+        guard let store else { return try body() }
+        return try store.write(body)
     }
 
     private func insert(_ object: NewObject, context: AccessContext) throws(KeychainError)
