@@ -94,6 +94,9 @@ extension KeychainError {
         case .storageBusy, .storageFailure: code = .io
         case .storageCorrupt: code = .invalidKeychain
         case .unsupported: code = .unimplemented
+        case .pinIncorrect, .pinLocked: code = .authFailed
+        case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn: code = .parameter
+        case .userPINNotInitialized: code = .notAvailable
         }
         self.init(code, error.message)
     }

@@ -37,7 +37,16 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     public static let modifiable = AttributeType(0x0170)
     public static let copyable = AttributeType(0x0171)
     public static let destroyable = AttributeType(0x0172)
+    public static let privateExponent = AttributeType(0x0123)
+    public static let prime1 = AttributeType(0x0124)
+    public static let prime2 = AttributeType(0x0125)
+    public static let exponent1 = AttributeType(0x0126)
+    public static let exponent2 = AttributeType(0x0127)
+    public static let coefficient = AttributeType(0x0128)
     public static let vendorDefined = AttributeType(0x8000_0000)
+    /// p11keychain's own: the random ID that binds a private object's sealed values to it.
+    /// Stored, never shown to callers.
+    static let sealID = AttributeType(0x8050_4B01)
 }
 
 /// A PKCS#11 object class (CKO_*).

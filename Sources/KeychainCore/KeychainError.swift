@@ -28,6 +28,16 @@ public struct KeychainError: Error, CustomStringConvertible, Sendable {
         case storageFailure
         case unsupported
         case invalidArgument
+        /// The PIN is wrong; the failure was counted.
+        case pinIncorrect
+        /// Too many wrong PINs: only the security officer can set a new user PIN.
+        case pinLocked
+        /// The PIN is shorter or longer than the token accepts.
+        case pinLengthRange
+        /// No user PIN is set yet (C_InitPIN sets it).
+        case userPINNotInitialized
+        case userAlreadyLoggedIn
+        case userAnotherAlreadyLoggedIn
     }
 
     public var code: Code

@@ -58,13 +58,16 @@ public struct AccessContext: Sendable {
 public final class Token: @unchecked Sendable {
     // @unchecked: every mutable property is touched only with `lock` held.
     public let configuration: TokenConfiguration
-    private let lock = Lock()
+    let lock = Lock()
     private var persistentStore: ObjectStore?
     private var sessionStore: ObjectStore?
     /// The store's serial number, read once when it opens: it never changes.
     private var storeSerial = ""
     /// Prefix of this process's session-object unique IDs.
     private let sessionPrefix: String
+    /// Who is logged in to this token in this process, and the token key their PIN
+    /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
+    var login: (user: UserType, tokenKey: [UInt8])?
 
     public init(configuration: TokenConfiguration) {
         self.configuration = configuration
@@ -76,7 +79,7 @@ public final class Token: @unchecked Sendable {
 
     /// The persistent store, opened (and created, with its directory) on first use. A failure
     /// is not remembered: the next call tries again.
-    private func store() throws(KeychainError) -> ObjectStore {
+    func store() throws(KeychainError) -> ObjectStore {
         if let persistentStore { return persistentStore }
         let path = configuration.path
         let create = !configuration.readOnly
@@ -198,7 +201,9 @@ public final class Token: @unchecked Sendable {
                 try Token.write(session) {
                     try Token.write(persistent) {
                         var references: [ObjectReference] = []
-                        for object in objects { references.append(try insertLocked(object, context: context)) }
+                        for object in objects {
+                            references.append(try insertLocked(object, context: context))
+                        }
                         return references
                     }
                 }
@@ -228,7 +233,12 @@ public final class Token: @unchecked Sendable {
         try context.checkWrite(
             tokenObject: isToken, privateObject: isPrivate,
             writeProtected: configuration.readOnly || store.isReadOnly)
-        let rows = object.attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+        var attributes = object.attributes
+        if isPrivate {
+            attributes[.sealID] = try KeychainError.mapping { try SecureRandom.bytes(16) }
+            attributes = try sealed(attributes)
+        }
+        let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
         do throws(KeychainError) {
             let id = try KeychainError.mapping {
                 try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
@@ -263,8 +273,49 @@ public final class Token: @unchecked Sendable {
         guard context.canSee(privateObject: attributes.bool(.private) ?? false) else {
             throw KeychainError(.objectNotFound, "the object is private: log in first")
         }
+        if attributes[.sealID] != nil { attributes = try unsealed(attributes) }
         attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
         return attributes
+    }
+
+    /// The attribute types whose values a private object keeps sealed (DESIGN §7): secret
+    /// values and private key parts. Labels, IDs and public key parts stay readable for finds.
+    static let sealedTypes: Set<AttributeType> = [
+        .value, .privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient,
+    ]
+
+    /// Seals the secret values of a private object with the token key; the associated data
+    /// binds each box to its object (CKA seal ID) and attribute. `lock` must be held.
+    func sealed(_ attributes: AttributeSet) throws(KeychainError) -> AttributeSet {
+        guard let key = login?.tokenKey, let sealID = attributes[.sealID] else {
+            throw KeychainError(.userNotLoggedIn, "private objects need a logged-in user")
+        }
+        var result = attributes
+        for (type, value) in attributes where Token.sealedTypes.contains(type) {
+            result[type] = try KeychainError.mapping {
+                try SecretBox.seal(
+                    value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+            }
+        }
+        return result
+    }
+
+    /// Opens the sealed values of a private object; drops the seal ID, which callers never see.
+    private func unsealed(_ attributes: AttributeSet) throws(KeychainError) -> AttributeSet {
+        guard let key = login?.tokenKey, let sealID = attributes[.sealID] else {
+            throw KeychainError(.objectNotFound, "the object is private: log in first")
+        }
+        var result = attributes
+        result[.sealID] = nil
+        for (type, value) in attributes where Token.sealedTypes.contains(type) {
+            do {
+                result[type] = try SecretBox.open(
+                    value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+            } catch {
+                throw KeychainError(.storageCorrupt, "a sealed value of a private object does not open")
+            }
+        }
+        return result
     }
 
     /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate).
@@ -350,7 +401,20 @@ public final class Token: @unchecked Sendable {
                 throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
             }
         }
-        let rows = template.map { StoredAttribute($0.key.rawValue, $0.value) }
+        var changes = template
+        if current.bool(.private) == true {
+            // `current` was unsealed by `load`; reseal the changed values under its seal ID.
+            let rawSealID = try KeychainError.mapping {
+                try store.attribute(AttributeType.sealID.rawValue, of: reference.rowID)
+            }
+            guard let sealID = rawSealID else {
+                throw KeychainError(.storageCorrupt, "a private object has no seal ID")
+            }
+            changes[.sealID] = sealID
+            changes = try sealed(changes)
+            changes[.sealID] = nil
+        }
+        let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
         try KeychainError.mapping { try store.update(reference.rowID, attributes: rows) }
     }
 
@@ -450,13 +514,15 @@ public final class Token: @unchecked Sendable {
             if wantsToken {
                 let store = try store()
                 let ids = try KeychainError.mapping {
-                    try Token.find(ordered, id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
+                    try Token.find(
+                        ordered, id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
                 found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
             }
             if wantsSession, let sessionStore {
                 let ids = try KeychainError.mapping {
-                    try Token.find(ordered, id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
+                    try Token.find(
+                        ordered, id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
                 }
                 found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
             }
@@ -466,7 +532,8 @@ public final class Token: @unchecked Sendable {
 
     /// Finds by terms, or, when the template names a unique ID (`id` is then non-nil), checks
     /// the terms on the one object it names (`.some(nil)`: a unique ID of another store).
-    private static func find(_ terms: [StoredAttribute], id: Int64??, in store: ObjectStore) throws -> [Int64] {
+    private static func find(_ terms: [StoredAttribute], id: Int64??, in store: ObjectStore) throws -> [Int64]
+    {
         guard let id else { return try store.find(terms) }
         guard let id else { return [] }
         return try store.read {

@@ -7,7 +7,8 @@ enum AttributeCoding {
         bytes.reserveCapacity(attributes.reduce(0) { $0 + 12 + $1.value.count })
         for attribute in attributes {
             withUnsafeBytes(of: attribute.type.littleEndian) { bytes += $0 }
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: attribute.value.count).littleEndian) { bytes += $0 }
+            let length = UInt32(truncatingIfNeeded: attribute.value.count)
+            withUnsafeBytes(of: length.littleEndian) { bytes += $0 }
             bytes += attribute.value
         }
         return bytes
@@ -19,7 +20,9 @@ enum AttributeCoding {
         var offset = 0
         while offset < bytes.count {
             guard bytes.count - offset >= 12 else { return nil }
-            let type = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            let type = bytes.withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            }
             let length = bytes.withUnsafeBytes {
                 Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
             }

@@ -358,6 +358,14 @@ public final class ObjectStore {
         }
     }
 
+    public func removeMetadata(_ name: String) throws {
+        try write {
+            let statement = try database.statement("DELETE FROM metadata WHERE name = ?1")
+            statement.bind(1, name)
+            try statement.run()
+        }
+    }
+
     /// Runs SQLite's own consistency check; returns its report ("ok" when sound).
     public func integrityCheck() throws -> String {
         try read {

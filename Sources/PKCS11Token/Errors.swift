@@ -37,6 +37,12 @@ struct P11Error: Error {
             case .storageBusy, .storageCorrupt, .storageFailure: CKR_DEVICE_ERROR
             case .unsupported: CKR_FUNCTION_FAILED
             case .invalidArgument: CKR_ARGUMENTS_BAD
+            case .pinIncorrect: CKR_PIN_INCORRECT
+            case .pinLocked: CKR_PIN_LOCKED
+            case .pinLengthRange: CKR_PIN_LEN_RANGE
+            case .userPINNotInitialized: CKR_USER_PIN_NOT_INITIALIZED
+            case .userAlreadyLoggedIn: CKR_USER_ALREADY_LOGGED_IN
+            case .userAnotherAlreadyLoggedIn: CKR_USER_ANOTHER_ALREADY_LOGGED_IN
             }
         self.init(rv, error.message)
     }
@@ -81,6 +87,14 @@ enum ReturnCodeName {
         case CKR_USER_PIN_NOT_INITIALIZED: "CKR_USER_PIN_NOT_INITIALIZED"
         case CKR_USER_TYPE_INVALID: "CKR_USER_TYPE_INVALID"
         case CKR_CANT_LOCK: "CKR_CANT_LOCK"
+        case CKR_PIN_INCORRECT: "CKR_PIN_INCORRECT"
+        case CKR_PIN_LOCKED: "CKR_PIN_LOCKED"
+        case CKR_PIN_LEN_RANGE: "CKR_PIN_LEN_RANGE"
+        case CKR_SESSION_EXISTS: "CKR_SESSION_EXISTS"
+        case CKR_SESSION_READ_ONLY_EXISTS: "CKR_SESSION_READ_ONLY_EXISTS"
+        case CKR_SESSION_READ_WRITE_SO_EXISTS: "CKR_SESSION_READ_WRITE_SO_EXISTS"
+        case CKR_USER_ALREADY_LOGGED_IN: "CKR_USER_ALREADY_LOGGED_IN"
+        case CKR_USER_ANOTHER_ALREADY_LOGGED_IN: "CKR_USER_ANOTHER_ALREADY_LOGGED_IN"
         default: "CKR_0x" + String(rv, radix: 16)
         }
     }

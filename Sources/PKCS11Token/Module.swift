@@ -25,7 +25,24 @@ final class Session: @unchecked Sendable {
 
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
 
-    var context: AccessContext { AccessContext(readWrite: isReadWrite) }
+    /// The session's rights now: R/W or R/O, and who is logged in to its token in this
+    /// process (login is per application, v2.40 §5.6).
+    var context: AccessContext {
+        let user = slot.token.loggedInUser
+        return AccessContext(
+            readWrite: isReadWrite, userLoggedIn: user == .user, securityOfficer: user == .securityOfficer)
+    }
+
+    /// CK_SESSION_INFO.state (v2.40 §5.6, table 9).
+    var state: CK_STATE {
+        switch (slot.token.loggedInUser, isReadWrite) {
+        case (.securityOfficer, _): CK_STATE(CKS_RW_SO_FUNCTIONS)
+        case (.user, true): CK_STATE(CKS_RW_USER_FUNCTIONS)
+        case (.user, false): CK_STATE(CKS_RO_USER_FUNCTIONS)
+        case (nil, true): CK_STATE(CKS_RW_PUBLIC_SESSION)
+        case (nil, false): CK_STATE(CKS_RO_PUBLIC_SESSION)
+        }
+    }
 }
 
 /// A slot and the token in it. Slot IDs are the configuration order (DESIGN §6).
@@ -62,6 +79,11 @@ final class ModuleState: @unchecked Sendable {
         return slots[Int(id)]
     }
 
+    /// The open sessions on `slot`.
+    func sessions(on slot: Slot) -> [Session] {
+        Module.lock.withLock { sessions.values.filter { $0.slot === slot } }
+    }
+
     func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> Session {
         let session = Module.lock.withLock { sessions[handle] }
         guard let session else {
@@ -73,10 +95,13 @@ final class ModuleState: @unchecked Sendable {
 
 /// Module-wide state and the lock that guards it.
 ///
-/// Lock order: `Module.lock` is held only to read or change the session table and the state
-/// pointer, never while taking another lock. Then a session's lock, then a token's lock.
+/// Lock order: `Module.calls`, held shared for the whole of every call; then `Module.lock`,
+/// held only to read or change the session table and the state pointer, never while taking
+/// another lock; then a session's lock, then a token's lock.
 enum Module {
     static let lock = Lock()
+    /// Keeps fork() out while a call runs (see `CallGate`).
+    static let calls = CallGate()
     /// nil when not initialised. Guarded by `lock`.
     nonisolated(unsafe) static var state: ModuleState?
     nonisolated(unsafe) private static var forkHandlersInstalled = false
@@ -97,12 +122,21 @@ enum Module {
         guard !forkHandlersInstalled else { return }
         forkHandlersInstalled = true
         pthread_atfork(
-            { Module.lock.lock() },
-            { Module.lock.unlock() },
             {
-                // The child owns the lock now (the prepare handler took it); start clean.
+                // Wait until no other thread is inside a call, so none holds a SQLite or
+                // OpenSSL mutex that the child would find locked forever.
+                Module.calls.close()
+                Module.lock.lock()
+            },
+            {
+                Module.lock.unlock()
+                Module.calls.reopen()
+            },
+            {
+                // The child owns the locks now (the prepare handler took them); start clean.
                 // The parent's connections and sessions are abandoned, never closed: closing
                 // a SQLite connection inherited across fork could disturb the parent's locks.
+                Module.calls.reinitializeAfterFork()
                 Module.lock.reinitializeAfterFork()
                 if let state = Module.state {
                     _ = Unmanaged.passRetained(state)
@@ -112,18 +146,66 @@ enum Module {
     }
 }
 
+/// Keeps fork() out while any call runs: every entry point holds it shared for the whole call,
+/// the pthread_atfork prepare handler exclusively.
+///
+/// SQLite guards process-global state with its own mutexes (the allocator's is taken on every
+/// allocation, the VFS's on every file lock), and so does OpenSSL; none is fork-safe. A child
+/// forked while another thread of the host was inside a call, holding one of them, deadlocked
+/// on its first C_Initialize or C_OpenSession. With the gate closed, no thread of the module
+/// is inside either library when the process forks. Writer-preferring, so that a stream of
+/// calls on other threads cannot starve a fork; not recursive, so calls never nest.
+final class CallGate: @unchecked Sendable {
+    // @unchecked: the rwlock is the synchronisation; its storage is allocated once and never
+    // moves, as pthread requires.
+    private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
+
+    init() {
+        rwlock = .allocate(capacity: 1)
+        initialize()
+    }
+
+    private func initialize() {
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        pthread_rwlock_init(rwlock, &attributes)
+        pthread_rwlockattr_destroy(&attributes)
+    }
+
+    /// Runs one call with the gate held shared.
+    @inline(__always)
+    func during<T>(_ body: () -> T) -> T {
+        pthread_rwlock_rdlock(rwlock)
+        defer { pthread_rwlock_unlock(rwlock) }
+        return body()
+    }
+
+    /// Waits for the calls in progress to end and keeps new ones out (fork prepare handler).
+    func close() { pthread_rwlock_wrlock(rwlock) }
+
+    /// Lets calls in again (fork parent handler).
+    func reopen() { pthread_rwlock_unlock(rwlock) }
+
+    /// Re-creates the gate open. Only for a forked child, where the lock is held by a thread
+    /// ID that is not its own.
+    func reinitializeAfterFork() { initialize() }
+}
+
 /// The shim every entry point goes through (STYLE habit 1): runs `body`, maps its error to a
 /// CK_RV, traces the call. Outputs are written by `body` only once everything succeeded.
 @inline(__always)
 func entry(_ name: StaticString, _ body: (ModuleState) throws(P11Error) -> Void) -> CK_RV {
-    do {
-        let state = try Module.current()
-        try body(state)
-        Trace.call(name, CKR_OK, "")
-        return CKR_OK
-    } catch {
-        Trace.call(name, error.rv, error.message)
-        return error.rv
+    Module.calls.during {
+        do throws(P11Error) {
+            let state = try Module.current()
+            try body(state)
+            Trace.call(name, CKR_OK, "")
+            return CKR_OK
+        } catch {
+            Trace.call(name, error.rv, error.message)
+            return error.rv
+        }
     }
 }
 

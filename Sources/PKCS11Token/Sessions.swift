@@ -23,6 +23,10 @@ func C_OpenSession(
         if flags & CK_FLAGS(CKF_RW_SESSION) != 0, slot.token.isWriteProtected {
             throw P11Error(CKR_TOKEN_WRITE_PROTECTED, "token '\(slot.token.configuration.name)' is read-only")
         }
+        if flags & CK_FLAGS(CKF_RW_SESSION) == 0, slot.token.loggedInUser == .securityOfficer {
+            throw P11Error(
+                CKR_SESSION_READ_WRITE_SO_EXISTS, "the SO is logged in: only R/W sessions can open")
+        }
         let handle = Module.lock.withLock {
             let handle = state.nextSession
             state.nextSession += 1
@@ -50,6 +54,8 @@ func C_CloseSession(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
         let removed = Module.lock.withLock { state.sessions.removeValue(forKey: hSession) }
         guard removed != nil else { throw P11Error(CKR_SESSION_HANDLE_INVALID, "session already closed") }
         end(session)
+        // Closing an application's last session with a token logs it out (v2.40 §5.6).
+        if state.sessions(on: session.slot).isEmpty { session.slot.token.logOut() }
     }
 }
 
@@ -63,6 +69,7 @@ func C_CloseAllSessions(_ slotID: CK_SLOT_ID) -> CK_RV {
             return closed
         }
         closed.forEach(end)
+        slot.token.logOut()
     }
 }
 
@@ -74,7 +81,7 @@ func C_GetSessionInfo(_ hSession: CK_SESSION_HANDLE, _ pInfo: UnsafeMutablePoint
         guard let pInfo else { throw P11Error.argumentsBad }
         var info = CK_SESSION_INFO()
         info.slotID = session.slot.id
-        info.state = CK_STATE(session.isReadWrite ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION)
+        info.state = session.state
         info.flags = session.flags
         info.ulDeviceError = 0
         pInfo.pointee = info
@@ -102,16 +109,26 @@ func C_SetOperationState(
     }
 }
 
-/// Checks a login's user type. No PIN exists until one is set (issue 4): public objects need
-/// none, and a login has nothing to check a PIN against.
-private func refuseLogin(_ userType: CK_USER_TYPE) throws(P11Error) {
+/// C_Login and C_LoginUser (v2.40 §5.6; v3.0 §5.6.5, whose user name this token ignores).
+private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER_TYPE, _ pin: [UInt8])
+    throws(P11Error)
+{
+    let user: UserType
     switch userType {
-    case CK_USER_TYPE(CKU_SO), CK_USER_TYPE(CKU_USER), CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
-        throw P11Error(
-            CKR_USER_PIN_NOT_INITIALIZED, "no PIN is set on this token; public objects need no login")
+    case CK_USER_TYPE(CKU_USER): user = .user
+    case CK_USER_TYPE(CKU_SO):
+        user = .securityOfficer
+        // The SO works in R/W sessions only (v2.40 §5.6).
+        if state.sessions(on: session.slot).contains(where: { !$0.isReadWrite }) {
+            throw P11Error(CKR_SESSION_READ_ONLY_EXISTS, "close the R/O sessions before the SO logs in")
+        }
+    case CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
+        // Only keys with CKA_ALWAYS_AUTHENTICATE ask for it, and none is in use.
+        throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
     default:
         throw P11Error(CKR_USER_TYPE_INVALID, "user type \(userType) is not SO, USER or CONTEXT_SPECIFIC")
     }
+    try core { () throws(KeychainError) in try session.slot.token.logIn(user, pin: pin) }
 }
 
 @c @implementation
@@ -119,7 +136,9 @@ func C_Login(
     _ hSession: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
     _ ulPinLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_Login", hSession) { (_, _) throws(P11Error) in try refuseLogin(userType) }
+    sessionEntry("C_Login", hSession) { (state, session) throws(P11Error) in
+        try logIn(state, session, userType, try pin(pPin, ulPinLen))
+    }
 }
 
 @c @implementation
@@ -127,13 +146,18 @@ func C_LoginUser(
     _ hSession: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
     _ ulPinLen: CK_ULONG, _ pUsername: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulUsernameLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_LoginUser", hSession) { (_, _) throws(P11Error) in try refuseLogin(userType) }
+    sessionEntry("C_LoginUser", hSession) { (state, session) throws(P11Error) in
+        try logIn(state, session, userType, try pin(pPin, ulPinLen))
+    }
 }
 
 @c @implementation
 func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_Logout", hSession) { (_, _) throws(P11Error) in
-        throw P11Error(CKR_USER_NOT_LOGGED_IN, "nobody is logged in")
+    sessionEntry("C_Logout", hSession) { (_, session) throws(P11Error) in
+        guard session.slot.token.loggedInUser != nil else {
+            throw P11Error(CKR_USER_NOT_LOGGED_IN, "nobody is logged in")
+        }
+        session.slot.token.logOut()
     }
 }
 

@@ -40,6 +40,7 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
         let slot = try state.slot(slotID)
         guard let pInfo else { throw P11Error.argumentsBad }
         try core { () throws(KeychainError) in try slot.token.open() }
+        let authentication = try core { () throws(KeychainError) in try slot.token.authenticationState() }
         let counts = Module.lock.withLock {
             state.sessions.values.filter { $0.slot === slot }.reduce(into: (all: 0, readWrite: 0)) {
                 $0.all += 1
@@ -47,7 +48,7 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
             }
         }
         var info = CK_TOKEN_INFO()
-        pad(&info.label, slot.token.configuration.name)
+        pad(&info.label, authentication.label ?? slot.token.configuration.name)
         pad(&info.manufacturerID, "p11keychain")
         pad(&info.model, "SQLite store")
         pad(&info.serialNumber, slot.token.serialNumber)
@@ -55,6 +56,7 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
         // needed (DESIGN §6).
         var flags = CK_FLAGS(CKF_TOKEN_INITIALIZED | CKF_RNG)
         if slot.token.isWriteProtected { flags |= CK_FLAGS(CKF_WRITE_PROTECTED) }
+        flags |= pinFlags(authentication)
         info.flags = flags
         info.ulMaxSessionCount = 0  // CK_EFFECTIVELY_INFINITE
         info.ulSessionCount = CK_ULONG(counts.all)
@@ -71,6 +73,25 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
         pad(&info.utcTime, "")
         pInfo.pointee = info
     }
+}
+
+/// CK_TOKEN_INFO flags of the PINs: a user PIN makes login required (private objects exist
+/// only behind it); the failure counts show as COUNT_LOW, FINAL_TRY and LOCKED.
+private func pinFlags(_ state: AuthenticationState) -> CK_FLAGS {
+    var flags: CK_FLAGS = 0
+    if state.hasUserPIN { flags |= CK_FLAGS(CKF_LOGIN_REQUIRED | CKF_USER_PIN_INITIALIZED) }
+    func counter(_ failures: Int, low: UInt, finalTry: UInt, locked: UInt) -> CK_FLAGS {
+        if failures >= state.maximumFailures { return CK_FLAGS(locked) }
+        if failures == state.maximumFailures - 1 { return CK_FLAGS(finalTry | low) }
+        return failures > 0 ? CK_FLAGS(low) : 0
+    }
+    flags |= counter(
+        state.userFailures, low: CKF_USER_PIN_COUNT_LOW, finalTry: CKF_USER_PIN_FINAL_TRY,
+        locked: CKF_USER_PIN_LOCKED)
+    flags |= counter(
+        state.securityOfficerFailures, low: CKF_SO_PIN_COUNT_LOW, finalTry: CKF_SO_PIN_FINAL_TRY,
+        locked: CKF_SO_PIN_LOCKED)
+    return flags
 }
 
 /// The mechanisms of this token and what each does (v2.40 §5.5 C_GetMechanismInfo).
@@ -115,8 +136,14 @@ func C_GetMechanismInfo(
     }
 }
 
-// PINs and token initialisation arrive with private objects (issue 4). Until then the token
-// has no PIN to set, and says so with the spec's code for an unsupported function.
+/// Reads a PIN argument: NULL is allowed only with length zero (there is no protected
+/// authentication path).
+func pin(_ pointer: UnsafeMutablePointer<CK_UTF8CHAR>?, _ length: CK_ULONG) throws(P11Error) -> [UInt8] {
+    guard length > 0 else { return [] }
+    guard let pointer else { throw P11Error(CKR_ARGUMENTS_BAD, "PIN is NULL with length \(length)") }
+    guard length <= 4096 else { throw P11Error(CKR_PIN_LEN_RANGE, "PIN longer than 255 bytes") }
+    return Array(UnsafeBufferPointer(start: pointer, count: Int(length)))
+}
 
 @c @implementation
 func C_InitToken(
@@ -124,8 +151,22 @@ func C_InitToken(
     _ pLabel: UnsafeMutablePointer<CK_UTF8CHAR>?
 ) -> CK_RV {
     entry("C_InitToken") { (state) throws(P11Error) in
-        _ = try state.slot(slotID)
-        throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "token initialisation is not available yet")
+        let slot = try state.slot(slotID)
+        guard let pLabel else { throw P11Error.argumentsBad }
+        let soPIN = try pin(pPin, ulPinLen)
+        // The label is 32 bytes, blank-padded (v2.40 §5.5).
+        var label = Array(UnsafeBufferPointer(start: pLabel, count: 32))
+        while label.last == UInt8(ascii: " ") || label.last == 0 { label.removeLast() }
+        guard state.sessions(on: slot).isEmpty else {
+            throw P11Error(CKR_SESSION_EXISTS, "close every session of the slot before C_InitToken")
+        }
+        guard !slot.token.isWriteProtected else {
+            throw P11Error(CKR_TOKEN_WRITE_PROTECTED, "token '\(slot.token.configuration.name)' is read-only")
+        }
+        try core { () throws(KeychainError) in
+            try slot.token.initialize(
+                securityOfficerPIN: soPIN, label: String(decoding: label, as: UTF8.self))
+        }
     }
 }
 
@@ -133,8 +174,12 @@ func C_InitToken(
 func C_InitPIN(
     _ hSession: CK_SESSION_HANDLE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulPinLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_InitPIN", hSession) { (_, _) throws(P11Error) in
-        throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "PINs are not available yet")
+    sessionEntry("C_InitPIN", hSession) { (_, session) throws(P11Error) in
+        let userPIN = try pin(pPin, ulPinLen)
+        guard session.state == CK_STATE(CKS_RW_SO_FUNCTIONS) else {
+            throw P11Error(CKR_USER_NOT_LOGGED_IN, "C_InitPIN needs a R/W session with the SO logged in")
+        }
+        try core { () throws(KeychainError) in try session.slot.token.initializeUserPIN(userPIN) }
     }
 }
 
@@ -143,8 +188,13 @@ func C_SetPIN(
     _ hSession: CK_SESSION_HANDLE, _ pOldPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
     _ ulOldLen: CK_ULONG, _ pNewPin: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulNewLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_SetPIN", hSession) { (_, _) throws(P11Error) in
-        throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "PINs are not available yet")
+    sessionEntry("C_SetPIN", hSession) { (_, session) throws(P11Error) in
+        let old = try pin(pOldPin, ulOldLen)
+        let new = try pin(pNewPin, ulNewLen)
+        guard session.isReadWrite else {
+            throw P11Error(CKR_SESSION_READ_ONLY, "C_SetPIN needs a R/W session")
+        }
+        try core { () throws(KeychainError) in try session.slot.token.changePIN(from: old, to: new) }
     }
 }
 
