@@ -130,7 +130,8 @@ public struct X509Certificate: Sendable {
             var offset = sequence.content.lowerBound
             while offset < sequence.content.upperBound, times.count < 3 {
                 guard let element = DERElement(base, at: offset, limit: sequence.content.upperBound),
-                    element.tagClass == 0, element.tag == V_ASN1_UTCTIME || element.tag == V_ASN1_GENERALIZEDTIME
+                    element.tagClass == 0,
+                    element.tag == V_ASN1_UTCTIME || element.tag == V_ASN1_GENERALIZEDTIME
                 else { return nil }
                 var cursor: UnsafePointer<UInt8>? = base + offset
                 guard let time = d2i_ASN1_TIME(nil, &cursor, element.whole.count) else { return nil }
@@ -300,7 +301,9 @@ private struct CertificateFields {
         var parts: [DERElement] = []
         var offset = tbs.content.lowerBound
         while offset < tbs.content.upperBound {
-            guard let element = DERElement(base, at: offset, limit: tbs.content.upperBound) else { throw invalid }
+            guard let element = DERElement(base, at: offset, limit: tbs.content.upperBound) else {
+                throw invalid
+            }
             parts.append(element)
             offset = element.whole.upperBound
         }
@@ -321,14 +324,17 @@ private struct CertificateFields {
         subjectPublicKeyInfo = parts[5].whole
         // SubjectPublicKeyInfo ::= SEQUENCE { algorithm, subjectPublicKey BIT STRING }
         let spki = parts[5]
-        guard let keyAlgorithm = DERElement(base, at: spki.content.lowerBound, limit: spki.content.upperBound),
+        guard
+            let keyAlgorithm = DERElement(base, at: spki.content.lowerBound, limit: spki.content.upperBound),
             keyAlgorithm.tag == V_ASN1_SEQUENCE,
             let key = DERElement(base, at: keyAlgorithm.whole.upperBound, limit: spki.content.upperBound),
-            key.tag == V_ASN1_BIT_STRING, key.whole.upperBound == spki.content.upperBound, !key.content.isEmpty
+            key.tag == V_ASN1_BIT_STRING, key.whole.upperBound == spki.content.upperBound,
+            !key.content.isEmpty
         else { throw invalid }
         // The first content octet counts unused bits; keys are whole octets.
         subjectPublicKey = (key.content.lowerBound + 1)..<key.content.upperBound
-        extensions = parts.dropFirst(6).first { $0.tagClass == V_ASN1_CONTEXT_SPECIFIC && $0.tag == 3 }?.content
+        extensions =
+            parts.dropFirst(6).first { $0.tagClass == V_ASN1_CONTEXT_SPECIFIC && $0.tag == 3 }?.content
         // The integer must be one OpenSSL accepts.
         var cursor: UnsafePointer<UInt8>? = base + serialNumber.lowerBound
         guard let integer = d2i_ASN1_INTEGER(nil, &cursor, serialNumber.count) else {
