@@ -37,13 +37,38 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     public static let modifiable = AttributeType(0x0170)
     public static let copyable = AttributeType(0x0171)
     public static let destroyable = AttributeType(0x0172)
+    public static let sensitive = AttributeType(0x0103)
+    public static let encrypt = AttributeType(0x0104)
+    public static let decrypt = AttributeType(0x0105)
+    public static let wrap = AttributeType(0x0106)
+    public static let unwrap = AttributeType(0x0107)
+    public static let sign = AttributeType(0x0108)
+    public static let signRecover = AttributeType(0x0109)
+    public static let verify = AttributeType(0x010A)
+    public static let verifyRecover = AttributeType(0x010B)
+    public static let derive = AttributeType(0x010C)
+    public static let modulus = AttributeType(0x0120)
+    public static let modulusBits = AttributeType(0x0121)
+    public static let publicExponent = AttributeType(0x0122)
     public static let privateExponent = AttributeType(0x0123)
     public static let prime1 = AttributeType(0x0124)
     public static let prime2 = AttributeType(0x0125)
     public static let exponent1 = AttributeType(0x0126)
     public static let exponent2 = AttributeType(0x0127)
     public static let coefficient = AttributeType(0x0128)
+    public static let extractable = AttributeType(0x0162)
+    public static let local = AttributeType(0x0163)
+    public static let neverExtractable = AttributeType(0x0164)
+    public static let alwaysSensitive = AttributeType(0x0165)
+    public static let keyGenMechanism = AttributeType(0x0166)
+    public static let ecParams = AttributeType(0x0180)
+    public static let ecPoint = AttributeType(0x0181)
+    public static let alwaysAuthenticate = AttributeType(0x0202)
+    public static let wrapWithTrusted = AttributeType(0x0210)
     public static let vendorDefined = AttributeType(0x8000_0000)
+    /// p11keychain's own: a private key's PKCS#8 encoding, sealed like every secret value,
+    /// from which signing rebuilds the key. Stored, never shown to callers.
+    static let keyMaterial = AttributeType(0x8050_4B02)
     /// p11keychain's own: the random ID that binds a private object's sealed values to it.
     /// Stored, never shown to callers.
     static let sealID = AttributeType(0x8050_4B01)
@@ -59,6 +84,16 @@ public struct ObjectClass: RawRepresentable, Hashable, Sendable {
     public static let publicKey = ObjectClass(rawValue: 2)
     public static let privateKey = ObjectClass(rawValue: 3)
     public static let secretKey = ObjectClass(rawValue: 4)
+}
+
+/// A PKCS#11 key type (CKK_*).
+public struct KeyType: RawRepresentable, Hashable, Sendable {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static let rsa = KeyType(rawValue: 0)
+    public static let ec = KeyType(rawValue: 3)
+    public static let ecEdwards = KeyType(rawValue: 0x40)
 }
 
 /// A PKCS#11 certificate type (CKC_*).

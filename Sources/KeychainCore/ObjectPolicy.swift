@@ -46,6 +46,8 @@ struct ObjectPolicy {
         switch objectClass {
         case .certificate: certificate
         case .data: data
+        case .publicKey: publicKey
+        case .privateKey: privateKey
         default: nil
         }
     }
@@ -122,6 +124,59 @@ struct ObjectPolicy {
                 defaultValue: AttributeValue.encode(0x220)),  // CKM_SHA_1
         ])
 
+    /// Attributes every key has (v2.40 §4.7).
+    private static let key: [AttributeSpec] = [
+        AttributeSpec(type: .keyType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+        AttributeSpec(type: .id, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(type: .startDate, kind: .date, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(type: .endDate, kind: .date, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(type: .derive, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+        AttributeSpec(type: .local, kind: .bool, rules: [], defaultValue: no),
+        AttributeSpec(type: .keyGenMechanism, kind: .ulong, rules: [], defaultValue: AttributeValue.encode(UInt64.max)),
+        AttributeSpec(type: .subject, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        // RSA (v2.40 §2.1.2–2.1.3), EC and Edwards (§2.3.3–2.3.4, v3.0 §2.3.5–2.3.6).
+        AttributeSpec(type: .modulus, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(type: .publicExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(type: .ecParams, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+    ]
+
+    /// Public keys (v2.40 §4.8).
+    static let publicKey = ObjectPolicy(
+        .publicKey,
+        key + [
+            AttributeSpec(type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(type: .verifyRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly], defaultValue: no),
+            AttributeSpec(type: .modulusBits, kind: .ulong, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .ecPoint, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        ])
+
+    /// Private keys (v2.40 §4.9). Key material is sealed and sensitive by default.
+    static let privateKey = ObjectPolicy(
+        .privateKey,
+        key + [
+            AttributeSpec(type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(type: .signRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [], defaultValue: no),
+            AttributeSpec(type: .neverExtractable, kind: .bool, rules: [], defaultValue: no),
+            AttributeSpec(type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
+            AttributeSpec(type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
+            AttributeSpec(type: .privateExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .prime1, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .prime2, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .exponent1, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .exponent2, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .coefficient, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(type: .value, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        ])
+
     /// Data objects (v2.40 §4.5).
     static let data = ObjectPolicy(
         .data,
@@ -196,6 +251,11 @@ extension NewObject {
             guard template[spec.type] != nil else {
                 throw KeychainError(.templateIncomplete, "template lacks required attribute \(spec.type)")
             }
+        }
+        if policy.objectClass == .publicKey || policy.objectClass == .privateKey {
+            throw KeychainError(
+                .attributeValueInvalid,
+                "keys cannot be imported with C_CreateObject yet: generate them with C_GenerateKeyPair")
         }
         var attributes = template
         var uniqueKey: [UInt8]? = nil

@@ -188,22 +188,24 @@ public final class Token: @unchecked Sendable {
         for template in templates {
             objects.append(try NewObject(template: template, asSecurityOfficer: context.securityOfficer))
         }
+        return try insertAll(objects, context: context)
+    }
+
+    /// Stores objects in one transaction: all, or none.
+    func insertAll(_ objects: [NewObject], context: AccessContext) throws(KeychainError) -> [ObjectReference] {
         guard !objects.isEmpty else { return [] }
         let isTokenObject = objects.map { $0.attributes.bool(.token) ?? false }
         return try lock.withLock { () throws(KeychainError) in
             // Every store the batch writes to takes part in the transaction: a failure must
             // not leave the batch's session objects behind either. A store it does not write
-            // to stays out (a batch of session objects needs no writable token store). The
-            // in-memory session store commits last: a failed commit of the file rolls it back.
+            // to stays out (a batch of session objects needs no writable token store).
             let persistent = isTokenObject.contains(true) ? try store() : nil
             let session = isTokenObject.contains(false) ? try volatileStore() : nil
             return try KeychainError.mapping {
-                try Token.write(session) {
-                    try Token.write(persistent) {
+                try Token.write(persistent) {
+                    try Token.write(session) {
                         var references: [ObjectReference] = []
-                        for object in objects {
-                            references.append(try insertLocked(object, context: context))
-                        }
+                        for object in objects { references.append(try insertLocked(object, context: context)) }
                         return references
                     }
                 }
@@ -255,12 +257,23 @@ public final class Token: @unchecked Sendable {
     public func attributes(of reference: ObjectReference, context: AccessContext)
         throws(KeychainError) -> AttributeSet
     {
-        try lock.withLock { () throws(KeychainError) in
+        var attributes = try lock.withLock { () throws(KeychainError) in
             try load(reference, context: context)
         }
+        attributes[.keyMaterial] = nil
+        return attributes
     }
 
-    private func load(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+    /// The attributes of `attributes` whose values are never revealed: a private key's
+    /// secret parts while it is sensitive or unextractable (CKR_ATTRIBUTE_SENSITIVE).
+    public static func sensitiveTypes(of attributes: AttributeSet) -> Set<AttributeType> {
+        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue,
+            attributes.bool(.sensitive) != false || attributes.bool(.extractable) != true
+        else { return [] }
+        return [.privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient, .value]
+    }
+
+    func load(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
         -> AttributeSet
     {
         let store = try store(for: reference)
@@ -281,7 +294,7 @@ public final class Token: @unchecked Sendable {
     /// The attribute types whose values a private object keeps sealed (DESIGN §7): secret
     /// values and private key parts. Labels, IDs and public key parts stay readable for finds.
     static let sealedTypes: Set<AttributeType> = [
-        .value, .privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient,
+        .value, .privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient, .keyMaterial,
     ]
 
     /// Seals the secret values of a private object with the token key; the associated data
@@ -397,6 +410,13 @@ public final class Token: @unchecked Sendable {
             try ObjectPolicy.validate(value, as: spec)
             // CKA_COPYABLE may only go from true to false (v2.40 §4.4).
             let turnsOffCopy = type == .copyable && AttributeValue.bool(value) == false
+            // A key can become sensitive or unextractable, never the reverse (v2.40 §4.9).
+            if type == .sensitive, AttributeValue.bool(value) == false, current.bool(.sensitive) == true {
+                throw KeychainError(.attributeReadOnly, "CKA_SENSITIVE cannot be turned off")
+            }
+            if type == .extractable, AttributeValue.bool(value) == true, current.bool(.extractable) == false {
+                throw KeychainError(.attributeReadOnly, "CKA_EXTRACTABLE cannot be turned back on")
+            }
             guard spec.rules.contains(.modifiable) || turnsOffCopy else {
                 throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
             }

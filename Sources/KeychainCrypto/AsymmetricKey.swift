@@ -56,6 +56,18 @@ public enum EllipticCurve: String, Sendable, CaseIterable {
     }
 }
 
+/// Ed25519's CKA_EC_PARAMS: the OBJECT IDENTIFIER id-Ed25519 (RFC 8410) in DER.
+public enum Edwards25519 {
+    public static var parameters: [UInt8] {
+        guard let object = OBJ_nid2obj(NID_ED25519) else { return [] }
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ASN1_OBJECT(object, &output)
+        guard length > 0, let output else { return [] }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+}
+
 /// What kind of key, with its size or curve.
 public enum KeyAlgorithm: Sendable, Equatable {
     case rsa(bits: Int)
@@ -246,6 +258,15 @@ public final class AsymmetricKey: @unchecked Sendable {
         var bytes = [UInt8](repeating: 0, count: Int((BN_num_bits(number) + 7) / 8))
         _ = BN_bn2bin(number, &bytes)
         return bytes
+    }
+
+    /// The raw 32-byte private key of an Ed25519 key, else nil.
+    public var rawPrivateKey: [UInt8]? {
+        guard hasPrivateKey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var length = bytes.count
+        guard EVP_PKEY_get_raw_private_key(pkey, &bytes, &length) == 1 else { return nil }
+        return Array(bytes.prefix(length))
     }
 
     /// The encoded public point: uncompressed EC point, or the 32 raw bytes of Ed25519.

@@ -442,3 +442,17 @@ public enum DERObjectIdentifier {
         return valid
     }
 }
+
+/// DER OCTET STRING wrapping (CKA_EC_POINT holds the point as a DER OCTET STRING).
+public enum DEROctetString {
+    public static func encode(_ bytes: [UInt8]) -> [UInt8] {
+        guard let string = ASN1_OCTET_STRING_new() else { return [] }
+        defer { ASN1_OCTET_STRING_free(string) }
+        guard ASN1_OCTET_STRING_set(string, bytes, Int32(bytes.count)) == 1 else { return [] }
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ASN1_OCTET_STRING(string, &output)
+        guard length > 0, let output else { return [] }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+}

@@ -1,0 +1,189 @@
+public import KeychainCrypto
+internal import KeychainStorage
+
+/// What key pair to generate (C_GenerateKeyPair's mechanism with its template parameters).
+public enum KeyPairKind: Sendable, Equatable {
+    case rsa(bits: Int)
+    case ec(curveParameters: [UInt8])
+    case ed25519(curveParameters: [UInt8])
+}
+
+/// A stored key pair's two objects.
+public struct KeyPairReferences: Sendable {
+    public var publicKey: ObjectReference
+    public var privateKey: ObjectReference
+}
+
+/// Key pairs (PKCS#11 v2.40 §4.8–4.9, §2.1, §2.3; DESIGN §4, §7): generation, the attributes a
+/// client reads, and the private key for signing. The private key's secret parts and its
+/// PKCS#8 form are sealed under the token key like every private value.
+extension Token {
+    /// CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_EC_KEY_PAIR_GEN, CKM_EC_EDWARDS_KEY_PAIR_GEN.
+    public static let rsaKeyPairMechanism: UInt64 = 0x0000
+    public static let ecKeyPairMechanism: UInt64 = 0x1040
+    public static let edwardsKeyPairMechanism: UInt64 = 0x1055
+
+    /// Generates a key pair and stores both halves in one transaction. The templates are
+    /// checked against the key classes' rules; generation parameters (CKA_MODULUS_BITS,
+    /// CKA_PUBLIC_EXPONENT, CKA_EC_PARAMS) are read by the caller into `kind`.
+    public func generateKeyPair(
+        _ kind: KeyPairKind, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
+        context: AccessContext
+    ) throws(KeychainError) -> KeyPairReferences {
+        let algorithm: KeyAlgorithm
+        let mechanism: UInt64
+        switch kind {
+        case .rsa(let bits):
+            algorithm = .rsa(bits: bits)
+            mechanism = Token.rsaKeyPairMechanism
+        case .ec(let parameters):
+            guard let curve = EllipticCurve(parameters: parameters) else {
+                throw KeychainError(.attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (P-256, P-384, P-521)")
+            }
+            algorithm = .ec(curve)
+            mechanism = Token.ecKeyPairMechanism
+        case .ed25519:
+            algorithm = .ed25519
+            mechanism = Token.edwardsKeyPairMechanism
+        }
+        let key = try KeychainError.mapping { try AsymmetricKey.generate(algorithm) }
+        return try storeKeyPair(
+            key, publicTemplate: publicTemplate, privateTemplate: privateTemplate,
+            generatedBy: mechanism, context: context)
+    }
+
+    /// Stores an existing key pair (generated, or imported from PKCS#12 by the Swift API).
+    public func storeKeyPair(
+        _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
+        generatedBy mechanism: UInt64?, context: AccessContext
+    ) throws(KeychainError) -> KeyPairReferences {
+        guard let algorithm = key.algorithm, let pkcs8 = key.pkcs8 else {
+            throw KeychainError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 private keys can be stored")
+        }
+        var publicKey = try Token.checked(publicTemplate, policy: .publicKey)
+        var privateKey = try Token.checked(privateTemplate, policy: .privateKey)
+        let id = publicTemplate[.id] ?? privateTemplate[.id] ?? key.publicKeyHash
+        let label = publicTemplate[.label] ?? privateTemplate[.label] ?? []
+        let shared: AttributeSet = [
+            .local: [mechanism == nil ? 0 : 1],
+            .keyGenMechanism: AttributeValue.encode(mechanism ?? UInt64.max),
+            .publicKeyInfo: key.subjectPublicKeyInfo,
+        ]
+        publicKey.merge(shared) { _, derived in derived }
+        privateKey.merge(shared) { _, derived in derived }
+        publicKey[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
+        privateKey[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
+        publicKey[.id] = publicKey[.id] ?? id
+        privateKey[.id] = privateKey[.id] ?? id
+        publicKey[.label] = publicKey[.label] ?? label
+        privateKey[.label] = privateKey[.label] ?? label
+        // Private keys are private and sensitive unless the template says otherwise.
+        privateKey[.private] = privateKey[.private] ?? [1]
+        privateKey[.sensitive] = privateKey[.sensitive] ?? [1]
+        privateKey[.extractable] = privateKey[.extractable] ?? [0]
+        privateKey[.alwaysSensitive] = [privateKey.bool(.sensitive) == true ? 1 : 0]
+        privateKey[.neverExtractable] = [privateKey.bool(.extractable) == true ? 0 : 1]
+        privateKey[.keyMaterial] = pkcs8
+        switch algorithm {
+        case .rsa:
+            let type = AttributeValue.encode(KeyType.rsa.rawValue)
+            publicKey[.keyType] = type
+            privateKey[.keyType] = type
+            let modulus = key.component("n") ?? []
+            let exponent = key.component("e") ?? []
+            publicKey[.modulus] = modulus
+            publicKey[.modulusBits] = AttributeValue.encode(UInt64(key.bits))
+            publicKey[.publicExponent] = exponent
+            privateKey[.modulus] = modulus
+            privateKey[.publicExponent] = exponent
+            let parts: [(AttributeType, String)] = [
+                (.privateExponent, "d"), (.prime1, "rsa-factor1"), (.prime2, "rsa-factor2"),
+                (.exponent1, "rsa-exponent1"), (.exponent2, "rsa-exponent2"), (.coefficient, "rsa-coefficient1"),
+            ]
+            for (type, name) in parts { privateKey[type] = key.component(name) ?? [] }
+        case .ec(let curve):
+            let type = AttributeValue.encode(KeyType.ec.rawValue)
+            publicKey[.keyType] = type
+            privateKey[.keyType] = type
+            publicKey[.ecParams] = curve.parameters
+            privateKey[.ecParams] = curve.parameters
+            publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
+            privateKey[.value] = key.component("priv") ?? []
+        case .ed25519:
+            let type = AttributeValue.encode(KeyType.ecEdwards.rawValue)
+            publicKey[.keyType] = type
+            privateKey[.keyType] = type
+            publicKey[.ecParams] = Edwards25519.parameters
+            privateKey[.ecParams] = Edwards25519.parameters
+            publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
+            privateKey[.value] = key.rawPrivateKey ?? []
+        }
+        for (policy, attributes) in [(ObjectPolicy.publicKey, publicKey), (ObjectPolicy.privateKey, privateKey)] {
+            var filled = attributes
+            for spec in policy.specs.values where filled[spec.type] == nil {
+                if let value = spec.defaultValue { filled[spec.type] = value }
+            }
+            if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
+        }
+        let objects = [
+            NewObject(attributes: publicKey, uniqueKey: nil), NewObject(attributes: privateKey, uniqueKey: nil),
+        ]
+        let references = try insertAll(objects, context: context)
+        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+    }
+
+    /// Checks a key template: known attributes, settable, well-formed. Generation parameters
+    /// and key material may not be given.
+    private static func checked(_ template: AttributeSet, policy: ObjectPolicy) throws(KeychainError)
+        -> AttributeSet
+    {
+        var result: AttributeSet = [:]
+        let parameters: Set<AttributeType> = [.modulusBits, .publicExponent, .ecParams, .class, .keyType]
+        for (type, value) in template {
+            guard let spec = policy.specs[type] else {
+                throw KeychainError(.attributeTypeInvalid, "attribute \(type) does not belong to this key class")
+            }
+            try ObjectPolicy.validate(value, as: spec)
+            if parameters.contains(type) { continue }  // read by the caller, or fixed here
+            guard spec.rules.contains(.settableOnCreate), !Token.sealedTypes.contains(type),
+                ![.modulus, .ecPoint, .publicKeyInfo].contains(type)
+            else {
+                throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
+            }
+            result[type] = value
+        }
+        if template.ulong(.class).map({ $0 != policy.objectClass.rawValue }) == true {
+            throw KeychainError(.templateInconsistent, "CKA_CLASS contradicts the key's class")
+        }
+        return result
+    }
+
+    /// The private key behind a private key object, for signing and decryption.
+    public func privateKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+        -> (key: AsymmetricKey, attributes: AttributeSet)
+    {
+        let attributes = try lock.withLock { () throws(KeychainError) in
+            try load(reference, context: context)
+        }
+        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue, let material = attributes[.keyMaterial]
+        else { throw KeychainError(.objectNotFound, "the handle is not a private key") }
+        let key = try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
+        var visible = attributes
+        visible[.keyMaterial] = nil
+        return (key, visible)
+    }
+
+    /// The public key behind a public key object (or a certificate), for verification and
+    /// encryption.
+    public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+        -> (key: AsymmetricKey, attributes: AttributeSet)
+    {
+        let attributes = try self.attributes(of: reference, context: context)
+        guard let info = attributes[.publicKeyInfo], !info.isEmpty,
+            attributes.ulong(.class) == ObjectClass.publicKey.rawValue
+                || attributes.ulong(.class) == ObjectClass.privateKey.rawValue
+                || attributes.ulong(.class) == ObjectClass.certificate.rawValue
+        else { throw KeychainError(.objectNotFound, "the handle is not a key") }
+        return (try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }, attributes)
+    }
+}
