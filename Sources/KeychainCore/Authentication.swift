@@ -208,7 +208,10 @@ extension Token {
 
     /// C_Logout (and the end of the last session): forgets the token key.
     public func logOut() {
-        lock.withLock { login = nil }
+        lock.withLock {
+            login = nil
+            keyCache.removeAll()
+        }
     }
 
     /// Opens the token key with `pin`, counting a failure in the store (and clearing the

@@ -38,7 +38,8 @@ extension Token {
             mechanism = Token.rsaKeyPairMechanism
         case .ec(let parameters):
             guard let curve = EllipticCurve(parameters: parameters) else {
-                throw KeychainError(.attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (P-256, P-384, P-521)")
+                throw KeychainError(
+                    .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (P-256, P-384, P-521)")
             }
             algorithm = .ec(curve)
             mechanism = Token.ecKeyPairMechanism
@@ -58,7 +59,8 @@ extension Token {
         generatedBy mechanism: UInt64?, context: AccessContext
     ) throws(KeychainError) -> KeyPairReferences {
         guard let algorithm = key.algorithm, let pkcs8 = key.pkcs8 else {
-            throw KeychainError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 private keys can be stored")
+            throw KeychainError(
+                .unsupported, "only RSA, EC P-256/384/521 and Ed25519 private keys can be stored")
         }
         var publicKey = try Token.checked(publicTemplate, policy: .publicKey)
         var privateKey = try Token.checked(privateTemplate, policy: .privateKey)
@@ -98,7 +100,8 @@ extension Token {
             privateKey[.publicExponent] = exponent
             let parts: [(AttributeType, String)] = [
                 (.privateExponent, "d"), (.prime1, "rsa-factor1"), (.prime2, "rsa-factor2"),
-                (.exponent1, "rsa-exponent1"), (.exponent2, "rsa-exponent2"), (.coefficient, "rsa-coefficient1"),
+                (.exponent1, "rsa-exponent1"), (.exponent2, "rsa-exponent2"),
+                (.coefficient, "rsa-coefficient1"),
             ]
             for (type, name) in parts { privateKey[type] = key.component(name) ?? [] }
         case .ec(let curve):
@@ -118,7 +121,9 @@ extension Token {
             publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
             privateKey[.value] = key.rawPrivateKey ?? []
         }
-        for (policy, attributes) in [(ObjectPolicy.publicKey, publicKey), (ObjectPolicy.privateKey, privateKey)] {
+        for (policy, attributes) in [
+            (ObjectPolicy.publicKey, publicKey), (ObjectPolicy.privateKey, privateKey),
+        ] {
             var filled = attributes
             for spec in policy.specs.values where filled[spec.type] == nil {
                 if let value = spec.defaultValue { filled[spec.type] = value }
@@ -126,7 +131,8 @@ extension Token {
             if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
         }
         let objects = [
-            NewObject(attributes: publicKey, uniqueKey: nil), NewObject(attributes: privateKey, uniqueKey: nil),
+            NewObject(attributes: publicKey, uniqueKey: nil),
+            NewObject(attributes: privateKey, uniqueKey: nil),
         ]
         let references = try insertAll(objects, context: context)
         return KeyPairReferences(publicKey: references[0], privateKey: references[1])
@@ -141,7 +147,8 @@ extension Token {
         let parameters: Set<AttributeType> = [.modulusBits, .publicExponent, .ecParams, .class, .keyType]
         for (type, value) in template {
             guard let spec = policy.specs[type] else {
-                throw KeychainError(.attributeTypeInvalid, "attribute \(type) does not belong to this key class")
+                throw KeychainError(
+                    .attributeTypeInvalid, "attribute \(type) does not belong to this key class")
             }
             try ObjectPolicy.validate(value, as: spec)
             if parameters.contains(type) { continue }  // read by the caller, or fixed here
@@ -165,9 +172,21 @@ extension Token {
         let attributes = try lock.withLock { () throws(KeychainError) in
             try load(reference, context: context)
         }
-        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue, let material = attributes[.keyMaterial]
+        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue,
+            let material = attributes[.keyMaterial]
         else { throw KeychainError(.objectNotFound, "the handle is not a private key") }
-        let key = try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
+        // Parsing PKCS#8 costs more than an ECDSA signature: keep parsed keys while their
+        // material is unchanged (compared byte for byte on every use).
+        let key: AsymmetricKey
+        if let cached = lock.withLock({ keyCache[reference] }), cached.material == material {
+            key = cached.key
+        } else {
+            key = try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
+            lock.withLock {
+                if keyCache.count >= 256 { keyCache.removeAll() }
+                keyCache[reference] = (material, key)
+            }
+        }
         var visible = attributes
         visible[.keyMaterial] = nil
         return (key, visible)

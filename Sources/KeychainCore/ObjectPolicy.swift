@@ -126,14 +126,19 @@ struct ObjectPolicy {
 
     /// Attributes every key has (v2.40 §4.7).
     private static let key: [AttributeSpec] = [
-        AttributeSpec(type: .keyType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
+        AttributeSpec(
+            type: .keyType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
         AttributeSpec(type: .id, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-        AttributeSpec(type: .startDate, kind: .date, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-        AttributeSpec(type: .endDate, kind: .date, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(
+            type: .startDate, kind: .date, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(
+            type: .endDate, kind: .date, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
         AttributeSpec(type: .derive, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
         AttributeSpec(type: .local, kind: .bool, rules: [], defaultValue: no),
-        AttributeSpec(type: .keyGenMechanism, kind: .ulong, rules: [], defaultValue: AttributeValue.encode(UInt64.max)),
-        AttributeSpec(type: .subject, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+        AttributeSpec(
+            type: .keyGenMechanism, kind: .ulong, rules: [], defaultValue: AttributeValue.encode(UInt64.max)),
+        AttributeSpec(
+            type: .subject, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
         AttributeSpec(type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
         // RSA (v2.40 §2.1.2–2.1.3), EC and Edwards (§2.3.3–2.3.4, v3.0 §2.3.5–2.3.6).
         AttributeSpec(type: .modulus, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
@@ -145,11 +150,17 @@ struct ObjectPolicy {
     static let publicKey = ObjectPolicy(
         .publicKey,
         key + [
-            AttributeSpec(type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(type: .verifyRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly], defaultValue: no),
+            AttributeSpec(
+                type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(
+                type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(
+                type: .verifyRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(
+                type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(
+                type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
+                defaultValue: no),
             AttributeSpec(type: .modulusBits, kind: .ulong, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(type: .ecPoint, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
         ])
@@ -158,17 +169,25 @@ struct ObjectPolicy {
     static let privateKey = ObjectPolicy(
         .privateKey,
         key + [
-            AttributeSpec(type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(type: .signRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(
+                type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(
+                type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(
+                type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+            AttributeSpec(
+                type: .signRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(
+                type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+            AttributeSpec(
+                type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
             AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [], defaultValue: no),
             AttributeSpec(type: .neverExtractable, kind: .bool, rules: [], defaultValue: no),
             AttributeSpec(type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
-            AttributeSpec(type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
-            AttributeSpec(type: .privateExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(
+                type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
+            AttributeSpec(
+                type: .privateExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(type: .prime1, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(type: .prime2, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(type: .exponent1, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),

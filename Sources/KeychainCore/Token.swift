@@ -68,6 +68,8 @@ public final class Token: @unchecked Sendable {
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
     var login: (user: UserType, tokenKey: [UInt8])?
+    /// Parsed private keys by object, with the PKCS#8 they came from (KeyObjects.swift).
+    var keyCache: [ObjectReference: (material: [UInt8], key: AsymmetricKey)] = [:]
 
     public init(configuration: TokenConfiguration) {
         self.configuration = configuration
@@ -192,7 +194,8 @@ public final class Token: @unchecked Sendable {
     }
 
     /// Stores objects in one transaction: all, or none.
-    func insertAll(_ objects: [NewObject], context: AccessContext) throws(KeychainError) -> [ObjectReference] {
+    func insertAll(_ objects: [NewObject], context: AccessContext) throws(KeychainError) -> [ObjectReference]
+    {
         guard !objects.isEmpty else { return [] }
         let isTokenObject = objects.map { $0.attributes.bool(.token) ?? false }
         return try lock.withLock { () throws(KeychainError) in
@@ -205,7 +208,9 @@ public final class Token: @unchecked Sendable {
                 try Token.write(persistent) {
                     try Token.write(session) {
                         var references: [ObjectReference] = []
-                        for object in objects { references.append(try insertLocked(object, context: context)) }
+                        for object in objects {
+                            references.append(try insertLocked(object, context: context))
+                        }
                         return references
                     }
                 }

@@ -15,7 +15,7 @@ final class DigestOperation {
 }
 
 /// Reads a caller's data buffer; NULL is allowed only with length zero.
-private func input(_ pointer: UnsafeMutablePointer<CK_BYTE>?, _ length: CK_ULONG) throws(P11Error)
+func input(_ pointer: UnsafeMutablePointer<CK_BYTE>?, _ length: CK_ULONG) throws(P11Error)
     -> UnsafeRawBufferPointer
 {
     guard length > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
@@ -189,11 +189,11 @@ func C_GenerateRandom(
     }
 }
 
-// MARK: - Functions that need keys
+// MARK: - Functions no mechanism of this token offers
 //
-// No key objects exist on the token yet, so no mechanism can start these operations: each
-// *Init checks its arguments and refuses the mechanism; each operation reports that none
-// was started.
+// Signing with recovery, secret keys, wrapping, derivation and the dual-function updates:
+// each *Init checks its arguments and refuses the mechanism; each operation reports that
+// none was started.
 
 private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ purpose: String)
     throws(P11Error)
@@ -206,105 +206,6 @@ private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, 
 
 private func notStarted(_ what: String) -> P11Error {
     P11Error(CKR_OPERATION_NOT_INITIALIZED, "no \(what) operation is active")
-}
-
-@c @implementation
-func C_EncryptInit(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
-) -> CK_RV {
-    sessionEntry("C_EncryptInit", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "encrypt")
-    }
-}
-
-@c @implementation
-func C_Encrypt(
-    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
-    _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedDataLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_Encrypt", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
-}
-
-@c @implementation
-func C_EncryptUpdate(
-    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG,
-    _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_EncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
-}
-
-@c @implementation
-func C_EncryptFinal(
-    _ hSession: CK_SESSION_HANDLE, _ pLastEncryptedPart: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulLastEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_EncryptFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("encryption") }
-}
-
-@c @implementation
-func C_DecryptInit(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
-) -> CK_RV {
-    sessionEntry("C_DecryptInit", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "decrypt")
-    }
-}
-
-@c @implementation
-func C_Decrypt(
-    _ hSession: CK_SESSION_HANDLE, _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?,
-    _ ulEncryptedDataLen: CK_ULONG, _ pData: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_Decrypt", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
-}
-
-@c @implementation
-func C_DecryptUpdate(
-    _ hSession: CK_SESSION_HANDLE, _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?,
-    _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_DecryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
-}
-
-@c @implementation
-func C_DecryptFinal(
-    _ hSession: CK_SESSION_HANDLE, _ pLastPart: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulLastPartLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_DecryptFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("decryption") }
-}
-
-@c @implementation
-func C_SignInit(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
-) -> CK_RV {
-    sessionEntry("C_SignInit", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "sign")
-    }
-}
-
-@c @implementation
-func C_Sign(
-    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
-    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_Sign", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
-}
-
-@c @implementation
-func C_SignUpdate(
-    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG
-) -> CK_RV {
-    sessionEntry("C_SignUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
-}
-
-@c @implementation
-func C_SignFinal(
-    _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_SignFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
 }
 
 @c @implementation
@@ -322,37 +223,6 @@ func C_SignRecover(
     _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     sessionEntry("C_SignRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("sign-recover") }
-}
-
-@c @implementation
-func C_VerifyInit(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
-) -> CK_RV {
-    sessionEntry("C_VerifyInit", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "verify")
-    }
-}
-
-@c @implementation
-func C_Verify(
-    _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
-    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
-) -> CK_RV {
-    sessionEntry("C_Verify", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
-}
-
-@c @implementation
-func C_VerifyUpdate(
-    _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG
-) -> CK_RV {
-    sessionEntry("C_VerifyUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
-}
-
-@c @implementation
-func C_VerifyFinal(
-    _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
-) -> CK_RV {
-    sessionEntry("C_VerifyFinal", hSession) { (_, _) throws(P11Error) in throw notStarted("verification") }
 }
 
 @c @implementation
@@ -421,19 +291,6 @@ func C_GenerateKey(
 ) -> CK_RV {
     sessionEntry("C_GenerateKey", hSession) { (_, _) throws(P11Error) in
         try refuseMechanism(pMechanism, "generate a key")
-    }
-}
-
-@c @implementation
-func C_GenerateKeyPair(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ pPublicKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPublicKeyAttributeCount: CK_ULONG,
-    _ pPrivateKeyTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulPrivateKeyAttributeCount: CK_ULONG,
-    _ phPublicKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
-    _ phPrivateKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_GenerateKeyPair", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "generate a key pair")
     }
 }
 

@@ -7,13 +7,17 @@ internal import KeychainCore
 
 /// One open session (v2.40 §5.6) and its operation state.
 final class Session: @unchecked Sendable {
-    // @unchecked: `find`, `digest` and `objects` are touched only with `lock` held.
+    // @unchecked: `find`, the operations and `objects` are touched only with `lock` held.
     let handle: CK_SESSION_HANDLE
     let slot: Slot
     let flags: CK_FLAGS
     let lock = Lock()
     var find: (results: [ObjectReference], position: Int)?
     var digest: DigestOperation?
+    var signing: SignatureOperation?
+    var verifying: SignatureOperation?
+    var encrypting: CipherOperation?
+    var decrypting: CipherOperation?
     /// Session objects this session created: they vanish when it closes.
     var objects: [ObjectReference] = []
 

@@ -83,10 +83,17 @@ func C_GetAttributeValue(
             try session.slot.token.attributes(of: reference, context: session.context)
         }
         guard let pTemplate else { return }
+        let sensitive = Token.sensitiveTypes(of: attributes)
         var failure: P11Error? = nil
         for index in 0..<Int(ulCount) {
             let entry = pTemplate.advanced(by: index)
             let type = AttributeType(UInt64(entry.pointee.type))
+            guard !sensitive.contains(type) else {
+                entry.pointee.ulValueLen = unavailableInformation
+                failure = P11Error(
+                    CKR_ATTRIBUTE_SENSITIVE, "attribute \(type) of a sensitive key is never revealed")
+                continue
+            }
             guard let value = attributes[type] else {
                 entry.pointee.ulValueLen = unavailableInformation
                 if failure == nil {

@@ -42,6 +42,10 @@ private func end(_ session: Session) {
     let objects = session.lock.withLock {
         session.find = nil
         session.digest = nil
+        session.signing = nil
+        session.verifying = nil
+        session.encrypting = nil
+        session.decrypting = nil
         defer { session.objects = [] }
         return session.objects
     }

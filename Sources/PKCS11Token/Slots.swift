@@ -104,9 +104,44 @@ enum Mechanisms {
         (CK_MECHANISM_TYPE(CKM_SHA512), .sha512),
     ]
 
+    /// Every mechanism with what it does and its key sizes in bits (RSA modulus, EC field).
+    static let table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
+        func info(_ minimum: UInt, _ maximum: UInt, _ flags: UInt) -> CK_MECHANISM_INFO {
+            CK_MECHANISM_INFO(
+                ulMinKeySize: CK_ULONG(minimum), ulMaxKeySize: CK_ULONG(maximum), flags: CK_FLAGS(flags))
+        }
+        let ecFlags = UInt(CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
+        let signVerify = UInt(CKF_SIGN | CKF_VERIFY)
+        var table = digests.map { ($0.type, info(0, 0, UInt(CKF_DIGEST))) }
+        table.append(
+            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), info(2048, 4096, UInt(CKF_GENERATE_KEY_PAIR))))
+        table.append(
+            (CK_MECHANISM_TYPE(CKM_RSA_PKCS), info(2048, 4096, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))))
+        table.append(
+            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), info(2048, 4096, UInt(CKF_ENCRYPT | CKF_DECRYPT))))
+        table.append((CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), info(2048, 4096, signVerify)))
+        for type in [
+            CKM_SHA1_RSA_PKCS, CKM_SHA224_RSA_PKCS, CKM_SHA256_RSA_PKCS, CKM_SHA384_RSA_PKCS,
+            CKM_SHA512_RSA_PKCS, CKM_SHA1_RSA_PKCS_PSS, CKM_SHA224_RSA_PKCS_PSS, CKM_SHA256_RSA_PKCS_PSS,
+            CKM_SHA384_RSA_PKCS_PSS, CKM_SHA512_RSA_PKCS_PSS,
+        ] {
+            table.append((CK_MECHANISM_TYPE(type), info(2048, 4096, signVerify)))
+        }
+        table.append(
+            (CK_MECHANISM_TYPE(CKM_EC_KEY_PAIR_GEN), info(256, 521, UInt(CKF_GENERATE_KEY_PAIR) | ecFlags)))
+        for type in [
+            CKM_ECDSA, CKM_ECDSA_SHA1, CKM_ECDSA_SHA224, CKM_ECDSA_SHA256, CKM_ECDSA_SHA384, CKM_ECDSA_SHA512,
+        ] {
+            table.append((CK_MECHANISM_TYPE(type), info(256, 521, signVerify | ecFlags)))
+        }
+        table.append(
+            (CK_MECHANISM_TYPE(CKM_EC_EDWARDS_KEY_PAIR_GEN), info(255, 255, UInt(CKF_GENERATE_KEY_PAIR))))
+        table.append((CK_MECHANISM_TYPE(CKM_EDDSA), info(255, 255, signVerify)))
+        return table
+    }()
+
     static func info(_ type: CK_MECHANISM_TYPE) -> CK_MECHANISM_INFO? {
-        guard digests.contains(where: { $0.type == type }) else { return nil }
-        return CK_MECHANISM_INFO(ulMinKeySize: 0, ulMaxKeySize: 0, flags: CK_FLAGS(CKF_DIGEST))
+        table.first { $0.type == type }?.info
     }
 }
 
@@ -118,7 +153,7 @@ func C_GetMechanismList(
     entry("C_GetMechanismList") { (state) throws(P11Error) in
         _ = try state.slot(slotID)
         guard let pulCount else { throw P11Error.argumentsBad }
-        try writeArray(Mechanisms.digests.map(\.type), to: pMechanismList, count: pulCount)
+        try writeArray(Mechanisms.table.map(\.type), to: pMechanismList, count: pulCount)
     }
 }
 
