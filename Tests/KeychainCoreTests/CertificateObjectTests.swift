@@ -7,7 +7,8 @@ struct CertificateCreationTests {
     @Test("a self-signed CA gets every attribute of DESIGN §4 from its DER alone")
     func selfSignedCertificateIsDerived() throws {
         try withToken { token, directory in
-            let ca = try TestCertificate.make("ca", subject: "/CN=Test Root/O=Tests", serial: "0x80AB", authority: true, in: directory)
+            let ca = try TestCertificate.make(
+                "ca", subject: "/CN=Test Root/O=Tests", serial: "0x80AB", authority: true, in: directory)
             let reference = try token.createObject(certificateTemplate(ca.der), context: Contexts.readWrite)
             #expect(!reference.isSessionObject)
             let attributes = try token.attributes(of: reference, context: Contexts.readWrite)
@@ -45,7 +46,8 @@ struct CertificateCreationTests {
                 Set(attributes.keys) == [
                     .class, .token, .private, .modifiable, .copyable, .destroyable, .label, .uniqueID,
                     .certificateType, .trusted, .certificateCategory, .checkValue, .startDate, .endDate,
-                    .publicKeyInfo, .subject, .id, .issuer, .serialNumber, .value, .url, .hashOfSubjectPublicKey,
+                    .publicKeyInfo, .subject, .id, .issuer, .serialNumber, .value, .url,
+                    .hashOfSubjectPublicKey,
                     .hashOfIssuerPublicKey, .javaMIDPSecurityDomain, .nameHashAlgorithm,
                 ])
         }
@@ -70,14 +72,17 @@ struct CertificateCreationTests {
         }
     }
 
-    @Test("the default label is the subject summary: CN, else e-mail, else the first RDN value", arguments: [
-        ("/CN=Common/O=Org", "Common"), ("/O=Org/emailAddress=mail@example.org", "mail@example.org"),
-        ("/O=First Org/OU=Unit", "First Org"), ("/CN=Zoë", "Zoë"),
-    ])
+    @Test(
+        "the default label is the subject summary: CN, else e-mail, else the first RDN value",
+        arguments: [
+            ("/CN=Common/O=Org", "Common"), ("/O=Org/emailAddress=mail@example.org", "mail@example.org"),
+            ("/O=First Org/OU=Unit", "First Org"), ("/CN=Zoë", "Zoë"),
+        ])
     func defaultLabelIsTheSummary(_ subject: String, label: String) throws {
         try withToken { token, directory in
             let certificate = try TestCertificate.make("cert", subject: subject, in: directory)
-            let reference = try token.createObject(certificateTemplate(certificate.der), context: Contexts.readWrite)
+            let reference = try token.createObject(
+                certificateTemplate(certificate.der), context: Contexts.readWrite)
             #expect(try token.attributes(of: reference, context: Contexts.readWrite).string(.label) == label)
         }
     }
@@ -88,11 +93,13 @@ struct CertificateCreationTests {
             let first = try TestCertificate.make("first", subject: "/CN=First", serial: "1", in: directory)
             let second = try TestCertificate.make("second", subject: "/CN=Second", serial: "2", in: directory)
             let given = try token.createObject(
-                certificateTemplate(first.der, [.label: bytes("my label"), .id: [1, 2, 3]]), context: Contexts.readWrite)
+                certificateTemplate(first.der, [.label: bytes("my label"), .id: [1, 2, 3]]),
+                context: Contexts.readWrite)
             let givenAttributes = try token.attributes(of: given, context: Contexts.readWrite)
             #expect(givenAttributes.string(.label) == "my label")
             #expect(givenAttributes[.id] == [1, 2, 3])
-            #expect(givenAttributes[.hashOfSubjectPublicKey] == first.keyHash, "derived values are still there")
+            #expect(
+                givenAttributes[.hashOfSubjectPublicKey] == first.keyHash, "derived values are still there")
 
             let empty = try token.createObject(
                 certificateTemplate(second.der, [.label: [], .id: []]), context: Contexts.readWrite)
@@ -105,10 +112,12 @@ struct CertificateCreationTests {
     @Test("a category or trust the template gives is kept")
     func templateCategoryIsKept() throws {
         try withToken { token, directory in
-            let certificate = try TestCertificate.make("cert", subject: "/CN=Kept", authority: true, in: directory)
+            let certificate = try TestCertificate.make(
+                "cert", subject: "/CN=Kept", authority: true, in: directory)
             let reference = try token.createObject(
                 certificateTemplate(
-                    certificate.der, [.certificateCategory: ulong(CertificateCategory.tokenUser.rawValue), .trusted: yes]),
+                    certificate.der,
+                    [.certificateCategory: ulong(CertificateCategory.tokenUser.rawValue), .trusted: yes]),
                 context: Contexts.securityOfficer)
             let attributes = try token.attributes(of: reference, context: Contexts.readWrite)
             #expect(attributes.ulong(.certificateCategory) == CertificateCategory.tokenUser.rawValue)
@@ -116,31 +125,41 @@ struct CertificateCreationTests {
         }
     }
 
-    @Test("a derived attribute given with the value the DER has is accepted", arguments: [
-        AttributeType.subject, .issuer, .serialNumber, .startDate, .endDate, .publicKeyInfo, .checkValue,
-        .hashOfSubjectPublicKey,
-    ])
+    @Test(
+        "a derived attribute given with the value the DER has is accepted",
+        arguments: [
+            AttributeType.subject, .issuer, .serialNumber, .startDate, .endDate, .publicKeyInfo, .checkValue,
+            .hashOfSubjectPublicKey,
+        ])
     func agreeingDerivedAttributeIsAccepted(_ type: AttributeType) throws {
         try withToken { token, directory in
             let certificate = try TestCertificate.make("cert", subject: "/CN=Agreeing", in: directory)
             let value = TestCertificate.value(of: type, in: certificate)
-            let reference = try token.createObject(certificateTemplate(certificate.der, [type: value]), context: Contexts.readWrite)
+            let reference = try token.createObject(
+                certificateTemplate(certificate.der, [type: value]), context: Contexts.readWrite)
             #expect(try token.attributes(of: reference, context: Contexts.readWrite)[type] == value)
         }
     }
 
-    @Test("a derived attribute that contradicts the DER is refused and nothing is stored", arguments: [
-        AttributeType.subject, .issuer, .serialNumber, .startDate, .endDate, .publicKeyInfo, .checkValue,
-        .hashOfSubjectPublicKey,
-    ])
+    @Test(
+        "a derived attribute that contradicts the DER is refused and nothing is stored",
+        arguments: [
+            AttributeType.subject, .issuer, .serialNumber, .startDate, .endDate, .publicKeyInfo, .checkValue,
+            .hashOfSubjectPublicKey,
+        ])
     func contradictingDerivedAttributeIsRefused(_ type: AttributeType) throws {
         try withToken { token, directory in
             let certificate = try TestCertificate.make("cert", subject: "/CN=Contradicted", in: directory)
             var value = TestCertificate.value(of: type, in: certificate)
             // Another value of the same form: a date stays eight digits.
-            if type == .startDate || type == .endDate { value = bytes("19991231") } else { value[value.count - 1] ^= 1 }
+            if type == .startDate || type == .endDate {
+                value = bytes("19991231")
+            } else {
+                value[value.count - 1] ^= 1
+            }
             expectKeychainError(.attributeValueInvalid, containing: "contradicts the certificate DER") {
-                _ = try token.createObject(certificateTemplate(certificate.der, [type: value]), context: Contexts.readWrite)
+                _ = try token.createObject(
+                    certificateTemplate(certificate.der, [type: value]), context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])
         }
@@ -149,24 +168,49 @@ struct CertificateCreationTests {
     /// Templates that cannot make a certificate, and the error each gets.
     static let badTemplates: [Named<(AttributeSet, KeychainError.Code)>] = [
         Named("no CKA_CLASS", ([.certificateType: ulong(0), .value: [0x30, 0x00]], .templateIncomplete)),
-        Named("a CKA_CLASS of the wrong size", ([.class: [1], .certificateType: ulong(0), .value: []], .attributeValueInvalid)),
-        Named("a class the token cannot create", ([.class: ulong(ObjectClass.privateKey.rawValue)], .attributeValueInvalid)),
+        Named(
+            "a CKA_CLASS of the wrong size",
+            ([.class: [1], .certificateType: ulong(0), .value: []], .attributeValueInvalid)),
+        Named(
+            "a class no token creates (CKO_MECHANISM)", ([.class: ulong(7)], .attributeValueInvalid)),
         Named("a vendor class", ([.class: ulong(0x8000_0001)], .attributeValueInvalid)),
         Named("no CKA_VALUE", ([.class: ulong(1), .certificateType: ulong(0)], .templateIncomplete)),
         Named("no CKA_CERTIFICATE_TYPE", ([.class: ulong(1), .value: [0x30, 0x00]], .templateIncomplete)),
-        Named("a non-X.509 certificate type", ([.class: ulong(1), .certificateType: ulong(1), .value: [0x30, 0x00]], .attributeValueInvalid)),
-        Named("a CKA_VALUE that is not a certificate", (certificateTemplate([0x30, 0x03, 0x02, 0x01, 0x01]), .attributeValueInvalid)),
+        Named(
+            "a non-X.509 certificate type",
+            ([.class: ulong(1), .certificateType: ulong(1), .value: [0x30, 0x00]], .attributeValueInvalid)),
+        Named(
+            "a CKA_VALUE that is not a certificate",
+            (certificateTemplate([0x30, 0x03, 0x02, 0x01, 0x01]), .attributeValueInvalid)),
         Named("an empty CKA_VALUE", (certificateTemplate([]), .attributeValueInvalid)),
-        Named("a PEM CKA_VALUE", (certificateTemplate(bytes("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")), .attributeValueInvalid)),
-        Named("an attribute of another class", (certificateTemplate([0x30, 0x00], [.keyType: ulong(0)]), .attributeTypeInvalid)),
-        Named("a vendor attribute", (certificateTemplate([0x30, 0x00], [.vendorDefined: [1]]), .attributeTypeInvalid)),
-        Named("a CKA_UNIQUE_ID", (certificateTemplate([0x30, 0x00], [.uniqueID: bytes("x:1")]), .attributeReadOnly)),
-        Named("a CK_BBOOL of two bytes", (certificateTemplate([0x30, 0x00], [.modifiable: [1, 0]]), .attributeValueInvalid)),
-        Named("a CK_DATE that is not eight digits", (certificateTemplate([0x30, 0x00], [.startDate: bytes("2024-1-1")]), .attributeValueInvalid)),
-        Named("CKA_TRUSTED true from a user", (certificateTemplate([0x30, 0x00], [.trusted: yes]), .attributeReadOnly)),
+        Named(
+            "a PEM CKA_VALUE",
+            (
+                certificateTemplate(bytes("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")),
+                .attributeValueInvalid
+            )),
+        Named(
+            "an attribute of another class",
+            (certificateTemplate([0x30, 0x00], [.keyType: ulong(0)]), .attributeTypeInvalid)),
+        Named(
+            "a vendor attribute",
+            (certificateTemplate([0x30, 0x00], [.vendorDefined: [1]]), .attributeTypeInvalid)),
+        Named(
+            "a CKA_UNIQUE_ID",
+            (certificateTemplate([0x30, 0x00], [.uniqueID: bytes("x:1")]), .attributeReadOnly)),
+        Named(
+            "a CK_BBOOL of two bytes",
+            (certificateTemplate([0x30, 0x00], [.modifiable: [1, 0]]), .attributeValueInvalid)),
+        Named(
+            "a CK_DATE that is not eight digits",
+            (certificateTemplate([0x30, 0x00], [.startDate: bytes("2024-1-1")]), .attributeValueInvalid)),
+        Named(
+            "CKA_TRUSTED true from a user",
+            (certificateTemplate([0x30, 0x00], [.trusted: yes]), .attributeReadOnly)),
     ]
 
-    @Test("a template that cannot make a certificate is refused and nothing is stored", arguments: badTemplates)
+    @Test(
+        "a template that cannot make a certificate is refused and nothing is stored", arguments: badTemplates)
     func badTemplateIsRefused(_ template: Named<(AttributeSet, KeychainError.Code)>) throws {
         let (attributes, code) = template.value
         try withToken { token, _ throws in
@@ -180,10 +224,12 @@ struct CertificateCreationTests {
         try withToken { token, directory in
             let certificate = try TestCertificate.make("cert", subject: "/CN=Cut", in: directory)
             expectKeychainError(.attributeValueInvalid, containing: "certificate DER does not parse") {
-                _ = try token.createObject(certificateTemplate(Array(certificate.der.dropLast())), context: Contexts.readWrite)
+                _ = try token.createObject(
+                    certificateTemplate(Array(certificate.der.dropLast())), context: Contexts.readWrite)
             }
             expectKeychainError(.attributeValueInvalid) {
-                _ = try token.createObject(certificateTemplate(certificate.der + [0]), context: Contexts.readWrite)
+                _ = try token.createObject(
+                    certificateTemplate(certificate.der + [0]), context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])
         }
@@ -202,7 +248,8 @@ struct UniquenessTests {
             for label in ["first", "second"] {
                 expectKeychainError(.duplicateItem, containing: "issuer and serial number") {
                     _ = try token.createObject(
-                        certificateTemplate(certificate.der, [.label: bytes(label)]), context: Contexts.readWrite)
+                        certificateTemplate(certificate.der, [.label: bytes(label)]),
+                        context: Contexts.readWrite)
                 }
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [first])
@@ -215,8 +262,10 @@ struct UniquenessTests {
     func sameIssuerAndSerialIsADuplicate() throws {
         try withToken { token, directory in
             _ = try TestCertificate.make("ca", subject: "/CN=CA", authority: true, in: directory)
-            let first = try TestCertificate.make("first", subject: "/CN=One", serial: "7", signer: "ca", in: directory)
-            let second = try TestCertificate.make("second", subject: "/CN=Two", serial: "7", signer: "ca", in: directory)
+            let first = try TestCertificate.make(
+                "first", subject: "/CN=One", serial: "7", signer: "ca", in: directory)
+            let second = try TestCertificate.make(
+                "second", subject: "/CN=Two", serial: "7", signer: "ca", in: directory)
             #expect(first.der != second.der)
             let stored = try token.createObject(certificateTemplate(first.der), context: Contexts.readWrite)
             expectKeychainError(.duplicateItem) {
@@ -231,8 +280,10 @@ struct UniquenessTests {
         try withToken { token, directory in
             var references: [ObjectReference] = []
             for serial in 1...3 {
-                let certificate = try TestCertificate.make("c\(serial)", subject: "/CN=Same", serial: String(serial), in: directory)
-                references.append(try token.createObject(certificateTemplate(certificate.der), context: Contexts.readWrite))
+                let certificate = try TestCertificate.make(
+                    "c\(serial)", subject: "/CN=Same", serial: String(serial), in: directory)
+                references.append(
+                    try token.createObject(certificateTemplate(certificate.der), context: Contexts.readWrite))
             }
             #expect(Set(references).count == 3)
             #expect(try token.findObjects([.label: bytes("Same")], context: Contexts.readWrite) == references)
@@ -243,11 +294,14 @@ struct UniquenessTests {
     func tokenAndSessionCopiesAreSeparate() throws {
         try withToken { token, directory in
             let certificate = try TestCertificate.make("cert", subject: "/CN=Both", in: directory)
-            let stored = try token.createObject(certificateTemplate(certificate.der), context: Contexts.readWrite)
-            let session = try token.createObject(certificateTemplate(certificate.der, token: false), context: Contexts.readWrite)
+            let stored = try token.createObject(
+                certificateTemplate(certificate.der), context: Contexts.readWrite)
+            let session = try token.createObject(
+                certificateTemplate(certificate.der, token: false), context: Contexts.readWrite)
             #expect(session.isSessionObject)
             expectKeychainError(.duplicateItem) {
-                _ = try token.createObject(certificateTemplate(certificate.der, token: false), context: Contexts.readWrite)
+                _ = try token.createObject(
+                    certificateTemplate(certificate.der, token: false), context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [stored, session])
         }
@@ -259,12 +313,18 @@ struct BatchTests {
     @Test("a batch stores every object, in order")
     func batchStoresAll() throws {
         try withToken { token, directory in
-            let certificates = try (1...3).map { try TestCertificate.make("c\($0)", subject: "/CN=Batch \($0)", serial: String($0), in: directory) }
-            let references = try token.createObjects(certificates.map { certificateTemplate($0.der) }, context: Contexts.readWrite)
+            let certificates = try (1...3).map {
+                try TestCertificate.make(
+                    "c\($0)", subject: "/CN=Batch \($0)", serial: String($0), in: directory)
+            }
+            let references = try token.createObjects(
+                certificates.map { certificateTemplate($0.der) }, context: Contexts.readWrite)
             #expect(references.count == 3)
             #expect(try token.findObjects([:], context: Contexts.readWrite) == references)
             for (reference, certificate) in zip(references, certificates) {
-                #expect(try token.attributes(of: reference, context: Contexts.readWrite)[.value] == certificate.der)
+                #expect(
+                    try token.attributes(of: reference, context: Contexts.readWrite)[.value]
+                        == certificate.der)
             }
             #expect(try token.createObjects([], context: Contexts.readWrite) == [])
         }
@@ -276,7 +336,10 @@ struct BatchTests {
             let good = try TestCertificate.make("good", subject: "/CN=Good", in: directory)
             expectKeychainError(.attributeValueInvalid) {
                 _ = try token.createObjects(
-                    [certificateTemplate(good.der), dataTemplate(label: "data"), certificateTemplate(Array(good.der.dropFirst()))],
+                    [
+                        certificateTemplate(good.der), dataTemplate(label: "data"),
+                        certificateTemplate(Array(good.der.dropFirst())),
+                    ],
                     context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])
@@ -290,7 +353,10 @@ struct BatchTests {
             let second = try TestCertificate.make("second", subject: "/CN=Second", serial: "2", in: directory)
             expectKeychainError(.duplicateItem) {
                 _ = try token.createObjects(
-                    [certificateTemplate(first.der), dataTemplate(label: "data"), certificateTemplate(first.der)],
+                    [
+                        certificateTemplate(first.der), dataTemplate(label: "data"),
+                        certificateTemplate(first.der),
+                    ],
                     context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])
@@ -298,7 +364,8 @@ struct BatchTests {
             let stored = try token.createObject(certificateTemplate(first.der), context: Contexts.readWrite)
             expectKeychainError(.duplicateItem) {
                 _ = try token.createObjects(
-                    [certificateTemplate(second.der), certificateTemplate(first.der)], context: Contexts.readWrite)
+                    [certificateTemplate(second.der), certificateTemplate(first.der)],
+                    context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [stored])
         }
@@ -310,8 +377,10 @@ struct BatchTests {
             let certificate = try TestCertificate.make("cert", subject: "/CN=Twice", in: directory)
             expectKeychainError(.duplicateItem) {
                 _ = try token.createObjects(
-                    [dataTemplate(label: "session", token: false), certificateTemplate(certificate.der),
-                     certificateTemplate(certificate.der)],
+                    [
+                        dataTemplate(label: "session", token: false), certificateTemplate(certificate.der),
+                        certificateTemplate(certificate.der),
+                    ],
                     context: Contexts.readWrite)
             }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])

@@ -7,7 +7,9 @@ import Testing
 #endif
 
 /// An environment naming no configuration file that exists, so only the defaults apply.
-private let bare = ["P11KEYCHAIN_CONF": "/nonexistent/p11keychain.conf", "P11KEYCHAIN_DIR": "/data", "HOME": "/home/u"]
+private let bare = [
+    "P11KEYCHAIN_CONF": "/nonexistent/p11keychain.conf", "P11KEYCHAIN_DIR": "/data", "HOME": "/home/u",
+]
 
 /// The configuration `text` gives on top of the defaults.
 private func parse(_ text: String) throws(Configuration.ParseError) -> Configuration {
@@ -27,7 +29,8 @@ private func expectParseError(
         #expect(error.file == "test.conf", sourceLocation: sourceLocation)
         #expect(error.line == line, "\(error)", sourceLocation: sourceLocation)
         #expect(error.reason.contains(fragment), "\(error)", sourceLocation: sourceLocation)
-        #expect(error.description == "test.conf:\(error.line): \(error.reason)", sourceLocation: sourceLocation)
+        #expect(
+            error.description == "test.conf:\(error.line): \(error.reason)", sourceLocation: sourceLocation)
     }
 }
 
@@ -58,7 +61,8 @@ struct ConfigurationFileTests {
             configuration.tokens == [
                 TokenConfiguration(name: "login", path: "/data/login.sqlite3", synchronous: true),
                 TokenConfiguration(
-                    name: "System", path: "/var/lib/p11keychain/system.sqlite3", readOnly: true, synchronous: true),
+                    name: "System", path: "/var/lib/p11keychain/system.sqlite3", readOnly: true,
+                    synchronous: true),
                 TokenConfiguration(name: "Work Keys", path: "/home/u/keys/work.sqlite3"),
             ])
     }
@@ -70,21 +74,26 @@ struct ConfigurationFileTests {
         #expect(try parse("# only a comment\n\n   \n\t# another\n") == defaults)
     }
 
-    @Test("only a leading ~/ is the home directory", arguments: [
-        ("~/x.sqlite3", "/home/u/x.sqlite3"), ("/a/~/b.sqlite3", "/a/~/b.sqlite3"),
-        ("~other/x.sqlite3", "~other/x.sqlite3"), ("relative/x.sqlite3", "relative/x.sqlite3"),
-    ])
+    @Test(
+        "only a leading ~/ is the home directory",
+        arguments: [
+            ("~/x.sqlite3", "/home/u/x.sqlite3"), ("/a/~/b.sqlite3", "/a/~/b.sqlite3"),
+            ("~other/x.sqlite3", "~other/x.sqlite3"), ("relative/x.sqlite3", "relative/x.sqlite3"),
+        ])
     func homeExpansion(_ path: String, expected: String) throws {
         let configuration = try parse("[token T]\npath = \(path)\n")
         #expect(configuration.tokens.last?.path == expected)
     }
 
-    @Test("yes and no have their usual spellings, in any case", arguments: [
-        ("yes", true), ("YES", true), ("true", true), ("On", true), ("1", true),
-        ("no", false), ("No", false), ("false", false), ("off", false), ("0", false),
-    ])
+    @Test(
+        "yes and no have their usual spellings, in any case",
+        arguments: [
+            ("yes", true), ("YES", true), ("true", true), ("On", true), ("1", true),
+            ("no", false), ("No", false), ("false", false), ("off", false), ("0", false),
+        ])
     func flagSpellings(_ text: String, expected: Bool) throws {
-        let configuration = try parse("debug = \(text)\n[token T]\npath = /t\nread-only = \(text)\nsynchronous = \(text)")
+        let configuration = try parse(
+            "debug = \(text)\n[token T]\npath = /t\nread-only = \(text)\nsynchronous = \(text)")
         #expect(configuration.debug == expected)
         #expect(configuration.tokens.last?.readOnly == expected)
         #expect(configuration.tokens.last?.synchronous == expected)
@@ -142,7 +151,11 @@ struct ConfigurationFileTests {
     @Test("the default token may be configured more than once")
     func loginSectionTwice() throws {
         let configuration = try parse("[token login]\nread-only = yes\n[token login]\nsynchronous = yes")
-        #expect(configuration.tokens == [TokenConfiguration(name: "login", path: "/data/login.sqlite3", readOnly: true, synchronous: true)])
+        #expect(
+            configuration.tokens == [
+                TokenConfiguration(
+                    name: "login", path: "/data/login.sqlite3", readOnly: true, synchronous: true)
+            ])
     }
 }
 
@@ -160,10 +173,13 @@ struct ConfigurationLoadingTests {
             let path = directory.file("explicit.conf")
             try ConfigurationLoadingTests.file.write(toFile: path, atomically: true, encoding: .utf8)
             let xdg = directory.file("xdg")
-            try FileManager.default.createDirectory(atPath: xdg + "/p11keychain", withIntermediateDirectories: true)
-            try "[token FromXDG]\npath = /x".write(toFile: xdg + "/p11keychain/p11keychain.conf", atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(
+                atPath: xdg + "/p11keychain", withIntermediateDirectories: true)
+            try "[token FromXDG]\npath = /x".write(
+                toFile: xdg + "/p11keychain/p11keychain.conf", atomically: true, encoding: .utf8)
             let configuration = try Configuration.load(environment: [
-                "P11KEYCHAIN_CONF": path, "XDG_CONFIG_HOME": xdg, "HOME": "/home/u", "P11KEYCHAIN_DIR": "/data",
+                "P11KEYCHAIN_CONF": path, "XDG_CONFIG_HOME": xdg, "HOME": "/home/u",
+                "P11KEYCHAIN_DIR": "/data",
             ])
             #expect(configuration.source == path)
             #expect(configuration.tokens.map(\.name) == ["login", "Extra"])
@@ -175,10 +191,13 @@ struct ConfigurationLoadingTests {
     func missingExplicitFile() throws {
         try withTemporaryDirectory { directory in
             let xdg = directory.file("xdg")
-            try FileManager.default.createDirectory(atPath: xdg + "/p11keychain", withIntermediateDirectories: true)
-            try "[token FromXDG]\npath = /x".write(toFile: xdg + "/p11keychain/p11keychain.conf", atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(
+                atPath: xdg + "/p11keychain", withIntermediateDirectories: true)
+            try "[token FromXDG]\npath = /x".write(
+                toFile: xdg + "/p11keychain/p11keychain.conf", atomically: true, encoding: .utf8)
             let configuration = try Configuration.load(environment: [
-                "P11KEYCHAIN_CONF": directory.file("missing.conf"), "XDG_CONFIG_HOME": xdg, "P11KEYCHAIN_DIR": "/data",
+                "P11KEYCHAIN_CONF": directory.file("missing.conf"), "XDG_CONFIG_HOME": xdg,
+                "P11KEYCHAIN_DIR": "/data",
             ])
             #expect(configuration.source == nil)
             #expect(configuration.tokens == [TokenConfiguration(name: "login", path: "/data/login.sqlite3")])
@@ -187,13 +206,16 @@ struct ConfigurationLoadingTests {
         }
     }
 
-    @Test("without P11KEYCHAIN_CONF the file is under XDG_CONFIG_HOME, else under HOME/.config", arguments: [
-        ("XDG_CONFIG_HOME", false), ("HOME", false), ("HOME", true),
-    ])
+    @Test(
+        "without P11KEYCHAIN_CONF the file is under XDG_CONFIG_HOME, else under HOME/.config",
+        arguments: [
+            ("XDG_CONFIG_HOME", false), ("HOME", false), ("HOME", true),
+        ])
     func xdgConfigHome(_ variable: String, emptyExplicit: Bool) throws {
         try withTemporaryDirectory { directory in
             let base = variable == "HOME" ? directory.file("home/.config") : directory.file("config")
-            try FileManager.default.createDirectory(atPath: base + "/p11keychain", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: base + "/p11keychain", withIntermediateDirectories: true)
             let path = base + "/p11keychain/p11keychain.conf"
             try ConfigurationLoadingTests.file.write(toFile: path, atomically: true, encoding: .utf8)
             var environment = ["HOME": directory.file("home"), "P11KEYCHAIN_DIR": "/data"]
@@ -212,7 +234,8 @@ struct ConfigurationLoadingTests {
     func noFile() throws {
         try withTemporaryDirectory { directory in
             let configuration = try Configuration.load(environment: [
-                "HOME": directory.path, "XDG_CONFIG_HOME": directory.file("config"), "P11KEYCHAIN_DIR": "/data",
+                "HOME": directory.path, "XDG_CONFIG_HOME": directory.file("config"),
+                "P11KEYCHAIN_DIR": "/data",
             ])
             // The last place looked at is the system-wide file.
             let system = "/etc/p11keychain/p11keychain.conf"
@@ -220,7 +243,8 @@ struct ConfigurationLoadingTests {
                 #expect(configuration.source == system)
             } else {
                 #expect(configuration.source == nil)
-                #expect(configuration.tokens == [TokenConfiguration(name: "login", path: "/data/login.sqlite3")])
+                #expect(
+                    configuration.tokens == [TokenConfiguration(name: "login", path: "/data/login.sqlite3")])
             }
         }
     }
@@ -241,23 +265,30 @@ struct ConfigurationLoadingTests {
         }
     }
 
-    @Test("the default token's directory: P11KEYCHAIN_DIR, else XDG_DATA_HOME, else HOME; empty ones do not count", arguments: [
-        (["P11KEYCHAIN_DIR": "/dir", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"], "/dir/login.sqlite3"),
-        (["P11KEYCHAIN_DIR": "", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"], "/xdg/p11keychain/login.sqlite3"),
-        (["XDG_DATA_HOME": "/xdg"], "/xdg/p11keychain/login.sqlite3"),
-        (["XDG_DATA_HOME": "", "HOME": "/home/u"], "/home/u/.local/share/p11keychain/login.sqlite3"),
-        (["HOME": "/home/u"], "/home/u/.local/share/p11keychain/login.sqlite3"),
-    ])
+    @Test(
+        "the default token's directory: P11KEYCHAIN_DIR, else XDG_DATA_HOME, else HOME; empty ones do not count",
+        arguments: [
+            (["P11KEYCHAIN_DIR": "/dir", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"], "/dir/login.sqlite3"),
+            (
+                ["P11KEYCHAIN_DIR": "", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"],
+                "/xdg/p11keychain/login.sqlite3"
+            ),
+            (["XDG_DATA_HOME": "/xdg"], "/xdg/p11keychain/login.sqlite3"),
+            (["XDG_DATA_HOME": "", "HOME": "/home/u"], "/home/u/.local/share/p11keychain/login.sqlite3"),
+            (["HOME": "/home/u"], "/home/u/.local/share/p11keychain/login.sqlite3"),
+        ])
     func defaultToken(_ environment: [String: String], expected: String) {
         let token = Configuration.defaultToken(environment: environment)
         #expect(token == TokenConfiguration(name: Configuration.defaultTokenName, path: expected))
         #expect(token.name == "login")
     }
 
-    @Test("P11KEYCHAIN_DEBUG turns tracing on whatever the file says; empty or 0 leaves the file's choice", arguments: [
-        ("1", "no", true), ("yes", "no", true), ("0", "no", false), ("", "no", false), (nil, "no", false),
-        ("0", "yes", true), (nil, "yes", true),
-    ] as [(String?, String, Bool)])
+    @Test(
+        "P11KEYCHAIN_DEBUG turns tracing on whatever the file says; empty or 0 leaves the file's choice",
+        arguments: [
+            ("1", "no", true), ("yes", "no", true), ("0", "no", false), ("", "no", false), (nil, "no", false),
+            ("0", "yes", true), (nil, "yes", true),
+        ] as [(String?, String, Bool)])
     func debugVariable(_ variable: String?, file: String, expected: Bool) throws {
         try withTemporaryDirectory { directory in
             let path = directory.file("p11keychain.conf")

@@ -11,7 +11,8 @@ struct DataObjectTests {
     func dataObjectDefaults() throws {
         try withToken { token, _ in
             let full = try token.createObject(
-                dataTemplate(label: "note", [.application: bytes("app"), .value: [0, 1, 2], .objectID: commonNameOID]),
+                dataTemplate(
+                    label: "note", [.application: bytes("app"), .value: [0, 1, 2], .objectID: commonNameOID]),
                 context: Contexts.readWrite)
             let attributes = try token.attributes(of: full, context: Contexts.readWrite)
             #expect(attributes.string(.label) == "note")
@@ -22,7 +23,8 @@ struct DataObjectTests {
             #expect(attributes.bool(.private) == false)
             #expect(attributes.bool(.modifiable) == true)
 
-            let bare = try token.createObject([.class: ulong(ObjectClass.data.rawValue), .token: yes], context: Contexts.readWrite)
+            let bare = try token.createObject(
+                [.class: ulong(ObjectClass.data.rawValue), .token: yes], context: Contexts.readWrite)
             let defaults = try token.attributes(of: bare, context: Contexts.readWrite)
             #expect(defaults[.label] == [])
             #expect(defaults[.application] == [])
@@ -38,20 +40,29 @@ struct DataObjectTests {
             let first = try token.createObject(template, context: Contexts.readWrite)
             let second = try token.createObject(template, context: Contexts.readWrite)
             #expect(first != second)
-            #expect(try token.findObjects([.label: bytes("same")], context: Contexts.readWrite) == [first, second])
+            #expect(
+                try token.findObjects([.label: bytes("same")], context: Contexts.readWrite) == [
+                    first, second,
+                ])
         }
     }
 
-    @Test("a data object refuses a malformed object identifier and certificate attributes", arguments: [
-        Named("an OID that is not DER", ([.objectID: [0x06, 0x01]], KeychainError.Code.attributeValueInvalid)),
-        Named("an OID as text", ([.objectID: bytes("2.5.4.3")], .attributeValueInvalid)),
-        Named("a certificate's subject", ([.subject: [0x30, 0x00]], .attributeTypeInvalid)),
-        Named("a certificate type", ([.certificateType: ulong(0)], .attributeTypeInvalid)),
-    ] as [Named<(AttributeSet, KeychainError.Code)>])
+    @Test(
+        "a data object refuses a malformed object identifier and certificate attributes",
+        arguments: [
+            Named(
+                "an OID that is not DER",
+                ([.objectID: [0x06, 0x01]], KeychainError.Code.attributeValueInvalid)),
+            Named("an OID as text", ([.objectID: bytes("2.5.4.3")], .attributeValueInvalid)),
+            Named("a certificate's subject", ([.subject: [0x30, 0x00]], .attributeTypeInvalid)),
+            Named("a certificate type", ([.certificateType: ulong(0)], .attributeTypeInvalid)),
+        ] as [Named<(AttributeSet, KeychainError.Code)>])
     func badDataTemplates(_ template: Named<(AttributeSet, KeychainError.Code)>) throws {
         let (extra, code) = template.value
         try withToken { token, _ throws in
-            expectKeychainError(code) { _ = try token.createObject(dataTemplate(label: "bad", extra), context: Contexts.readWrite) }
+            expectKeychainError(code) {
+                _ = try token.createObject(dataTemplate(label: "bad", extra), context: Contexts.readWrite)
+            }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])
         }
     }
@@ -62,17 +73,23 @@ struct SessionObjectTests {
     @Test("an object with CKA_TOKEN false, or none, lives in the session store of this token")
     func sessionObjectsAreSeparate() throws {
         try withToken { token, directory in
-            let explicit = try token.createObject(dataTemplate(label: "session", token: false), context: Contexts.readWrite)
-            let implicit = try token.createObject([.class: ulong(0), .label: bytes("session")], context: Contexts.readWrite)
+            let explicit = try token.createObject(
+                dataTemplate(label: "session", token: false), context: Contexts.readWrite)
+            let implicit = try token.createObject(
+                [.class: ulong(0), .label: bytes("session")], context: Contexts.readWrite)
             let stored = try token.createObject(dataTemplate(label: "session"), context: Contexts.readWrite)
             #expect(explicit.isSessionObject)
             #expect(implicit.isSessionObject)
             #expect(!stored.isSessionObject)
             #expect(try token.attributes(of: implicit, context: Contexts.readWrite).bool(.token) == false)
-            #expect(try token.findObjects([.label: bytes("session")], context: Contexts.readWrite) == [stored, explicit, implicit])
+            #expect(
+                try token.findObjects([.label: bytes("session")], context: Contexts.readWrite) == [
+                    stored, explicit, implicit,
+                ])
             #expect(try token.findObjects([.token: no], context: Contexts.readWrite) == [explicit, implicit])
             #expect(try token.findObjects([.token: yes], context: Contexts.readWrite) == [stored])
-            let uid = try #require(try token.attributes(of: explicit, context: Contexts.readWrite).string(.uniqueID))
+            let uid = try #require(
+                try token.attributes(of: explicit, context: Contexts.readWrite).string(.uniqueID))
             #expect(uid.hasPrefix("s"), "session unique IDs have a prefix of their own: \(uid)")
             #expect(!uid.hasPrefix(token.serialNumber))
 
@@ -85,7 +102,8 @@ struct SessionObjectTests {
     @Test("a session object may be made and destroyed in a read-only session")
     func sessionObjectsInReadOnlySession() throws {
         try withToken { token, _ in
-            let reference = try token.createObject(dataTemplate(label: "ro", token: false), context: Contexts.readOnly)
+            let reference = try token.createObject(
+                dataTemplate(label: "ro", token: false), context: Contexts.readOnly)
             try token.updateObject(reference, with: [.label: bytes("changed")], context: Contexts.readOnly)
             try token.destroyObject(reference, context: Contexts.readOnly)
             #expect(try token.findObjects([:], context: Contexts.readOnly) == [])
@@ -95,14 +113,19 @@ struct SessionObjectTests {
     @Test("discarding a session's objects removes them and nothing else")
     func discardSessionObjects() throws {
         try withToken { token, _ in
-            let kept = try token.createObject(dataTemplate(label: "kept", token: false), context: Contexts.readWrite)
-            let discarded = try token.createObject(dataTemplate(label: "gone", token: false), context: Contexts.readWrite)
+            let kept = try token.createObject(
+                dataTemplate(label: "kept", token: false), context: Contexts.readWrite)
+            let discarded = try token.createObject(
+                dataTemplate(label: "gone", token: false), context: Contexts.readWrite)
             let stored = try token.createObject(dataTemplate(label: "stored"), context: Contexts.readWrite)
             token.discardSessionObjects([discarded, stored])
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [stored, kept])
-            expectKeychainError(.objectNotFound) { _ = try token.attributes(of: discarded, context: Contexts.readWrite) }
+            expectKeychainError(.objectNotFound) {
+                _ = try token.attributes(of: discarded, context: Contexts.readWrite)
+            }
             token.discardSessionObjects([discarded])  // again: nothing happens
-            Token(configuration: token.configuration).discardSessionObjects([kept])  // a token without sessions
+            // A Token with no session store of its own has nothing to discard.
+            Token(configuration: token.configuration).discardSessionObjects([kept])
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [stored, kept])
         }
     }
@@ -115,13 +138,17 @@ struct FindTests {
         -> (certificates: [TestCertificate], references: [ObjectReference])
     {
         let ca = try TestCertificate.make("ca", subject: "/CN=Find CA", authority: true, in: directory)
-        let alice = try TestCertificate.make("alice", subject: "/CN=Alice", serial: "0x0A", signer: "ca", in: directory)
-        let bob = try TestCertificate.make("bob", subject: "/CN=Bob", serial: "0x0B", signer: "ca", in: directory)
+        let alice = try TestCertificate.make(
+            "alice", subject: "/CN=Alice", serial: "0x0A", signer: "ca", in: directory)
+        let bob = try TestCertificate.make(
+            "bob", subject: "/CN=Bob", serial: "0x0B", signer: "ca", in: directory)
         var references = try [ca, alice, bob].map {
             try token.createObject(certificateTemplate($0.der), context: Contexts.readWrite)
         }
-        references.append(try token.createObject(dataTemplate(label: "Alice", [.value: [1]]), context: Contexts.readWrite))
-        references.append(try token.createObject(dataTemplate(label: "Alice", token: false), context: Contexts.readWrite))
+        references.append(
+            try token.createObject(dataTemplate(label: "Alice", [.value: [1]]), context: Contexts.readWrite))
+        references.append(
+            try token.createObject(dataTemplate(label: "Alice", token: false), context: Contexts.readWrite))
         return ([ca, alice, bob], references)
     }
 
@@ -149,7 +176,9 @@ struct FindTests {
                 ("an attribute no object has", [.url: bytes("x")], []),
             ]
             for (name, template, expected) in cases {
-                #expect(try token.findObjects(template, context: Contexts.readWrite) == expected.map { objects[$0] }, "\(name)")
+                #expect(
+                    try token.findObjects(template, context: Contexts.readWrite)
+                        == expected.map { objects[$0] }, "\(name)")
             }
         }
     }
@@ -159,12 +188,20 @@ struct FindTests {
         try withToken { token, directory in
             let (_, objects) = try FindTests.populate(token, directory)
             for object in objects {
-                let uid = try #require(try token.attributes(of: object, context: Contexts.readWrite)[.uniqueID])
+                let uid = try #require(
+                    try token.attributes(of: object, context: Contexts.readWrite)[.uniqueID])
                 #expect(try token.findObjects([.uniqueID: uid], context: Contexts.readWrite) == [object])
-                #expect(try token.findObjects([.uniqueID: uid, .label: bytes("nobody")], context: Contexts.readWrite) == [])
+                #expect(
+                    try token.findObjects(
+                        [.uniqueID: uid, .label: bytes("nobody")], context: Contexts.readWrite) == [])
             }
-            for uid in ["", "garbage", "\(token.serialNumber):", "\(token.serialNumber):999", "0000000000000000:1", "s:1"] {
-                #expect(try token.findObjects([.uniqueID: bytes(uid)], context: Contexts.readWrite) == [], "\(uid)")
+            for uid in [
+                "", "garbage", "\(token.serialNumber):", "\(token.serialNumber):999", "0000000000000000:1",
+                "s:1",
+            ] {
+                #expect(
+                    try token.findObjects([.uniqueID: bytes(uid)], context: Contexts.readWrite) == [],
+                    "\(uid)")
             }
         }
     }
@@ -178,7 +215,8 @@ struct FindTests {
             let second = try token.createObject(dataTemplate(label: "a"), context: Contexts.readWrite)
             #expect(second != first)
             #expect(try token.attributes(of: second, context: Contexts.readWrite)[.uniqueID] != firstUID)
-            #expect(try token.findObjects([.uniqueID: try #require(firstUID)], context: Contexts.readWrite) == [])
+            #expect(
+                try token.findObjects([.uniqueID: try #require(firstUID)], context: Contexts.readWrite) == [])
         }
     }
 
@@ -188,12 +226,17 @@ struct FindTests {
             let other = Token(configuration: token.configuration)
             #expect(try other.findObjects([:], context: Contexts.readWrite) == [])
             let certificate = try TestCertificate.make("cert", subject: "/CN=Shared", in: directory)
-            let reference = try token.createObject(certificateTemplate(certificate.der), context: Contexts.readWrite)
-            #expect(try other.findObjects([.label: bytes("Shared")], context: Contexts.readWrite) == [reference])
+            let reference = try token.createObject(
+                certificateTemplate(certificate.der), context: Contexts.readWrite)
+            #expect(
+                try other.findObjects([.label: bytes("Shared")], context: Contexts.readWrite) == [reference])
             try other.updateObject(reference, with: [.label: bytes("Renamed")], context: Contexts.readWrite)
-            #expect(try token.attributes(of: reference, context: Contexts.readWrite).string(.label) == "Renamed")
+            #expect(
+                try token.attributes(of: reference, context: Contexts.readWrite).string(.label) == "Renamed")
             try other.destroyObject(reference, context: Contexts.readWrite)
-            expectKeychainError(.objectNotFound) { _ = try token.attributes(of: reference, context: Contexts.readWrite) }
+            expectKeychainError(.objectNotFound) {
+                _ = try token.attributes(of: reference, context: Contexts.readWrite)
+            }
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [])
         }
     }
@@ -205,10 +248,17 @@ struct PrivateObjectTests {
     func privateNeedsLogin() throws {
         try withToken { token, _ throws in
             expectKeychainError(.userNotLoggedIn) {
-                _ = try token.createObject(dataTemplate(label: "secret", [.private: yes]), context: Contexts.readWrite)
+                _ = try token.createObject(
+                    dataTemplate(label: "secret", [.private: yes]), context: Contexts.readWrite)
             }
             expectKeychainError(.userNotLoggedIn) {
-                _ = try token.createObject(dataTemplate(label: "secret", token: false, [.private: yes]), context: Contexts.readWrite)
+                _ = try token.createObject(
+                    dataTemplate(label: "secret", token: false, [.private: yes]), context: Contexts.readWrite)
+            }
+            // A session that says a user is logged in is not enough: the token key is.
+            expectKeychainError(.userNotLoggedIn) {
+                _ = try token.createObject(
+                    dataTemplate(label: "secret", [.private: yes]), context: Contexts.user)
             }
             #expect(try token.findObjects([:], context: Contexts.user) == [])
         }
@@ -217,23 +267,87 @@ struct PrivateObjectTests {
     @Test("a private object is invisible until the user logs in")
     func privateIsInvisible() throws {
         try withToken { token, _ in
-            let secret = try token.createObject(dataTemplate(label: "secret", [.private: yes]), context: Contexts.user)
+            try logInUser(token)
+            let secret = try token.createObject(
+                dataTemplate(label: "secret", [.private: yes, .value: bytes("value")]), context: Contexts.user
+            )
             let public_ = try token.createObject(dataTemplate(label: "public"), context: Contexts.user)
             #expect(try token.findObjects([:], context: Contexts.readWrite) == [public_])
             #expect(try token.findObjects([.label: bytes("secret")], context: Contexts.readWrite) == [])
             #expect(try token.findObjects([.private: yes], context: Contexts.readWrite) == [])
-            expectKeychainError(.objectNotFound) { _ = try token.attributes(of: secret, context: Contexts.readWrite) }
+            expectKeychainError(.objectNotFound) {
+                _ = try token.attributes(of: secret, context: Contexts.readWrite)
+            }
             expectKeychainError(.objectNotFound) {
                 try token.updateObject(secret, with: [.label: bytes("x")], context: Contexts.readWrite)
             }
-            expectKeychainError(.objectNotFound) { try token.destroyObject(secret, context: Contexts.readWrite) }
-            expectKeychainError(.objectNotFound) { _ = try token.copyObject(secret, with: [:], context: Contexts.readWrite) }
+            expectKeychainError(.objectNotFound) {
+                try token.destroyObject(secret, context: Contexts.readWrite)
+            }
+            expectKeychainError(.objectNotFound) {
+                _ = try token.copyObject(secret, with: [:], context: Contexts.readWrite)
+            }
 
             #expect(try token.findObjects([:], context: Contexts.user) == [secret, public_])
             #expect(try token.findObjects([.private: yes], context: Contexts.user) == [secret])
-            #expect(try token.attributes(of: secret, context: Contexts.user).string(.label) == "secret")
+            let attributes = try token.attributes(of: secret, context: Contexts.user)
+            #expect(attributes.string(.label) == "secret")
+            #expect(attributes.string(.value) == "value")
+            #expect(Set(attributes.keys).isSubset(of: ObjectRuleTypes.data), "no internal attribute shows")
+
+            // Once the user logs out, its token key is gone: the value cannot be opened.
+            token.logOut()
+            expectKeychainError(.objectNotFound) {
+                _ = try token.attributes(of: secret, context: Contexts.user)
+            }
         }
     }
+
+    @Test("a private object's value changes and copies stay readable to the user")
+    func privateUpdateAndCopy() throws {
+        try withToken { token, _ in
+            try logInUser(token)
+            let secret = try token.createObject(
+                dataTemplate(label: "secret", [.private: yes, .value: bytes("one")]), context: Contexts.user)
+            try token.updateObject(secret, with: [.value: bytes("two")], context: Contexts.user)
+            #expect(try token.attributes(of: secret, context: Contexts.user).string(.value) == "two")
+            let copy = try token.copyObject(secret, with: [.label: bytes("copy")], context: Contexts.user)
+            #expect(try token.attributes(of: copy, context: Contexts.user).string(.value) == "two")
+            let session = try token.copyObject(secret, with: [.token: no], context: Contexts.user)
+            #expect(try token.attributes(of: session, context: Contexts.user).string(.value) == "two")
+        }
+    }
+
+    @Test("a private object's value is never written to the store in clear (DESIGN §7)")
+    func privateValueIsSealed() throws {
+        try withToken { token, directory in
+            try logInUser(token)
+            let secret = bytes("SECRET-0123456789-abcdefghij")
+            let visible = bytes("VISIBLE-0123456789-abcdefghij")
+            _ = try token.createObject(
+                dataTemplate(label: "secret", [.private: yes, .value: secret]), context: Contexts.user)
+            let stored = try token.createObject(
+                dataTemplate(label: "stored", [.private: yes, .value: bytes("x")]), context: Contexts.user)
+            try token.updateObject(stored, with: [.value: secret], context: Contexts.user)
+            _ = try token.createObject(
+                dataTemplate(label: "public", [.value: visible]), context: Contexts.user)
+            var files: [UInt8] = []
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            where name.hasPrefix("token.sqlite3") {
+                files += try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file(name))))
+            }
+            #expect(files.contains(visible), "the check sees what is written in clear")
+            #expect(!files.contains(secret))
+        }
+    }
+}
+
+/// The attribute types a caller may see on a data object.
+enum ObjectRuleTypes {
+    static let data: Set<AttributeType> = [
+        .class, .token, .private, .modifiable, .copyable, .destroyable, .label, .uniqueID, .application,
+        .objectID, .value,
+    ]
 }
 
 @Suite("Access rules")
@@ -260,10 +374,14 @@ struct AccessRuleTests {
     ]
 
     @Test("checkWrite follows the table of session state and object kind", arguments: table)
-    func checkWrite(readWrite: Bool, tokenObject: Bool, privateObject: Bool, writeProtected: Bool, expected: KeychainError.Code?) {
+    func checkWrite(
+        readWrite: Bool, tokenObject: Bool, privateObject: Bool, writeProtected: Bool,
+        expected: KeychainError.Code?
+    ) {
         let context = AccessContext(readWrite: readWrite)
         do throws(KeychainError) {
-            try context.checkWrite(tokenObject: tokenObject, privateObject: privateObject, writeProtected: writeProtected)
+            try context.checkWrite(
+                tokenObject: tokenObject, privateObject: privateObject, writeProtected: writeProtected)
             #expect(expected == nil)
         } catch {
             #expect(error.code == expected)
@@ -271,10 +389,14 @@ struct AccessRuleTests {
     }
 
     @Test("a logged-in user may write private objects wherever public ones may be written", arguments: table)
-    func loggedInUser(readWrite: Bool, tokenObject: Bool, privateObject: Bool, writeProtected: Bool, expected: KeychainError.Code?) {
+    func loggedInUser(
+        readWrite: Bool, tokenObject: Bool, privateObject: Bool, writeProtected: Bool,
+        expected: KeychainError.Code?
+    ) {
         func outcome(_ context: AccessContext, _ privateObject: Bool) -> KeychainError.Code? {
             do throws(KeychainError) {
-                try context.checkWrite(tokenObject: tokenObject, privateObject: privateObject, writeProtected: writeProtected)
+                try context.checkWrite(
+                    tokenObject: tokenObject, privateObject: privateObject, writeProtected: writeProtected)
                 return nil
             } catch {
                 return error.code
@@ -284,9 +406,11 @@ struct AccessRuleTests {
         #expect(outcome(user, privateObject) == outcome(AccessContext(readWrite: readWrite), false))
     }
 
-    @Test("only a logged-in user sees private objects", arguments: [
-        (false, false, true), (false, true, false), (true, false, true), (true, true, true),
-    ])
+    @Test(
+        "only a logged-in user sees private objects",
+        arguments: [
+            (false, false, true), (false, true, false), (true, false, true), (true, true, true),
+        ])
     func canSee(userLoggedIn: Bool, privateObject: Bool, visible: Bool) {
         let context = AccessContext(readWrite: false, userLoggedIn: userLoggedIn)
         #expect(context.canSee(privateObject: privateObject) == visible)
@@ -297,11 +421,13 @@ struct AccessRuleTests {
 struct ObjectChangeTests {
     /// A token holding one certificate.
     private static func withCertificate(
-        _ extra: AttributeSet = [:], _ body: (Token, ObjectReference, TestCertificate, TemporaryDirectory) throws -> Void
+        _ extra: AttributeSet = [:],
+        _ body: (Token, ObjectReference, TestCertificate, TemporaryDirectory) throws -> Void
     ) throws {
         try withToken { token, directory in
             let certificate = try TestCertificate.make("cert", subject: "/CN=Changing", in: directory)
-            let reference = try token.createObject(certificateTemplate(certificate.der, extra), context: Contexts.readWrite)
+            let reference = try token.createObject(
+                certificateTemplate(certificate.der, extra), context: Contexts.readWrite)
             try body(token, reference, certificate, directory)
         }
     }
@@ -311,7 +437,10 @@ struct ObjectChangeTests {
         try ObjectChangeTests.withCertificate { token, reference, certificate, _ in
             try token.updateObject(
                 reference,
-                with: [.label: bytes("Renamed"), .id: [9], .certificateCategory: ulong(1), .url: bytes("https://x")],
+                with: [
+                    .label: bytes("Renamed"), .id: [9], .certificateCategory: ulong(1),
+                    .url: bytes("https://x"),
+                ],
                 context: Contexts.readWrite)
             let attributes = try token.attributes(of: reference, context: Contexts.readWrite)
             #expect(attributes.string(.label) == "Renamed")
@@ -320,27 +449,37 @@ struct ObjectChangeTests {
             #expect(attributes.string(.url) == "https://x")
             #expect(attributes[.value] == certificate.der)
             #expect(try token.findObjects([.label: bytes("Changing")], context: Contexts.readWrite) == [])
-            #expect(try token.findObjects([.label: bytes("Renamed")], context: Contexts.readWrite) == [reference])
+            #expect(
+                try token.findObjects([.label: bytes("Renamed")], context: Contexts.readWrite) == [reference])
             #expect(try token.findObjects([.id: certificate.keyHash], context: Contexts.readWrite) == [])
             #expect(try token.findObjects([.id: [9]], context: Contexts.readWrite) == [reference])
         }
     }
 
-    @Test("what the DER determines, and what only creation sets, cannot be changed", arguments: [
-        AttributeType.value, .class, .certificateType, .subject, .issuer, .serialNumber, .startDate,
-        .publicKeyInfo, .checkValue, .hashOfSubjectPublicKey, .token, .private, .modifiable, .destroyable,
-        .trusted, .uniqueID, .nameHashAlgorithm,
-    ])
+    @Test(
+        "what the DER determines, and what only creation sets, cannot be changed",
+        arguments: [
+            AttributeType.value, .class, .certificateType, .subject, .issuer, .serialNumber, .startDate,
+            .publicKeyInfo, .checkValue, .hashOfSubjectPublicKey, .token, .private, .modifiable, .destroyable,
+            .trusted, .uniqueID, .nameHashAlgorithm,
+        ])
     func readOnlyAttributes(_ type: AttributeType) throws {
         try ObjectChangeTests.withCertificate { token, reference, _, _ in
             let before = try token.attributes(of: reference, context: Contexts.readWrite)
             var value = before[type] ?? []
-            if value.count == 1 { value = [value[0] ^ 1] } else if value.count == 8, type == .startDate {
+            if value.count == 1 {
+                value = [value[0] ^ 1]
+            } else if value.count == 8, type == .startDate {
                 value = bytes("19991231")
-            } else if value.count == 8 { value[0] ^= 1 } else { value.append(0) }
+            } else if value.count == 8 {
+                value[0] ^= 1
+            } else {
+                value.append(0)
+            }
             // Another attribute in the same template that alone would be fine: all or nothing.
             expectKeychainError(.attributeReadOnly) {
-                try token.updateObject(reference, with: [type: value, .label: bytes("partial")], context: Contexts.readWrite)
+                try token.updateObject(
+                    reference, with: [type: value, .label: bytes("partial")], context: Contexts.readWrite)
             }
             #expect(try token.attributes(of: reference, context: Contexts.readWrite) == before)
         }
@@ -357,17 +496,23 @@ struct ObjectChangeTests {
         }
     }
 
-    @Test("an update with a wrong-size value or a foreign attribute is refused and changes nothing", arguments: [
-        Named("a CK_ULONG of one byte", ([.certificateCategory: [1]], KeychainError.Code.attributeValueInvalid)),
-        Named("an attribute of another class", ([.keyType: ulong(0)], .attributeTypeInvalid)),
-        Named("a data object attribute", ([.application: bytes("x")], .attributeTypeInvalid)),
-    ] as [Named<(AttributeSet, KeychainError.Code)>])
+    @Test(
+        "an update with a wrong-size value or a foreign attribute is refused and changes nothing",
+        arguments: [
+            Named(
+                "a CK_ULONG of one byte",
+                ([.certificateCategory: [1]], KeychainError.Code.attributeValueInvalid)),
+            Named("an attribute of another class", ([.keyType: ulong(0)], .attributeTypeInvalid)),
+            Named("a data object attribute", ([.application: bytes("x")], .attributeTypeInvalid)),
+        ] as [Named<(AttributeSet, KeychainError.Code)>])
     func badUpdates(_ update: Named<(AttributeSet, KeychainError.Code)>) throws {
         let (template, code) = update.value
         try ObjectChangeTests.withCertificate { token, reference, _, _ in
             let before = try token.attributes(of: reference, context: Contexts.readWrite)
             expectKeychainError(code) {
-                try token.updateObject(reference, with: template.merging([.label: bytes("partial")]) { $1 }, context: Contexts.readWrite)
+                try token.updateObject(
+                    reference, with: template.merging([.label: bytes("partial")]) { $1 },
+                    context: Contexts.readWrite)
             }
             #expect(try token.attributes(of: reference, context: Contexts.readWrite) == before)
         }
@@ -379,7 +524,8 @@ struct ObjectChangeTests {
             expectKeychainError(.actionProhibited, containing: "not modifiable") {
                 try token.updateObject(reference, with: [.label: bytes("x")], context: Contexts.readWrite)
             }
-            #expect(try token.attributes(of: reference, context: Contexts.readWrite).string(.label) == "Changing")
+            #expect(
+                try token.attributes(of: reference, context: Contexts.readWrite).string(.label) == "Changing")
         }
     }
 
@@ -389,7 +535,9 @@ struct ObjectChangeTests {
             expectKeychainError(.sessionReadOnly) {
                 try token.updateObject(reference, with: [.label: bytes("x")], context: Contexts.readOnly)
             }
-            expectKeychainError(.sessionReadOnly) { try token.destroyObject(reference, context: Contexts.readOnly) }
+            expectKeychainError(.sessionReadOnly) {
+                try token.destroyObject(reference, context: Contexts.readOnly)
+            }
             expectKeychainError(.sessionReadOnly) {
                 _ = try token.createObject(dataTemplate(label: "x"), context: Contexts.readOnly)
             }
@@ -400,8 +548,10 @@ struct ObjectChangeTests {
     @Test("a data object's value may be changed")
     func dataValueIsModifiable() throws {
         try withToken { token, _ in
-            let reference = try token.createObject(dataTemplate(label: "d", [.value: [1]]), context: Contexts.readWrite)
-            try token.updateObject(reference, with: [.value: [2, 2], .application: bytes("app")], context: Contexts.readWrite)
+            let reference = try token.createObject(
+                dataTemplate(label: "d", [.value: [1]]), context: Contexts.readWrite)
+            try token.updateObject(
+                reference, with: [.value: [2, 2], .application: bytes("app")], context: Contexts.readWrite)
             let attributes = try token.attributes(of: reference, context: Contexts.readWrite)
             #expect(attributes[.value] == [2, 2])
             #expect(attributes.string(.application) == "app")
@@ -411,9 +561,11 @@ struct ObjectChangeTests {
     @Test("a copy is a new object with the changes asked for; the original is untouched")
     func copyDataObject() throws {
         try withToken { token, _ in
-            let original = try token.createObject(dataTemplate(label: "original", [.value: [1]]), context: Contexts.readWrite)
+            let original = try token.createObject(
+                dataTemplate(label: "original", [.value: [1]]), context: Contexts.readWrite)
             let before = try token.attributes(of: original, context: Contexts.readWrite)
-            let copy = try token.copyObject(original, with: [.label: bytes("copy"), .destroyable: no], context: Contexts.readWrite)
+            let copy = try token.copyObject(
+                original, with: [.label: bytes("copy"), .destroyable: no], context: Contexts.readWrite)
             #expect(copy != original)
             #expect(try token.attributes(of: original, context: Contexts.readWrite) == before)
             let attributes = try token.attributes(of: copy, context: Contexts.readWrite)
@@ -424,7 +576,10 @@ struct ObjectChangeTests {
 
             let session = try token.copyObject(original, with: [.token: no], context: Contexts.readWrite)
             #expect(session.isSessionObject)
-            #expect(try token.findObjects([.label: bytes("original")], context: Contexts.readWrite) == [original, session])
+            #expect(
+                try token.findObjects([.label: bytes("original")], context: Contexts.readWrite) == [
+                    original, session,
+                ])
         }
     }
 
@@ -432,7 +587,8 @@ struct ObjectChangeTests {
     func copyCertificate() throws {
         try ObjectChangeTests.withCertificate { token, reference, certificate, _ in
             expectKeychainError(.duplicateItem) {
-                _ = try token.copyObject(reference, with: [.label: bytes("copy")], context: Contexts.readWrite)
+                _ = try token.copyObject(
+                    reference, with: [.label: bytes("copy")], context: Contexts.readWrite)
             }
             let session = try token.copyObject(reference, with: [.token: no], context: Contexts.readWrite)
             #expect(session.isSessionObject)
@@ -441,17 +597,21 @@ struct ObjectChangeTests {
         }
     }
 
-    @Test("a copy refuses what a copy may not change", arguments: [
-        Named("a certificate's DER", ([.value: [0x30, 0x00]], KeychainError.Code.attributeReadOnly)),
-        Named("its subject", ([.subject: [0x30, 0x00]], .attributeReadOnly)),
-        Named("its unique ID", ([.uniqueID: bytes("x:1")], .attributeReadOnly)),
-        Named("an attribute of another class", ([.keyType: ulong(0)], .attributeTypeInvalid)),
-        Named("a private copy without login", ([.private: yes, .token: no], .userNotLoggedIn)),
-    ] as [Named<(AttributeSet, KeychainError.Code)>])
+    @Test(
+        "a copy refuses what a copy may not change",
+        arguments: [
+            Named("a certificate's DER", ([.value: [0x30, 0x00]], KeychainError.Code.attributeReadOnly)),
+            Named("its subject", ([.subject: [0x30, 0x00]], .attributeReadOnly)),
+            Named("its unique ID", ([.uniqueID: bytes("x:1")], .attributeReadOnly)),
+            Named("an attribute of another class", ([.keyType: ulong(0)], .attributeTypeInvalid)),
+            Named("a private copy without login", ([.private: yes, .token: no], .userNotLoggedIn)),
+        ] as [Named<(AttributeSet, KeychainError.Code)>])
     func badCopies(_ copy: Named<(AttributeSet, KeychainError.Code)>) throws {
         let (template, code) = copy.value
         try ObjectChangeTests.withCertificate { token, reference, _, _ throws in
-            expectKeychainError(code) { _ = try token.copyObject(reference, with: template, context: Contexts.readWrite) }
+            expectKeychainError(code) {
+                _ = try token.copyObject(reference, with: template, context: Contexts.readWrite)
+            }
             #expect(try token.findObjects([:], context: Contexts.user) == [reference])
         }
     }
@@ -459,7 +619,8 @@ struct ObjectChangeTests {
     @Test("an object with CKA_COPYABLE false cannot be copied")
     func uncopyableObject() throws {
         try withToken { token, _ in
-            let original = try token.createObject(dataTemplate(label: "o", [.copyable: no]), context: Contexts.readWrite)
+            let original = try token.createObject(
+                dataTemplate(label: "o", [.copyable: no]), context: Contexts.readWrite)
             expectKeychainError(.actionProhibited, containing: "not copyable") {
                 _ = try token.copyObject(original, with: [:], context: Contexts.readWrite)
             }
@@ -467,12 +628,15 @@ struct ObjectChangeTests {
         }
     }
 
-    @Test("CKA_MODIFIABLE and CKA_DESTROYABLE cannot be turned back on by a copy", arguments: [
-        AttributeType.modifiable, .destroyable,
-    ])
+    @Test(
+        "CKA_MODIFIABLE and CKA_DESTROYABLE cannot be turned back on by a copy",
+        arguments: [
+            AttributeType.modifiable, .destroyable,
+        ])
     func copyCannotTurnFlagsBackOn(_ type: AttributeType) throws {
         try withToken { token, _ in
-            let original = try token.createObject(dataTemplate(label: "o", [type: no]), context: Contexts.readWrite)
+            let original = try token.createObject(
+                dataTemplate(label: "o", [type: no]), context: Contexts.readWrite)
             expectKeychainError(.attributeReadOnly) {
                 _ = try token.copyObject(original, with: [type: yes], context: Contexts.readWrite)
             }
@@ -485,8 +649,12 @@ struct ObjectChangeTests {
     func destroy() throws {
         try ObjectChangeTests.withCertificate { token, reference, certificate, _ in
             try token.destroyObject(reference, context: Contexts.readWrite)
-            expectKeychainError(.objectNotFound) { _ = try token.attributes(of: reference, context: Contexts.readWrite) }
-            expectKeychainError(.objectNotFound) { try token.destroyObject(reference, context: Contexts.readWrite) }
+            expectKeychainError(.objectNotFound) {
+                _ = try token.attributes(of: reference, context: Contexts.readWrite)
+            }
+            expectKeychainError(.objectNotFound) {
+                try token.destroyObject(reference, context: Contexts.readWrite)
+            }
             expectKeychainError(.objectNotFound) {
                 try token.updateObject(reference, with: [.label: bytes("x")], context: Contexts.readWrite)
             }

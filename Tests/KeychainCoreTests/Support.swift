@@ -38,7 +38,8 @@ func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) throws -> T) throws 
 /// no process environment is involved and the tests run in parallel.
 func withToken<T>(_ body: (Token, TemporaryDirectory) throws -> T) throws -> T {
     try withTemporaryDirectory { directory in
-        let token = Token(configuration: TokenConfiguration(name: "test", path: directory.file("token.sqlite3")))
+        let token = Token(
+            configuration: TokenConfiguration(name: "test", path: directory.file("token.sqlite3")))
         return try body(token, directory)
     }
 }
@@ -58,7 +59,8 @@ struct Named<Value: Sendable>: Sendable, CustomTestStringConvertible {
 
 /// Expects `body` to throw a `KeychainError` with `code` whose message contains `text`.
 func expectKeychainError(
-    _ code: KeychainError.Code, containing text: String = "", sourceLocation: SourceLocation = #_sourceLocation,
+    _ code: KeychainError.Code, containing text: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> Void
 ) {
     do {
@@ -83,6 +85,16 @@ enum Contexts {
     static let securityOfficer = AccessContext(readWrite: true, securityOfficer: true)
 }
 
+/// Gives `token` a security officer PIN and a user PIN, and logs the user in: private
+/// objects are sealed under the token key a login unwraps.
+func logInUser(_ token: Token) throws {
+    try token.initialize(securityOfficerPIN: bytes("so-pin-0000"), label: token.configuration.name)
+    try token.logIn(.securityOfficer, pin: bytes("so-pin-0000"))
+    try token.initializeUserPIN(bytes("user-pin-0000"))
+    token.logOut()
+    try token.logIn(.user, pin: bytes("user-pin-0000"))
+}
+
 /// CK_ULONG and CK_BBOOL values as attribute bytes.
 func ulong(_ value: UInt64) -> [UInt8] { AttributeValue.encode(value) }
 let yes: [UInt8] = [1]
@@ -94,7 +106,8 @@ func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 /// A C_CreateObject template for an X.509 certificate, a token object unless `token` says.
 func certificateTemplate(_ der: [UInt8], token: Bool = true, _ extra: AttributeSet = [:]) -> AttributeSet {
     var template: AttributeSet = [
-        .class: ulong(ObjectClass.certificate.rawValue), .certificateType: ulong(CertificateType.x509.rawValue),
+        .class: ulong(ObjectClass.certificate.rawValue),
+        .certificateType: ulong(CertificateType.x509.rawValue),
         .token: token ? yes : no, .value: der,
     ]
     template.merge(extra) { $1 }
@@ -103,7 +116,9 @@ func certificateTemplate(_ der: [UInt8], token: Bool = true, _ extra: AttributeS
 
 /// A C_CreateObject template for a data object.
 func dataTemplate(label: String, token: Bool = true, _ extra: AttributeSet = [:]) -> AttributeSet {
-    var template: AttributeSet = [.class: ulong(ObjectClass.data.rawValue), .token: token ? yes : no, .label: bytes(label)]
+    var template: AttributeSet = [
+        .class: ulong(ObjectClass.data.rawValue), .token: token ? yes : no, .label: bytes(label),
+    ]
     template.merge(extra) { $1 }
     return template
 }
@@ -172,24 +187,35 @@ struct TestCertificate: Sendable {
         basicConstraints = critical,CA:\(authority ? "TRUE" : "FALSE")
 
         """.write(toFile: config, atomically: true, encoding: .utf8)
-        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(name).key"]
+        let key = [
+            "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(name).key",
+        ]
         if let signer {
             try run(
-                "openssl", ["req", "-new", "-config", config, "-utf8", "-subj", subject, "-out", "\(name).csr"] + key,
+                "openssl",
+                ["req", "-new", "-config", config, "-utf8", "-subj", subject, "-out", "\(name).csr"] + key,
                 in: directory)
             try run(
                 "openssl",
-                ["x509", "-req", "-in", "\(name).csr", "-CA", "\(signer).pem", "-CAkey", "\(signer).key",
-                 "-set_serial", serial, "-days", "30", "-extfile", config, "-extensions", "ext", "-out", "\(name).pem"],
+                [
+                    "x509", "-req", "-in", "\(name).csr", "-CA", "\(signer).pem", "-CAkey", "\(signer).key",
+                    "-set_serial", serial, "-days", "30", "-extfile", config, "-extensions", "ext", "-out",
+                    "\(name).pem",
+                ],
                 in: directory)
         } else {
             try run(
                 "openssl",
-                ["req", "-x509", "-new", "-config", config, "-extensions", "ext", "-utf8", "-subj", subject,
-                 "-set_serial", serial, "-days", "30", "-out", "\(name).pem"] + key,
+                [
+                    "req", "-x509", "-new", "-config", config, "-extensions", "ext", "-utf8", "-subj",
+                    subject,
+                    "-set_serial", serial, "-days", "30", "-out", "\(name).pem",
+                ] + key,
                 in: directory)
         }
-        try run("openssl", ["x509", "-in", "\(name).pem", "-outform", "DER", "-out", "\(name).der"], in: directory)
+        try run(
+            "openssl", ["x509", "-in", "\(name).pem", "-outform", "DER", "-out", "\(name).der"], in: directory
+        )
         let der = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("\(name).der"))))
 
         func answer(_ option: [String]) throws -> String {
@@ -201,7 +227,8 @@ struct TestCertificate: Sendable {
         func ckDate(_ line: String) throws -> [UInt8] {
             // "notBefore=Nov 30 09:08:19 2026 GMT"
             let words = value(line).split(separator: " ")
-            guard words.count == 5, let month = months.firstIndex(of: String(words[0])), let day = Int(words[1])
+            guard words.count == 5, let month = months.firstIndex(of: String(words[0])),
+                let day = Int(words[1])
             else { throw TestFailure("cannot read the date '\(line)'") }
             return bytes(String(words[3]) + String(format: "%02d%02d", month + 1, day))
         }
@@ -209,7 +236,8 @@ struct TestCertificate: Sendable {
             .filter { der[$0.lowerBound] != 0xA0 }  // the [0] version
         let keyIdentifier = try answer(["-ext", "subjectKeyIdentifier"]).split(separator: "\n").last ?? ""
         return TestCertificate(
-            der: der, subject: Array(der[parts[4]]), issuer: Array(der[parts[2]]), serialNumber: Array(der[parts[0]]),
+            der: der, subject: Array(der[parts[4]]), issuer: Array(der[parts[2]]),
+            serialNumber: Array(der[parts[0]]),
             publicKeyInfo: Array(der[parts[5]]), startDate: try ckDate(try answer(["-startdate"])),
             endDate: try ckDate(try answer(["-enddate"])),
             sha1Fingerprint: try hexBytes(value(try answer(["-fingerprint", "-sha1"]))),

@@ -35,8 +35,10 @@ struct TokenStoreTests {
             #expect(serial.allSatisfy { $0.isHexDigit })
             #expect(Token(configuration: first).serialNumber == serial, "the same on every open")
             let renamed = TokenConfiguration(name: "other name", path: first.path)
-            #expect(Token(configuration: renamed).serialNumber == serial, "it belongs to the store, not the name")
-            let second = Token(configuration: TokenConfiguration(name: "t", path: directory.file("two.sqlite3")))
+            #expect(
+                Token(configuration: renamed).serialNumber == serial, "it belongs to the store, not the name")
+            let second = Token(
+                configuration: TokenConfiguration(name: "t", path: directory.file("two.sqlite3")))
             #expect(second.serialNumber != serial)
         }
     }
@@ -47,7 +49,9 @@ struct TokenStoreTests {
         Named("a directory under /dev/null", "/dev/null/token.sqlite3"),
     ]
 
-    @Test("a store that cannot be created makes the token not present, with the path in the message", arguments: uncreatable)
+    @Test(
+        "a store that cannot be created makes the token not present, with the path in the message",
+        arguments: uncreatable)
     func uncreatableStore(_ path: Named<String>) throws {
         let token = Token(configuration: TokenConfiguration(name: "t", path: path.value))
         expectKeychainError(.tokenNotPresent, containing: path.value) { try token.open() }
@@ -59,7 +63,8 @@ struct TokenStoreTests {
             _ = try token.createObject(dataTemplate(label: "x"), context: Contexts.readWrite)
         }
         // Session objects need no store on disk.
-        let session = try token.createObject(dataTemplate(label: "s", token: false), context: Contexts.readWrite)
+        let session = try token.createObject(
+            dataTemplate(label: "s", token: false), context: Contexts.readWrite)
         #expect(session.isSessionObject)
     }
 
@@ -103,7 +108,8 @@ struct TokenStoreTests {
 @Suite("Read-only tokens")
 struct ReadOnlyTokenTests {
     /// A store holding one certificate, made through a writable token.
-    private static func withStore(_ body: (String, ObjectReference, TemporaryDirectory) throws -> Void) throws {
+    private static func withStore(_ body: (String, ObjectReference, TemporaryDirectory) throws -> Void) throws
+    {
         try withTemporaryDirectory { directory in
             let path = directory.file("token.sqlite3")
             let certificate = try TestCertificate.make("cert", subject: "/CN=Read Only", in: directory)
@@ -128,14 +134,18 @@ struct ReadOnlyTokenTests {
         expectKeychainError(.tokenWriteProtected) {
             try token.updateObject(stored, with: [.label: bytes("x")], context: Contexts.readWrite)
         }
-        expectKeychainError(.tokenWriteProtected) { try token.destroyObject(stored, context: Contexts.readWrite) }
+        expectKeychainError(.tokenWriteProtected) {
+            try token.destroyObject(stored, context: Contexts.readWrite)
+        }
         expectKeychainError(.tokenWriteProtected) {
             _ = try token.copyObject(stored, with: [.label: bytes("copy")], context: Contexts.readWrite)
         }
         // Session objects are the process's own: a write-protected token still has them.
-        let session = try token.createObject(dataTemplate(label: "session", token: false), context: Contexts.readWrite)
+        let session = try token.createObject(
+            dataTemplate(label: "session", token: false), context: Contexts.readWrite)
         #expect(try token.findObjects([.label: bytes("session")], context: Contexts.readWrite) == [session])
-        let batch = try token.createObjects([dataTemplate(label: "batch", token: false)], context: Contexts.readWrite)
+        let batch = try token.createObjects(
+            [dataTemplate(label: "batch", token: false)], context: Contexts.readWrite)
         #expect(try token.findObjects([:], context: Contexts.readWrite) == [stored, session] + batch)
     }
 
@@ -146,7 +156,9 @@ struct ReadOnlyTokenTests {
             let serial = Token(configuration: TokenConfiguration(name: "t", path: path)).serialNumber
             #expect(token.serialNumber == serial)
             try ReadOnlyTokenTests.expectWriteProtected(token, stored)
-            #expect(try Token(configuration: token.configuration).findObjects([:], context: Contexts.readWrite) == [stored])
+            #expect(
+                try Token(configuration: token.configuration).findObjects([:], context: Contexts.readWrite)
+                    == [stored])
         }
     }
 
@@ -165,7 +177,8 @@ struct ReadOnlyTokenTests {
         try ReadOnlyTokenTests.withStore { path, stored, directory in
             let before = try Data(contentsOf: URL(fileURLWithPath: path))
             try withWriteProtected([path, directory.path]) {
-                try ReadOnlyTokenTests.expectWriteProtected(Token(configuration: TokenConfiguration(name: "t", path: path)), stored)
+                try ReadOnlyTokenTests.expectWriteProtected(
+                    Token(configuration: TokenConfiguration(name: "t", path: path)), stored)
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         }

@@ -5,7 +5,8 @@ import Testing
 /// Certificates of every shape the item model derives values from, made by OpenSSL.
 let recipes: [CertificateRecipe] = [
     CertificateRecipe(
-        name: "an RSA 2048 self-signed CA", key: .rsa2048, subject: "/CN=p11keychain Test CA/O=p11keychain tests",
+        name: "an RSA 2048 self-signed CA", key: .rsa2048,
+        subject: "/CN=p11keychain Test CA/O=p11keychain tests",
         serial: "1",
         extensions: [
             "subjectKeyIdentifier = hash", "authorityKeyIdentifier = keyid:always",
@@ -16,7 +17,8 @@ let recipes: [CertificateRecipe] = [
         name: "a P-256 end entity issued by a CA, with a high-bit serial and subjectAltName e-mails",
         subject: "/CN=Alice Example/O=p11keychain tests/emailAddress=alice@example.org", serial: "0x80AB",
         extensions: [
-            "subjectKeyIdentifier = hash", "authorityKeyIdentifier = keyid", "basicConstraints = critical,CA:FALSE",
+            "subjectKeyIdentifier = hash", "authorityKeyIdentifier = keyid",
+            "basicConstraints = critical,CA:FALSE",
             "subjectAltName = email:alice.alt@example.org, email:alice2@example.org, DNS:alice.example.org",
         ],
         issuer: "/CN=Issuing CA/O=p11keychain tests",
@@ -36,7 +38,8 @@ let recipes: [CertificateRecipe] = [
         extensions: ["subjectAltName = email:san@example.org", "subjectKeyIdentifier = none"],
         commonNames: [], summary: "san@example.org", isSelfSigned: true),
     CertificateRecipe(
-        name: "a certificate valid past 2049 (a GeneralizedTime notAfter)", subject: "/CN=Long Lived", days: 36_500,
+        name: "a certificate valid past 2049 (a GeneralizedTime notAfter)", subject: "/CN=Long Lived",
+        days: 36_500,
         extensions: ["subjectKeyIdentifier = hash", "basicConstraints = CA:TRUE"],
         commonNames: ["Long Lived"], summary: "Long Lived", isSelfSigned: true),
     CertificateRecipe(
@@ -72,13 +75,20 @@ struct CertificateTests {
             #expect(certificate.subject == parts[4])
             #expect(certificate.subjectPublicKeyInfo == parts[5])
             #expect(certificate.subjectPublicKeyInfo == (try generated.publicKeyInfo()))
-            #expect(certificate.subjectPublicKeyInfo.suffix(certificate.subjectPublicKey.count) == certificate.subjectPublicKey[...])
+            #expect(
+                certificate.subjectPublicKeyInfo.suffix(certificate.subjectPublicKey.count)
+                    == certificate.subjectPublicKey[...])
             #expect(certificate.subjectPublicKey.count == recipe.key.publicKeyLength)
 
             let nameOptions = ["-nameopt", "RFC2253,-esc_msb"]
-            #expect(certificate.subjectDescription == (try generated.field(["-subject"] + nameOptions, "subject")))
-            #expect(certificate.issuerDescription == (try generated.field(["-issuer"] + nameOptions, "issuer")))
-            #expect((certificate.subject == certificate.issuer) == (recipe.issuer == nil || recipe.issuer == recipe.subject))
+            #expect(
+                certificate.subjectDescription == (try generated.field(["-subject"] + nameOptions, "subject"))
+            )
+            #expect(
+                certificate.issuerDescription == (try generated.field(["-issuer"] + nameOptions, "issuer")))
+            #expect(
+                (certificate.subject == certificate.issuer)
+                    == (recipe.issuer == nil || recipe.issuer == recipe.subject))
 
             // openssl prints the serial's magnitude; a positive INTEGER whose first octet has
             // the high bit set carries a leading 00.
@@ -98,10 +108,16 @@ struct CertificateTests {
                 let ckDate = String(format: "%04d%02d%02d", expected.year, expected.month, expected.day)
                 #expect(time.ckDate == Array(ckDate.utf8))
             }
-            #expect(certificate.notAfter.secondsSince1970 - certificate.notBefore.secondsSince1970 == Int64(recipe.days) * 86_400)
+            #expect(
+                certificate.notAfter.secondsSince1970 - certificate.notBefore.secondsSince1970 == Int64(
+                    recipe.days) * 86_400)
 
-            #expect(certificate.sha1Fingerprint == (try hexBytes(try generated.field(["-fingerprint", "-sha1"], "sha1 Fingerprint"))))
-            #expect(certificate.sha256Fingerprint == (try hexBytes(try generated.field(["-fingerprint", "-sha256"], "sha256 Fingerprint"))))
+            #expect(
+                certificate.sha1Fingerprint
+                    == (try hexBytes(try generated.field(["-fingerprint", "-sha1"], "sha1 Fingerprint"))))
+            #expect(
+                certificate.sha256Fingerprint
+                    == (try hexBytes(try generated.field(["-fingerprint", "-sha256"], "sha256 Fingerprint"))))
 
             // OpenSSL 3 adds a subjectKeyIdentifier to every v3 certificate unless told "none",
             // and makes it by RFC 5280 method 1, as publicKeyHash is.
@@ -126,13 +142,18 @@ struct CertificateTests {
             let text = try generated.x509(["-text"])
             #expect(text.contains("Public Key Algorithm: \(certificate.publicKeyAlgorithm)\n"))
             #expect(certificate.publicKeyBits == recipe.key.bits)
-            if recipe.key != .ed25519 { #expect(text.contains("Public-Key: (\(certificate.publicKeyBits) bit)")) }
+            if recipe.key != .ed25519 {
+                #expect(text.contains("Public-Key: (\(certificate.publicKeyBits) bit)"))
+            }
         }
     }
 
-    @Test("the public key algorithm and size are OpenSSL's names for each key kind", arguments: [
-        (KeyKind.rsa2048, "rsaEncryption"), (.p256, "id-ecPublicKey"), (.p384, "id-ecPublicKey"), (.ed25519, "ED25519"),
-    ])
+    @Test(
+        "the public key algorithm and size are OpenSSL's names for each key kind",
+        arguments: [
+            (KeyKind.rsa2048, "rsaEncryption"), (.p256, "id-ecPublicKey"), (.p384, "id-ecPublicKey"),
+            (.ed25519, "ED25519"),
+        ])
     func publicKeyAlgorithms(_ key: KeyKind, algorithm: String) throws {
         try withTemporaryDirectory { directory in
             let recipe = CertificateRecipe(
@@ -258,9 +279,11 @@ struct BadCertificateTests {
         }
     }
 
-    @Test("a length in more octets than needed (BER, not DER) is refused at every level", arguments: [
-        "Certificate", "TBSCertificate", "serialNumber", "issuer", "subject", "subjectPublicKeyInfo",
-    ])
+    @Test(
+        "a length in more octets than needed (BER, not DER) is refused at every level",
+        arguments: [
+            "Certificate", "TBSCertificate", "serialNumber", "issuer", "subject", "subjectPublicKeyInfo",
+        ])
     func nonMinimalLengthsAreRefused(_ element: String) throws {
         try BadCertificateTests.sample { der, _ in
             let certificate = try X509Certificate(der: der)
@@ -278,7 +301,9 @@ struct BadCertificateTests {
             }
             let ber = DERWalker.lengthenHeader(of: target, in: der)
             #expect(ber.count > der.count)
-            expectCryptoError(.invalidInput, "\(element) with a long-form length") { _ = try X509Certificate(der: ber) }
+            expectCryptoError(.invalidInput, "\(element) with a long-form length") {
+                _ = try X509Certificate(der: ber)
+            }
             // The rewriting itself is sound: the same walk over the original finds the parts.
             #expect(Array(der[parts[0]]) == certificate.serialNumber)
             #expect(Array(der[parts[4]]) == certificate.subject)
@@ -300,7 +325,8 @@ struct PEMTests {
     func pemMatchesOpenSSL() throws {
         try withTemporaryDirectory { directory in
             let der = try recipes[0].make(in: directory).der
-            let pem = try OpenSSL.run(["x509", "-inform", "DER", "-in", "cert.der", "-outform", "PEM"], in: directory)
+            let pem = try OpenSSL.run(
+                ["x509", "-inform", "DER", "-in", "cert.der", "-outform", "PEM"], in: directory)
             #expect(PEM.encodeCertificate(der) == pem)
             #expect(try PEM.certificates(in: Array(pem.utf8)) == [der])
             #expect(PEM.looksLikePEM(Array(pem.utf8)))
@@ -314,24 +340,31 @@ struct PEMTests {
             let first = try recipes[2].make(in: directory).der
             let key = try String(contentsOfFile: directory.file("key.pem"), encoding: .utf8)
             let second = try recipes[5].make(in: directory).der
-            let text = "leading text\n" + PEM.encodeCertificate(first) + key + "between\n" + PEM.encodeCertificate(second)
+            let text =
+                "leading text\n" + PEM.encodeCertificate(first) + key + "between\n"
+                + PEM.encodeCertificate(second)
             #expect(try PEM.certificates(in: Array(text.utf8)) == [first, second])
         }
     }
 
-    @Test("text without a certificate block, or with a damaged one, is refused", arguments: [
-        "", "no PEM here", "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n",
-        "-----BEGIN CERTIFICATE-----\n!!!not base64!!!\n-----END CERTIFICATE-----\n",
-        "-----BEGIN CERTIFICATE-----\nMIIB\n",
-    ])
+    @Test(
+        "text without a certificate block, or with a damaged one, is refused",
+        arguments: [
+            "", "no PEM here",
+            "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n",
+            "-----BEGIN CERTIFICATE-----\n!!!not base64!!!\n-----END CERTIFICATE-----\n",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n",
+        ])
     func badPEMIsRefused(_ text: String) {
         expectCryptoError(.invalidInput) { _ = try PEM.certificates(in: Array(text.utf8)) }
     }
 
-    @Test("looksLikePEM finds a BEGIN line anywhere and nothing else", arguments: [
-        ("-----BEGIN CERTIFICATE-----", true), ("junk\n-----BEGIN X", true), ("-----BEGIN", false),
-        ("", false), ("-----END CERTIFICATE-----", false),
-    ])
+    @Test(
+        "looksLikePEM finds a BEGIN line anywhere and nothing else",
+        arguments: [
+            ("-----BEGIN CERTIFICATE-----", true), ("junk\n-----BEGIN X", true), ("-----BEGIN", false),
+            ("", false), ("-----END CERTIFICATE-----", false),
+        ])
     func looksLikePEM(_ text: String, expected: Bool) {
         #expect(PEM.looksLikePEM(Array(text.utf8)) == expected)
     }
@@ -339,25 +372,35 @@ struct PEMTests {
 
 @Suite("Apple's normalized names")
 struct NormalizedNameTests {
-    @Test("PrintableString values are upper-cased with blanks collapsed; the result is what openssl encodes for that text")
+    @Test(
+        "PrintableString values are upper-cased with blanks collapsed; the result is what openssl encodes for that text"
+    )
     func printableStringsAreNormalized() throws {
-        let original = try withTemporaryDirectory { try X509Certificate(der: try recipes[8].make(in: $0).der) }
+        let original = try withTemporaryDirectory {
+            try X509Certificate(der: try recipes[8].make(in: $0).der)
+        }
         let recipe = CertificateRecipe(
-            name: "normalized", subject: "/O=ACME PRINTABLE CORP/CN=PRINTABLE EXAMPLE", printableStrings: true,
+            name: "normalized", subject: "/O=ACME PRINTABLE CORP/CN=PRINTABLE EXAMPLE",
+            printableStrings: true,
             commonNames: [], summary: "", isSelfSigned: true)
         let expected = try withTemporaryDirectory { try X509Certificate(der: try recipe.make(in: $0).der) }
         #expect(original.subject != expected.subject)
         #expect(DistinguishedName.normalized(original.subject) == expected.subject)
-        #expect(DistinguishedName.normalized(expected.subject) == expected.subject, "normalizing is idempotent")
+        #expect(
+            DistinguishedName.normalized(expected.subject) == expected.subject, "normalizing is idempotent")
     }
 
     @Test("UTF8String values are left as they are")
     func utf8StringsAreKept() throws {
-        let certificate = try withTemporaryDirectory { try X509Certificate(der: try recipes[6].make(in: $0).der) }
+        let certificate = try withTemporaryDirectory {
+            try X509Certificate(der: try recipes[6].make(in: $0).der)
+        }
         #expect(DistinguishedName.normalized(certificate.subject) == certificate.subject)
     }
 
-    @Test("bytes that are not one DER Name give nil", arguments: [[], [0x30], [0x02, 0x01, 0x01], [0x30, 0x00, 0x00]] as [[UInt8]])
+    @Test(
+        "bytes that are not one DER Name give nil",
+        arguments: [[], [0x30], [0x02, 0x01, 0x01], [0x30, 0x00, 0x00]] as [[UInt8]])
     func notANameGivesNil(_ bytes: [UInt8]) {
         #expect(DistinguishedName.normalized(bytes) == nil)
     }

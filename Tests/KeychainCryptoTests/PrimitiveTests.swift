@@ -7,7 +7,9 @@ struct DigestVector: Sendable, CustomTestStringConvertible {
     let message: String
     let digest: String
 
-    var testDescription: String { "\(algorithm) of \"\(message.prefix(12))\(message.count > 12 ? "…" : "")\"" }
+    var testDescription: String {
+        "\(algorithm) of \"\(message.prefix(12))\(message.count > 12 ? "…" : "")\""
+    }
 }
 
 private let abc = "abc"
@@ -19,13 +21,17 @@ struct DigestTests {
     static let vectors: [DigestVector] = [
         DigestVector(algorithm: .sha1, message: abc, digest: "a9993e364706816aba3e25717850c26c9cd0d89d"),
         DigestVector(algorithm: .sha1, message: "", digest: "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
-        DigestVector(algorithm: .sha1, message: twoBlocks, digest: "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
         DigestVector(
-            algorithm: .sha224, message: abc, digest: "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7"),
+            algorithm: .sha1, message: twoBlocks, digest: "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
         DigestVector(
-            algorithm: .sha224, message: "", digest: "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f"),
+            algorithm: .sha224, message: abc,
+            digest: "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7"),
         DigestVector(
-            algorithm: .sha224, message: twoBlocks, digest: "75388b16512776cc5dba5da1fd890150b0c6455cb4f58b1952522525"),
+            algorithm: .sha224, message: "",
+            digest: "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f"),
+        DigestVector(
+            algorithm: .sha224, message: twoBlocks,
+            digest: "75388b16512776cc5dba5da1fd890150b0c6455cb4f58b1952522525"),
         DigestVector(
             algorithm: .sha256, message: abc,
             digest: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
@@ -60,7 +66,9 @@ struct DigestTests {
         #expect(digest.count == vector.algorithm.length)
     }
 
-    @Test("multi-part digests give the FIPS 180 known answers, however the message is split", arguments: vectors)
+    @Test(
+        "multi-part digests give the FIPS 180 known answers, however the message is split", arguments: vectors
+    )
     func multiPartKnownAnswers(_ vector: DigestVector) throws {
         let message = Array(vector.message.utf8)
         let expected = try hexBytes(vector.digest)
@@ -89,7 +97,9 @@ struct DigestTests {
         #expect(try digest.finish() == expected)
     }
 
-    @Test("a multi-part digest equals the one-shot digest of the same bytes", arguments: DigestAlgorithm.allCases)
+    @Test(
+        "a multi-part digest equals the one-shot digest of the same bytes",
+        arguments: DigestAlgorithm.allCases)
     func multiPartEqualsOneShot(_ algorithm: DigestAlgorithm) throws {
         let message = try SecureRandom.bytes(10_000)
         let digest = try Digest(algorithm)
@@ -110,9 +120,11 @@ struct DigestTests {
         #expect(DigestAlgorithm.sha256.hash(Array("xabcx".utf8)[1..<4]) == expected)
     }
 
-    @Test("every algorithm has its output length", arguments: [
-        (DigestAlgorithm.sha1, 20), (.sha224, 28), (.sha256, 32), (.sha384, 48), (.sha512, 64),
-    ])
+    @Test(
+        "every algorithm has its output length",
+        arguments: [
+            (DigestAlgorithm.sha1, 20), (.sha224, 28), (.sha256, 32), (.sha384, 48), (.sha512, 64),
+        ])
     func lengths(_ algorithm: DigestAlgorithm, length: Int) {
         #expect(algorithm.length == length)
         #expect(algorithm.hash([]).count == length)
@@ -169,7 +181,9 @@ struct DERIntegerTests {
         Named("-128", ([0x02, 0x01, 0x80], [0x80])),
         Named("-129", ([0x02, 0x02, 0xFF, 0x7F], [0xFF, 0x7F])),
         Named("a 20-byte serial", ([0x02, 0x14] + Array(1...20), Array(1...20))),
-        Named("a 200-byte integer (long-form length)", ([0x02, 0x81, 0xC8] + Array(repeating: 0x42, count: 200), Array(repeating: 0x42, count: 200))),
+        Named(
+            "a 200-byte integer (long-form length)",
+            ([0x02, 0x81, 0xC8] + Array(repeating: 0x42, count: 200), Array(repeating: 0x42, count: 200))),
     ]
 
     @Test("content(of:) gives an INTEGER's content octets", arguments: integers)
@@ -184,21 +198,26 @@ struct DERIntegerTests {
         #expect(DERInteger.encode(content: content) == der)
     }
 
-    @Test("content(of:) refuses what is not exactly one DER INTEGER", arguments: [
-        Named("nothing", []), Named("a tag alone", [0x02]), Named("no content", [0x02, 0x00]),
-        Named("a length beyond the bytes", [0x02, 0x02, 0x01]), Named("a trailing byte", [0x02, 0x01, 0x05, 0x00]),
-        Named("a leading 00 that is not needed", [0x02, 0x02, 0x00, 0x01]),
-        Named("a leading FF that is not needed", [0x02, 0x02, 0xFF, 0x80]),
-        Named("a long-form length that fits the short form", [0x02, 0x81, 0x01, 0x05]),
-        Named("an OCTET STRING", [0x04, 0x01, 0x05]), Named("an ENUMERATED", [0x0A, 0x01, 0x05]),
-    ] as [Named<[UInt8]>])
+    @Test(
+        "content(of:) refuses what is not exactly one DER INTEGER",
+        arguments: [
+            Named("nothing", []), Named("a tag alone", [0x02]), Named("no content", [0x02, 0x00]),
+            Named("a length beyond the bytes", [0x02, 0x02, 0x01]),
+            Named("a trailing byte", [0x02, 0x01, 0x05, 0x00]),
+            Named("a leading 00 that is not needed", [0x02, 0x02, 0x00, 0x01]),
+            Named("a leading FF that is not needed", [0x02, 0x02, 0xFF, 0x80]),
+            Named("a long-form length that fits the short form", [0x02, 0x81, 0x01, 0x05]),
+            Named("an OCTET STRING", [0x04, 0x01, 0x05]), Named("an ENUMERATED", [0x0A, 0x01, 0x05]),
+        ] as [Named<[UInt8]>])
     func contentRefusesOtherBytes(_ bytes: Named<[UInt8]>) {
         #expect(DERInteger.content(of: bytes.value) == nil)
     }
 
-    @Test("encode(content:) refuses empty and non-minimal content", arguments: [
-        [], [0x00, 0x01], [0x00, 0x00], [0xFF, 0x80], [0xFF, 0xFF],
-    ] as [[UInt8]])
+    @Test(
+        "encode(content:) refuses empty and non-minimal content",
+        arguments: [
+            [], [0x00, 0x01], [0x00, 0x00], [0xFF, 0x80], [0xFF, 0xFF],
+        ] as [[UInt8]])
     func encodeRefusesNonMinimal(_ content: [UInt8]) {
         #expect(DERInteger.encode(content: content) == nil)
     }
@@ -206,19 +225,22 @@ struct DERIntegerTests {
 
 @Suite("DER object identifiers")
 struct ObjectIdentifierTests {
-    @Test("isValid accepts exactly one DER OBJECT IDENTIFIER", arguments: [
-        Named("id-at-commonName (2.5.4.3)", ([0x06, 0x03, 0x55, 0x04, 0x03], true)),
-        Named("rsaEncryption", ([0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01], true)),
-        Named("0.0", ([0x06, 0x01, 0x00], true)),
-        Named("nothing", ([], false)),
-        Named("no content", ([0x06, 0x00], false)),
-        Named("a content cut short", ([0x06, 0x03, 0x55, 0x04], false)),
-        Named("a trailing byte", ([0x06, 0x03, 0x55, 0x04, 0x03, 0x00], false)),
-        Named("an unfinished arc", ([0x06, 0x01, 0x83], false)),
-        Named("an arc with a leading 0x80", ([0x06, 0x03, 0x55, 0x80, 0x03], false)),
-        Named("an OCTET STRING", ([0x04, 0x03, 0x55, 0x04, 0x03], false)),
-        Named("a dotted string", (Array("2.5.4.3".utf8), false)),
-    ] as [Named<([UInt8], Bool)>])
+    @Test(
+        "isValid accepts exactly one DER OBJECT IDENTIFIER",
+        arguments: [
+            Named("id-at-commonName (2.5.4.3)", ([0x06, 0x03, 0x55, 0x04, 0x03], true)),
+            Named(
+                "rsaEncryption", ([0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01], true)),
+            Named("0.0", ([0x06, 0x01, 0x00], true)),
+            Named("nothing", ([], false)),
+            Named("no content", ([0x06, 0x00], false)),
+            Named("a content cut short", ([0x06, 0x03, 0x55, 0x04], false)),
+            Named("a trailing byte", ([0x06, 0x03, 0x55, 0x04, 0x03, 0x00], false)),
+            Named("an unfinished arc", ([0x06, 0x01, 0x83], false)),
+            Named("an arc with a leading 0x80", ([0x06, 0x03, 0x55, 0x80, 0x03], false)),
+            Named("an OCTET STRING", ([0x04, 0x03, 0x55, 0x04, 0x03], false)),
+            Named("a dotted string", (Array("2.5.4.3".utf8), false)),
+        ] as [Named<([UInt8], Bool)>])
     func isValid(_ oid: Named<([UInt8], Bool)>) {
         let (der, valid) = oid.value
         #expect(DERObjectIdentifier.isValid(der) == valid)

@@ -169,14 +169,20 @@ struct CertificateRecipe: Sendable, CustomTestStringConvertible {
                     + ["-keyout", "key.pem", "-subj", subject, "-out", "request.pem"],
                 in: directory)
             try OpenSSL.run(
-                ["x509", "-req", "-in", "request.pem", "-CA", "ca.pem", "-CAkey", "ca.key", "-days", String(days),
-                 "-set_serial", serial ?? "0x01", "-extfile", config, "-extensions", "ext",
-                 "-outform", "DER", "-out", "cert.der"],
+                [
+                    "x509", "-req", "-in", "request.pem", "-CA", "ca.pem", "-CAkey", "ca.key", "-days",
+                    String(days),
+                    "-set_serial", serial ?? "0x01", "-extfile", config, "-extensions", "ext",
+                    "-outform", "DER", "-out", "cert.der",
+                ],
                 in: directory)
         } else {
             try OpenSSL.run(
                 ["req", "-x509", "-new"] + key.newKeyArguments + common + validity + serialArguments
-                    + ["-keyout", "key.pem", "-extensions", "ext", "-subj", subject, "-outform", "DER", "-out", "cert.der"],
+                    + [
+                        "-keyout", "key.pem", "-extensions", "ext", "-subj", subject, "-outform", "DER",
+                        "-out", "cert.der",
+                    ],
                 in: directory)
         }
         let der = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("cert.der"))))
@@ -205,7 +211,8 @@ struct GeneratedCertificate {
     /// The SubjectPublicKeyInfo DER, as `openssl pkey` writes it.
     func publicKeyInfo() throws -> [UInt8] {
         try x509(["-pubkey", "-out", "public.pem"])
-        try OpenSSL.run(["pkey", "-pubin", "-in", "public.pem", "-outform", "DER", "-out", "public.der"], in: directory)
+        try OpenSSL.run(
+            ["pkey", "-pubin", "-in", "public.pem", "-outform", "DER", "-out", "public.der"], in: directory)
         return try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("public.der"))))
     }
 
@@ -226,11 +233,14 @@ struct GeneratedCertificate {
         // "    7:d=2  hl=2 l=  20 prim: INTEGER           :36D08C…"
         let pattern = #/^\s*(\d+):d=(\d+)\s+hl=(\d+)\s+l=\s*(\d+)\s+(?:cons|prim):\s*(.*)$/#
         for line in output.split(separator: "\n") {
-            guard let match = line.wholeMatch(of: pattern), let offset = Int(match.1), let depth = Int(match.2),
+            guard let match = line.wholeMatch(of: pattern), let offset = Int(match.1),
+                let depth = Int(match.2),
                 let header = Int(match.3), let length = Int(match.4)
             else { throw TestFailure("cannot read asn1parse line '\(line)'") }
             if depth == 1, tbsEnd == nil { tbsEnd = offset + header + length }
-            if depth == 2, let tbsEnd, offset < tbsEnd { elements.append((offset, header + length, String(match.5))) }
+            if depth == 2, let tbsEnd, offset < tbsEnd {
+                elements.append((offset, header + length, String(match.5)))
+            }
         }
         return elements.filter { !$0.tag.hasPrefix("cont [ 0 ]") }.map {
             Array(der[$0.offset..<($0.offset + $0.length)])
@@ -266,7 +276,9 @@ func hexBytes(_ text: some StringProtocol) throws -> [UInt8] {
     var index = digits.startIndex
     while index < digits.endIndex {
         let next = digits.index(index, offsetBy: 2)
-        guard let byte = UInt8(digits[index..<next], radix: 16) else { throw TestFailure("not hex: '\(text)'") }
+        guard let byte = UInt8(digits[index..<next], radix: 16) else {
+            throw TestFailure("not hex: '\(text)'")
+        }
         bytes.append(byte)
         index = next
     }
@@ -280,9 +292,12 @@ func expectCryptoError(
 ) {
     do {
         try body()
-        Issue.record("expected CryptoError \(code), got success. \(comment?.rawValue ?? "")", sourceLocation: sourceLocation)
+        Issue.record(
+            "expected CryptoError \(code), got success. \(comment?.rawValue ?? "")",
+            sourceLocation: sourceLocation)
     } catch let error as CryptoError {
-        #expect(error.code == code, "\(error.message) \(comment?.rawValue ?? "")", sourceLocation: sourceLocation)
+        #expect(
+            error.code == code, "\(error.message) \(comment?.rawValue ?? "")", sourceLocation: sourceLocation)
     } catch {
         Issue.record("expected CryptoError \(code), got \(error)", sourceLocation: sourceLocation)
     }

@@ -7,7 +7,8 @@ struct AttributeCodingTests {
     static let roundTrips: [Named<[StoredAttribute]>] = [
         Named("no attributes", []),
         Named("one empty value", [StoredAttribute(0, [])]),
-        Named("several empty values", [StoredAttribute(1, []), StoredAttribute(2, []), StoredAttribute(3, [])]),
+        Named(
+            "several empty values", [StoredAttribute(1, []), StoredAttribute(2, []), StoredAttribute(3, [])]),
         Named("a label", [StoredAttribute(3, Array("Alice Example".utf8))]),
         Named("the largest type code", [StoredAttribute(.max, [0xFF])]),
         Named("a vendor type", [StoredAttribute(0x8000_0000_0000_0001, [1, 2, 3])]),
@@ -56,7 +57,9 @@ struct AttributeCodingTests {
 
     @Test("every truncation of a valid blob is refused, except at attribute boundaries")
     func truncations() {
-        let attributes = [StoredAttribute(3, [1, 2, 3]), StoredAttribute(0x102, []), StoredAttribute(0x11, [9])]
+        let attributes = [
+            StoredAttribute(3, [1, 2, 3]), StoredAttribute(0x102, []), StoredAttribute(0x11, [9]),
+        ]
         let encoded = AttributeCoding.encode(attributes)
         let boundaries = [0: 0, 15: 1, 27: 2, 40: 3]
         for length in 0...encoded.count {

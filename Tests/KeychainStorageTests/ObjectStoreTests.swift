@@ -63,7 +63,8 @@ struct ObjectTests {
     func deleteRemovesObjectAndLookups() throws {
         try withTemporaryStore { store, _ in
             let kept = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(label, bytes("same"))])
-            let deleted = try store.insert(uniqueKey: [9], attributes: [StoredAttribute(label, bytes("same"))])
+            let deleted = try store.insert(
+                uniqueKey: [9], attributes: [StoredAttribute(label, bytes("same"))])
             #expect(try store.delete(deleted))
             #expect(try !store.contains(deleted))
             #expect(try store.attributes(of: deleted) == nil)
@@ -78,7 +79,8 @@ struct ObjectTests {
     func deleteAllObjects() throws {
         try withTemporaryStore { store, _ in
             for index in 0..<5 {
-                _ = try store.insert(uniqueKey: [UInt8(index)], attributes: [StoredAttribute(label, bytes("x"))])
+                _ = try store.insert(
+                    uniqueKey: [UInt8(index)], attributes: [StoredAttribute(label, bytes("x"))])
             }
             try store.setMetadata("serial", bytes("0123"))
             try store.deleteAllObjects()
@@ -101,7 +103,8 @@ struct ObjectTests {
                 object, attributes: [StoredAttribute(label, bytes("new")), StoredAttribute(id, [7, 7])])
             #expect(
                 try store.attributes(of: object) == [
-                    StoredAttribute(label, bytes("new")), StoredAttribute(value, [1]), StoredAttribute(id, [7, 7]),
+                    StoredAttribute(label, bytes("new")), StoredAttribute(value, [1]),
+                    StoredAttribute(id, [7, 7]),
                 ])
             #expect(try store.find([StoredAttribute(label, bytes("old"))]) == [])
             #expect(try store.find([StoredAttribute(label, bytes("new"))]) == [object])
@@ -137,7 +140,8 @@ struct FindTests {
                 uniqueKey: nil,
                 attributes: [
                     StoredAttribute(objectClass, [1]), StoredAttribute(label, bytes("shared")),
-                    StoredAttribute(subject, [0x30, 2]), StoredAttribute(id, [2]), StoredAttribute(vendor, [1]),
+                    StoredAttribute(subject, [0x30, 2]), StoredAttribute(id, [2]),
+                    StoredAttribute(vendor, [1]),
                 ]),
             try store.insert(
                 uniqueKey: nil,
@@ -152,16 +156,25 @@ struct FindTests {
     static let cases: [Named<([StoredAttribute], [Int])>] = [
         Named("no terms", ([], [0, 1, 2])),
         Named("an indexed term", ([StoredAttribute(label, bytes("shared"))], [0, 1])),
-        Named("two indexed terms", ([StoredAttribute(label, bytes("shared")), StoredAttribute(id, [2])], [1])),
-        Named("an indexed and a plain term", ([StoredAttribute(id, [1]), StoredAttribute(objectClass, [1])], [0])),
-        Named("a plain term first", ([StoredAttribute(objectClass, [1]), StoredAttribute(subject, [0x30, 2])], [1])),
+        Named(
+            "two indexed terms", ([StoredAttribute(label, bytes("shared")), StoredAttribute(id, [2])], [1])),
+        Named(
+            "an indexed and a plain term",
+            ([StoredAttribute(id, [1]), StoredAttribute(objectClass, [1])], [0])),
+        Named(
+            "a plain term first",
+            ([StoredAttribute(objectClass, [1]), StoredAttribute(subject, [0x30, 2])], [1])),
         Named("a plain term alone", ([StoredAttribute(objectClass, [1])], [0, 1])),
         Named("a vendor term alone", ([StoredAttribute(vendor, [1])], [1])),
         Named("a value no object has", ([StoredAttribute(label, bytes("none"))], [])),
         Named("a plain value no object has", ([StoredAttribute(objectClass, [9])], [])),
-        Named("an indexed term contradicted by a plain one", ([StoredAttribute(label, bytes("other")), StoredAttribute(objectClass, [1])], [])),
+        Named(
+            "an indexed term contradicted by a plain one",
+            ([StoredAttribute(label, bytes("other")), StoredAttribute(objectClass, [1])], [])),
         Named("a value under another type", ([StoredAttribute(label, bytes("app"))], [])),
-        Named("a plain value under an indexed type", ([StoredAttribute(label, bytes("shared")), StoredAttribute(value, bytes("shared"))], [])),
+        Named(
+            "a plain value under an indexed type",
+            ([StoredAttribute(label, bytes("shared")), StoredAttribute(value, bytes("shared"))], [])),
         Named("an attribute the objects lack", ([StoredAttribute(serial, [2, 1, 1])], [])),
         Named("an empty value", ([StoredAttribute(issuer, [])], [])),
     ]
@@ -189,15 +202,18 @@ struct FindTests {
         #expect(ObjectStore.indexedTypes == [label, application, objectID, issuer, serial, subject, id])
     }
 
-    @Test("every indexed type finds its object through the lookup index", arguments: [
-        label, application, objectID, issuer, serial, subject, id,
-    ])
+    @Test(
+        "every indexed type finds its object through the lookup index",
+        arguments: [
+            label, application, objectID, issuer, serial, subject, id,
+        ])
     func everyIndexedTypeFinds(_ type: UInt64) throws {
         try withTemporaryStore { store, directory in
             _ = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(type, [1, 2])])
             let object = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(type, [1, 2, 3])])
             #expect(try store.find([StoredAttribute(type, [1, 2, 3])]) == [object])
-            let rows = try sqlite(directory.file("store.sqlite3"), "SELECT count(*) FROM lookup WHERE type = \(type)")
+            let rows = try sqlite(
+                directory.file("store.sqlite3"), "SELECT count(*) FROM lookup WHERE type = \(type)")
             #expect(rows == "2", "one lookup row per object holding the type")
         }
     }
@@ -217,9 +233,11 @@ struct TransactionTests {
     @Test("a taken unique key is refused as a constraint error and nothing of the second object is stored")
     func uniqueKeyIsEnforced() throws {
         try withTemporaryStore { store, directory in
-            let first = try store.insert(uniqueKey: [1, 2, 3], attributes: [StoredAttribute(label, bytes("first"))])
+            let first = try store.insert(
+                uniqueKey: [1, 2, 3], attributes: [StoredAttribute(label, bytes("first"))])
             expectStorageError(.constraint, containing: directory.path) {
-                _ = try store.insert(uniqueKey: [1, 2, 3], attributes: [StoredAttribute(label, bytes("second"))])
+                _ = try store.insert(
+                    uniqueKey: [1, 2, 3], attributes: [StoredAttribute(label, bytes("second"))])
             }
             #expect(try store.find([]) == [first])
             #expect(try store.find([StoredAttribute(label, bytes("second"))]) == [])
@@ -242,13 +260,16 @@ struct TransactionTests {
     func updateToTakenUniqueKey() throws {
         try withTemporaryStore { store, _ in
             _ = try store.insert(uniqueKey: [1], attributes: [])
-            let second = try store.insert(uniqueKey: [2], attributes: [StoredAttribute(label, bytes("before"))])
+            let second = try store.insert(
+                uniqueKey: [2], attributes: [StoredAttribute(label, bytes("before"))])
             expectStorageError(.constraint) {
                 try store.update(second, attributes: [StoredAttribute(label, bytes("after"))], uniqueKey: [1])
             }
             #expect(try store.attributes(of: second) == [StoredAttribute(label, bytes("before"))])
             #expect(try store.find([StoredAttribute(label, bytes("before"))]) == [second])
-            #expect(try store.find([StoredAttribute(label, bytes("after"))]) == [], "the lookup change rolled back")
+            #expect(
+                try store.find([StoredAttribute(label, bytes("after"))]) == [],
+                "the lookup change rolled back")
             // Its own key is kept: a third object cannot take it.
             expectStorageError(.constraint) { _ = try store.insert(uniqueKey: [2], attributes: []) }
         }
@@ -349,7 +370,8 @@ struct ObjectIDTests {
         try withTemporaryStore { store, _ in
             var objects: [Int64] = []
             for index in 0..<100 {
-                objects.append(try store.insert(uniqueKey: nil, attributes: [StoredAttribute(id, [UInt8(index)])]))
+                objects.append(
+                    try store.insert(uniqueKey: nil, attributes: [StoredAttribute(id, [UInt8(index)])]))
             }
             #expect(zip(objects, objects.dropFirst()).allSatisfy { $0 < $1 }, "strictly increasing")
             let highest = try #require(objects.last)

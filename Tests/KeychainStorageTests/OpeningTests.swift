@@ -19,7 +19,10 @@ struct OpeningTests {
             #expect(try sqlite(path, "PRAGMA user_version") == String(ObjectStore.schemaVersion))
             #expect(try sqlite(path, "PRAGMA journal_mode") == "wal")
             #expect(
-                try sqlite(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+                try sqlite(
+                    path,
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
                     == "lookup\nmetadata\nobjects")
             var status = stat()
             #expect(stat(path, &status) == 0)
@@ -31,7 +34,8 @@ struct OpeningTests {
     @Test("a store opened with full durability works like any other")
     func fullDurability() throws {
         try withTemporaryDirectory { directory in
-            let store = try ObjectStore(path: directory.file("store.sqlite3"), create: true, durability: .full)
+            let store = try ObjectStore(
+                path: directory.file("store.sqlite3"), create: true, durability: .full)
             let object = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(3, bytes("x"))])
             #expect(try store.find([StoredAttribute(3, bytes("x"))]) == [object])
         }
@@ -68,14 +72,18 @@ struct OpeningTests {
         }
     }
 
-    @Test("a store written by a newer schema is refused with a message naming the file", arguments: [false, true])
+    @Test(
+        "a store written by a newer schema is refused with a message naming the file",
+        arguments: [false, true])
     func newerSchemaIsRefused(create: Bool) throws {
         try withTemporaryDirectory { directory in
             let path = directory.file("store.sqlite3")
             _ = try ObjectStore(path: path, create: true).insert(uniqueKey: nil, attributes: [])
             let newer = ObjectStore.schemaVersion + 1
             try sqlite(path, "PRAGMA user_version = \(newer)")
-            expectStorageError(.newerSchema, containing: path) { _ = try ObjectStore(path: path, create: create) }
+            expectStorageError(.newerSchema, containing: path) {
+                _ = try ObjectStore(path: path, create: create)
+            }
             expectStorageError(.newerSchema, containing: "schema version \(newer)") {
                 _ = try ObjectStore(path: path, create: create)
             }
@@ -91,7 +99,9 @@ struct OpeningTests {
             _ = try ObjectStore(path: path, create: true)
             try sqlite(path, "PRAGMA user_version = \(ObjectStore.schemaVersion + 1)")
             try withWriteProtected([path, directory.path]) {
-                expectStorageError(.newerSchema, containing: path) { _ = try ObjectStore(path: path, create: false) }
+                expectStorageError(.newerSchema, containing: path) {
+                    _ = try ObjectStore(path: path, create: false)
+                }
             }
         }
     }
@@ -104,7 +114,9 @@ struct OpeningTests {
         Named("a damaged header", bytes("SQLite format 3\0") + Array(repeating: 0xFF, count: 4080)),
     ]
 
-    @Test("a file that is not a store is refused with an error naming it, never a crash", arguments: notDatabases)
+    @Test(
+        "a file that is not a store is refused with an error naming it, never a crash",
+        arguments: notDatabases)
     func notADatabaseIsRefused(_ file: Named<[UInt8]>) throws {
         let (name, contents) = (file.name, file.value)
         try withTemporaryDirectory { directory in
@@ -119,7 +131,8 @@ struct OpeningTests {
                     #expect(error.message.contains(path), "\(name): \(error.message)")
                 }
             }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contents), "\(name): left as it was")
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contents), "\(name): left as it was")
         }
     }
 
@@ -155,7 +168,8 @@ struct OpeningTests {
     func malformedBlobIsCorrupt() throws {
         try withTemporaryStore { store, _ in
             let object = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(3, bytes("x"))])
-            try sqlite(store.path, "UPDATE objects SET attributes = x'0300000000000000FF' WHERE id = \(object)")
+            try sqlite(
+                store.path, "UPDATE objects SET attributes = x'0300000000000000FF' WHERE id = \(object)")
             expectStorageError(.corrupt, containing: "object \(object) of store \(store.path)") {
                 _ = try store.attributes(of: object)
             }
@@ -170,7 +184,9 @@ struct OpeningTests {
     func missingStoreIsNotCreated() throws {
         try withTemporaryDirectory { directory in
             let path = directory.file("missing.sqlite3")
-            expectStorageError(.cannotOpen, containing: path) { _ = try ObjectStore(path: path, create: false) }
+            expectStorageError(.cannotOpen, containing: path) {
+                _ = try ObjectStore(path: path, create: false)
+            }
             #expect(access(path, F_OK) != 0, "nothing is created")
         }
     }
@@ -179,7 +195,9 @@ struct OpeningTests {
     func missingDirectoryIsReported(create: Bool) throws {
         try withTemporaryDirectory { directory in
             let path = directory.file("absent/store.sqlite3")
-            expectStorageError(.cannotOpen, containing: path) { _ = try ObjectStore(path: path, create: create) }
+            expectStorageError(.cannotOpen, containing: path) {
+                _ = try ObjectStore(path: path, create: create)
+            }
             #expect(access(directory.file("absent"), F_OK) != 0, "no directory is created")
         }
     }
@@ -189,7 +207,9 @@ struct OpeningTests {
         try withTemporaryDirectory { directory in
             let path = directory.file("store.sqlite3")
             #expect(mkdir(path, 0o700) == 0)
-            expectStorageError(.cannotOpen, containing: path) { _ = try ObjectStore(path: path, create: true) }
+            expectStorageError(.cannotOpen, containing: path) {
+                _ = try ObjectStore(path: path, create: true)
+            }
         }
     }
 
@@ -201,7 +221,10 @@ struct OpeningTests {
             _ = try store.insert(uniqueKey: nil, attributes: [])
             #expect(!store.isReadOnly)
             #expect(access(path, F_OK) == 0, "the file is named exactly as given")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix("a%20b?mode=ro#x.sqlite3") } == [])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                    !$0.hasPrefix("a%20b?mode=ro#x.sqlite3")
+                } == [])
         }
     }
 }
@@ -219,7 +242,9 @@ struct ReadOnlyTests {
         }
     }
 
-    @Test("is opened read-only: reads work, every write is refused, and no file changes", arguments: [false, true])
+    @Test(
+        "is opened read-only: reads work, every write is refused, and no file changes",
+        arguments: [false, true])
     func readOnlyStoreIsServed(create: Bool) throws {
         try ReadOnlyTests.withReadOnlyStore { path, object, directory in
             let before = try snapshot(of: directory)
@@ -230,7 +255,9 @@ struct ReadOnlyTests {
             #expect(try store.find([]) == [object])
             #expect(try store.metadata("serial") == bytes("s"))
             #expect(try store.integrityCheck() == "ok")
-            expectStorageError(.readOnly, containing: path) { _ = try store.insert(uniqueKey: nil, attributes: []) }
+            expectStorageError(.readOnly, containing: path) {
+                _ = try store.insert(uniqueKey: nil, attributes: [])
+            }
             expectStorageError(.readOnly, containing: path) { try store.update(object, attributes: []) }
             expectStorageError(.readOnly, containing: path) { try store.delete(object) }
             expectStorageError(.readOnly, containing: path) { try store.deleteAllObjects() }
