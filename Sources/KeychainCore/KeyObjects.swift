@@ -206,3 +206,96 @@ extension Token {
         return (try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }, attributes)
     }
 }
+
+extension NewObject {
+    /// A key object imported from its parts (C_CreateObject): OpenSSL rebuilds and checks the
+    /// key, and the token derives what clients read (CKA_PUBLIC_KEY_INFO, CKA_ID, modulus
+    /// size, the sealed PKCS#8). Imported keys were once outside the token: they are never
+    /// "always sensitive", "never extractable" or "local".
+    init(importingKey template: AttributeSet, policy: ObjectPolicy) throws(KeychainError) {
+        guard let rawType = template.ulong(.keyType) else {
+            throw KeychainError(.templateIncomplete, "template lacks CKA_KEY_TYPE")
+        }
+        let isPrivate = policy.objectClass == .privateKey
+        func required(_ type: AttributeType) throws(KeychainError) -> [UInt8] {
+            guard let value = template[type], !value.isEmpty else {
+                throw KeychainError(.templateIncomplete, "template lacks required attribute \(type)")
+            }
+            return value
+        }
+        let components: KeyComponents
+        switch KeyType(rawValue: rawType) {
+        case .rsa:
+            components =
+                isPrivate
+                ? .rsaPrivate(
+                    modulus: try required(.modulus), publicExponent: try required(.publicExponent),
+                    privateExponent: try required(.privateExponent), prime1: try required(.prime1),
+                    prime2: try required(.prime2), exponent1: try required(.exponent1),
+                    exponent2: try required(.exponent2), coefficient: try required(.coefficient))
+                : .rsaPublic(modulus: try required(.modulus), publicExponent: try required(.publicExponent))
+        case .ec:
+            guard let curve = EllipticCurve(parameters: try required(.ecParams)) else {
+                throw KeychainError(
+                    .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (P-256, P-384, P-521)")
+            }
+            if isPrivate {
+                components = .ecPrivate(curve, scalar: try required(.value))
+            } else {
+                let point = try required(.ecPoint)
+                components = .ecPublic(curve, point: DEROctetString.decode(point) ?? point)
+            }
+        case .ecEdwards:
+            let parameters = try required(.ecParams)
+            let printable: [UInt8] = [0x13, 0x0C] + Array("edwards25519".utf8)
+            guard parameters == Edwards25519.parameters || parameters == printable else {
+                throw KeychainError(
+                    .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (Ed25519)")
+            }
+            if isPrivate {
+                components = .ed25519Private(try required(.value))
+            } else {
+                let point = try required(.ecPoint)
+                components = .ed25519Public(DEROctetString.decode(point) ?? point)
+            }
+        default:
+            throw KeychainError(.attributeValueInvalid, "key type \(rawType) is not RSA, EC or EC_EDWARDS")
+        }
+        let key: AsymmetricKey
+        do {
+            key = try AsymmetricKey(components: components)
+        } catch {
+            throw KeychainError(.attributeValueInvalid, error.message)
+        }
+        var attributes = template
+        if let given = template[.publicKeyInfo], given != key.subjectPublicKeyInfo {
+            throw KeychainError(.attributeValueInvalid, "CKA_PUBLIC_KEY_INFO contradicts the key")
+        }
+        attributes[.publicKeyInfo] = key.subjectPublicKeyInfo
+        attributes[.id] = template[.id] ?? key.publicKeyHash
+        attributes[.label] = template[.label] ?? []
+        attributes[.local] = [0]
+        attributes[.keyGenMechanism] = AttributeValue.encode(UInt64.max)
+        if case .rsa = key.algorithm, !isPrivate {
+            attributes[.modulusBits] = AttributeValue.encode(UInt64(key.bits))
+        }
+        if !isPrivate, template[.ecPoint] != nil {
+            attributes[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
+        }
+        if isPrivate {
+            guard let pkcs8 = key.pkcs8 else {
+                throw KeychainError(.attributeValueInvalid, "the private key does not encode")
+            }
+            attributes[.keyMaterial] = pkcs8
+            attributes[.private] = template[.private] ?? [1]
+            attributes[.sensitive] = template[.sensitive] ?? [1]
+            attributes[.extractable] = template[.extractable] ?? [0]
+            attributes[.alwaysSensitive] = [0]
+            attributes[.neverExtractable] = [0]
+        }
+        for spec in policy.specs.values where attributes[spec.type] == nil {
+            if let value = spec.defaultValue { attributes[spec.type] = value }
+        }
+        self.init(attributes: attributes, uniqueKey: nil)
+    }
+}

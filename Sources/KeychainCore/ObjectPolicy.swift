@@ -272,9 +272,8 @@ extension NewObject {
             }
         }
         if policy.objectClass == .publicKey || policy.objectClass == .privateKey {
-            throw KeychainError(
-                .attributeValueInvalid,
-                "keys cannot be imported with C_CreateObject yet: generate them with C_GenerateKeyPair")
+            self = try NewObject(importingKey: template, policy: policy)
+            return
         }
         var attributes = template
         var uniqueKey: [UInt8]? = nil

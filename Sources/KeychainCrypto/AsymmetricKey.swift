@@ -117,6 +117,11 @@ public final class AsymmetricKey: @unchecked Sendable {
         self.hasPrivateKey = hasPrivateKey
     }
 
+    /// Takes ownership of an EVP_PKEY made elsewhere in this module.
+    convenience init(owning pkey: OpaquePointer, hasPrivateKey: Bool) {
+        self.init(pkey, hasPrivateKey: hasPrivateKey)
+    }
+
     deinit { EVP_PKEY_free(pkey) }
 
     // MARK: Creating keys
@@ -393,7 +398,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     private var ecdsaComponentLength: Int { (bits + 7) / 8 }
 
     /// PKCS#11 ECDSA signatures are r ‖ s, each as wide as the curve; OpenSSL's are DER.
-    private func rawECDSA(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
+    func rawECDSA(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
         let signature: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
             return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
@@ -413,7 +418,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         return raw
     }
 
-    private func derECDSA(fromRaw raw: [UInt8]) -> [UInt8]? {
+    func derECDSA(fromRaw raw: [UInt8]) -> [UInt8]? {
         let width = ecdsaComponentLength
         guard raw.count == 2 * width, let signature = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(signature) }

@@ -456,3 +456,20 @@ public enum DEROctetString {
         return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 }
+
+extension DEROctetString {
+    /// The contents of `der` when it is exactly one DER OCTET STRING, else nil.
+    public static func decode(_ der: [UInt8]) -> [UInt8]? {
+        let result: [UInt8]? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            guard let string = d2i_ASN1_OCTET_STRING(nil, &cursor, buffer.count) else { return nil }
+            defer { ASN1_OCTET_STRING_free(string) }
+            guard let cursor, let base = buffer.baseAddress, cursor - base == buffer.count,
+                let data = ASN1_STRING_get0_data(string)
+            else { return nil }
+            return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
+        }
+        ERR_clear_error()
+        return result
+    }
+}
