@@ -192,8 +192,8 @@ extension Token {
         return (key, visible)
     }
 
-    /// The public key behind a public key object (or a certificate), for verification and
-    /// encryption.
+    /// The public key behind a key object, for verification and encryption. A certificate
+    /// is not a key (v2.40 §5.12): its handle is refused like any other non-key.
     public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
@@ -201,7 +201,6 @@ extension Token {
         guard let info = attributes[.publicKeyInfo], !info.isEmpty,
             attributes.ulong(.class) == ObjectClass.publicKey.rawValue
                 || attributes.ulong(.class) == ObjectClass.privateKey.rawValue
-                || attributes.ulong(.class) == ObjectClass.certificate.rawValue
         else { throw KeychainError(.objectNotFound, "the handle is not a key") }
         return (try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }, attributes)
     }
