@@ -206,6 +206,15 @@ extension Token {
         lock.withLock { login = (user, tokenKey) }
     }
 
+    /// CKU_CONTEXT_SPECIFIC login: checks the user's PIN again (counting a failure) without
+    /// changing who is logged in, for a key with CKA_ALWAYS_AUTHENTICATE.
+    public func reauthenticateUser(pin: [UInt8]) throws(KeychainError) {
+        guard lock.withLock({ login?.user }) == .user else {
+            throw KeychainError(.userNotLoggedIn, "a context-specific login needs the user logged in")
+        }
+        _ = try unwrapTokenKey(.user, pin: pin)
+    }
+
     /// C_Logout (and the end of the last session): forgets the token key.
     public func logOut() {
         lock.withLock {

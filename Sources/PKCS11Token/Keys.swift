@@ -15,6 +15,9 @@ final class SignatureOperation {
     var buffer: [UInt8] = []
     var isMultiPart = false
     let signatureLength: Int
+    /// The key has CKA_ALWAYS_AUTHENTICATE and the user has not yet given the PIN for this
+    /// operation (C_Login with CKU_CONTEXT_SPECIFIC, v2.40 §4.9).
+    var needsContextLogin = false
 
     init(key: AsymmetricKey, scheme: SignatureScheme) throws(P11Error) {
         self.key = key
@@ -61,6 +64,7 @@ final class CipherOperation {
     let padding: EncryptionPadding
     var buffer: [UInt8] = []
     let outputLength: Int
+    var needsContextLogin = false
 
     init(key: AsymmetricKey, padding: EncryptionPadding) {
         self.key = key
@@ -198,7 +202,7 @@ private func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> En
 /// Loads a key for an operation, checking its class, type and usage flag.
 private func operationKey(
     _ session: Session, _ handle: CK_OBJECT_HANDLE, privateKey: Bool, type: KeyType, usage: AttributeType
-) throws(P11Error) -> AsymmetricKey {
+) throws(P11Error) -> (key: AsymmetricKey, alwaysAuthenticate: Bool) {
     let reference: ObjectReference
     do {
         reference = try ObjectHandle.reference(handle, slot: session.slot)
@@ -222,7 +226,7 @@ private func operationKey(
     guard loaded.attributes.bool(usage) == true else {
         throw P11Error(CKR_KEY_FUNCTION_NOT_PERMITTED, "the key's usage attribute \(usage) is false")
     }
-    return loaded.key
+    return (loaded.key, loaded.attributes.bool(.alwaysAuthenticate) == true)
 }
 
 @c @implementation
@@ -306,7 +310,9 @@ func C_SignInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "a signature is active")
             }
             let key = try operationKey(session, hKey, privateKey: true, type: type, usage: .sign)
-            session.signing = try SignatureOperation(key: key, scheme: scheme)
+            let operation = try SignatureOperation(key: key.key, scheme: scheme)
+            operation.needsContextLogin = key.alwaysAuthenticate
+            session.signing = operation
         }
     }
 }
@@ -325,6 +331,10 @@ private func deliverSignature(
     guard pulSignatureLen.pointee >= length else {
         pulSignatureLen.pointee = length
         throw P11Error(CKR_BUFFER_TOO_SMALL, "a signature needs \(length) bytes")
+    }
+    guard !operation.needsContextLogin else {
+        session.signing = nil
+        throw P11Error(CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each signature")
     }
     session.signing = nil
     let data = try input()
@@ -433,7 +443,7 @@ func C_VerifyInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "a verification is active")
             }
             let key = try operationKey(session, hKey, privateKey: false, type: type, usage: .verify)
-            session.verifying = try SignatureOperation(key: key, scheme: scheme)
+            session.verifying = try SignatureOperation(key: key.key, scheme: scheme)
         }
     }
 }
@@ -535,7 +545,7 @@ func C_EncryptInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "an encryption is active")
             }
             let key = try operationKey(session, hKey, privateKey: false, type: .rsa, usage: .encrypt)
-            session.encrypting = CipherOperation(key: key, padding: padding)
+            session.encrypting = CipherOperation(key: key.key, padding: padding)
         }
     }
 }
@@ -552,7 +562,9 @@ func C_DecryptInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "a decryption is active")
             }
             let key = try operationKey(session, hKey, privateKey: true, type: .rsa, usage: .decrypt)
-            session.decrypting = CipherOperation(key: key, padding: padding)
+            let operation = CipherOperation(key: key.key, padding: padding)
+            operation.needsContextLogin = key.alwaysAuthenticate
+            session.decrypting = operation
         }
     }
 }
@@ -566,6 +578,11 @@ private func finishCipher(
     guard let pOutput else {
         pulOutputLen.pointee = CK_ULONG(operation.outputLength)
         return
+    }
+    guard !operation.needsContextLogin else {
+        session.decrypting = nil
+        throw P11Error(
+            CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each decryption")
     }
     let input = operation.buffer + extra
     let output: [UInt8]

@@ -127,8 +127,22 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
             throw P11Error(CKR_SESSION_READ_ONLY_EXISTS, "close the R/O sessions before the SO logs in")
         }
     case CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
-        // Only keys with CKA_ALWAYS_AUTHENTICATE ask for it, and none is in use.
-        throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
+        // Re-checks the user's PIN for the active operation of a CKA_ALWAYS_AUTHENTICATE key.
+        try session.lock.withLock { () throws(P11Error) in
+            let waiting: [(Bool, () -> Void)] = [
+                (session.signing?.needsContextLogin == true, { session.signing?.needsContextLogin = false }),
+                (
+                    session.decrypting?.needsContextLogin == true,
+                    { session.decrypting?.needsContextLogin = false }
+                ),
+            ]
+            guard waiting.contains(where: { $0.0 }) else {
+                throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
+            }
+            try core { () throws(KeychainError) in try session.slot.token.reauthenticateUser(pin: pin) }
+            for (needed, clear) in waiting where needed { clear() }
+        }
+        return
     default:
         throw P11Error(CKR_USER_TYPE_INVALID, "user type \(userType) is not SO, USER or CONTEXT_SPECIFIC")
     }
