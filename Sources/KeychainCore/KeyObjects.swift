@@ -165,31 +165,33 @@ extension Token {
         return result
     }
 
-    /// The private key behind a private key object, for signing and decryption.
+    /// The private key behind a private key object, for signing and decryption, with the
+    /// object's public attributes (its sealed values are not opened).
+    ///
+    /// Parsing PKCS#8 costs more than an ECDSA signature, and opening every sealed part
+    /// costs as much again: parsed keys are kept by object together with the sealed bytes
+    /// they came from, and reused while the stored bytes are unchanged. Only a change (or a
+    /// first use) opens the key material.
     public func privateKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
-        let attributes = try lock.withLock { () throws(KeychainError) in
-            try load(reference, context: context)
-        }
-        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue,
-            let material = attributes[.keyMaterial]
-        else { throw KeychainError(.objectNotFound, "the handle is not a private key") }
-        // Parsing PKCS#8 costs more than an ECDSA signature: keep parsed keys while their
-        // material is unchanged (compared byte for byte on every use).
-        let key: AsymmetricKey
-        if let cached = lock.withLock({ keyCache[reference] }), cached.material == material {
-            key = cached.key
-        } else {
-            key = try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
-            lock.withLock {
-                if keyCache.count >= 256 { keyCache.removeAll() }
-                keyCache[reference] = (material, key)
+        try lock.withLock { () throws(KeychainError) in
+            let stored = try load(reference, context: context, unseal: false)
+            guard stored.ulong(.class) == ObjectClass.privateKey.rawValue, let sealed = stored[.keyMaterial] else {
+                throw KeychainError(.objectNotFound, "the handle is not a private key")
             }
+            var visible = stored
+            for type in Token.sealedTypes { visible[type] = nil }
+            visible[.sealID] = nil
+            if let cached = keyCache[reference], cached.material == sealed { return (cached.key, visible) }
+            guard let material = try unsealed(stored, only: [.keyMaterial])[.keyMaterial] else {
+                throw KeychainError(.storageCorrupt, "a private key has no key material")
+            }
+            let key = try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
+            if keyCache.count >= 256 { keyCache.removeAll() }
+            keyCache[reference] = (sealed, key)
+            return (key, visible)
         }
-        var visible = attributes
-        visible[.keyMaterial] = nil
-        return (key, visible)
     }
 
     /// The public key behind a key object, for verification and encryption. A certificate

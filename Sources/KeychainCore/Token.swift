@@ -278,7 +278,7 @@ public final class Token: @unchecked Sendable {
         return [.privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient, .value]
     }
 
-    func load(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+    func load(_ reference: ObjectReference, context: AccessContext, unseal: Bool = true) throws(KeychainError)
         -> AttributeSet
     {
         let store = try store(for: reference)
@@ -291,7 +291,7 @@ public final class Token: @unchecked Sendable {
         guard context.canSee(privateObject: attributes.bool(.private) ?? false) else {
             throw KeychainError(.objectNotFound, "the object is private: log in first")
         }
-        if attributes[.sealID] != nil { attributes = try unsealed(attributes) }
+        if unseal, attributes[.sealID] != nil { attributes = try unsealed(attributes) }
         attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
         return attributes
     }
@@ -319,13 +319,20 @@ public final class Token: @unchecked Sendable {
     }
 
     /// Opens the sealed values of a private object; drops the seal ID, which callers never see.
-    private func unsealed(_ attributes: AttributeSet) throws(KeychainError) -> AttributeSet {
+    /// With `only`, opens just those types and drops the other sealed values.
+    func unsealed(_ attributes: AttributeSet, only: Set<AttributeType>? = nil) throws(KeychainError)
+        -> AttributeSet
+    {
         guard let key = login?.tokenKey, let sealID = attributes[.sealID] else {
             throw KeychainError(.objectNotFound, "the object is private: log in first")
         }
         var result = attributes
         result[.sealID] = nil
         for (type, value) in attributes where Token.sealedTypes.contains(type) {
+            if let only, !only.contains(type) {
+                result[type] = nil
+                continue
+            }
             do {
                 result[type] = try SecretBox.open(
                     value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
