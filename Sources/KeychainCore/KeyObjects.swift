@@ -177,7 +177,8 @@ extension Token {
     {
         try lock.withLock { () throws(KeychainError) in
             let stored = try load(reference, context: context, unseal: false)
-            guard stored.ulong(.class) == ObjectClass.privateKey.rawValue, let sealed = stored[.keyMaterial] else {
+            guard stored.ulong(.class) == ObjectClass.privateKey.rawValue, let sealed = stored[.keyMaterial]
+            else {
                 throw KeychainError(.objectNotFound, "the handle is not a private key")
             }
             var visible = stored
