@@ -68,6 +68,7 @@ public struct KeychainError: Error, CustomStringConvertible, Sendable {
         case .invalidInput: self.init(.attributeValueInvalid, error.message)
         case .unsupported: self.init(.unsupported, error.message)
         case .failed: self.init(.storageFailure, error.message)
+        case .wrongPassword: self.init(.pinIncorrect, error.message)
         }
     }
 

@@ -9,6 +9,8 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable {
         case unsupported
         /// OpenSSL failed for another reason (out of memory, internal error).
         case failed
+        /// A password does not open the data (a PKCS#12 file's MAC or encryption).
+        case wrongPassword
     }
 
     public var code: Code
