@@ -66,6 +66,12 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     public static let alwaysAuthenticate = AttributeType(0x0202)
     public static let wrapWithTrusted = AttributeType(0x0210)
     public static let vendorDefined = AttributeType(0x8000_0000)
+    /// p11keychain's own (CKA_VENDOR_DEFINED | 0x504B10): a generic password's account name
+    /// (Apple's kSecAttrAccount), UTF-8, on a CKO_DATA object. Searchable; not secret.
+    public static let account = AttributeType(0x8050_4B10)
+    /// p11keychain's own (CKA_VENDOR_DEFINED | 0x504B11): a key's application tag (Apple's
+    /// kSecAttrApplicationTag), arbitrary bytes chosen by the application. Indexed.
+    public static let applicationTag = AttributeType(0x8050_4B11)
     /// p11keychain's own: a private key's PKCS#8 encoding, sealed like every secret value,
     /// from which signing rebuilds the key. Stored, never shown to callers.
     static let keyMaterial = AttributeType(0x8050_4B02)

@@ -144,6 +144,9 @@ struct ObjectPolicy {
         AttributeSpec(type: .modulus, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
         AttributeSpec(type: .publicExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
         AttributeSpec(type: .ecParams, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        // Apple's kSecAttrApplicationTag (vendor-defined): absent unless given.
+        AttributeSpec(
+            type: .applicationTag, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
     ]
 
     /// Public keys (v2.40 §4.8).
@@ -207,6 +210,9 @@ struct ObjectPolicy {
                 type: .objectID, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
             AttributeSpec(
                 type: .value, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            // Apple's kSecAttrAccount of a generic password (vendor-defined): absent unless given.
+            AttributeSpec(
+                type: .account, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
         ])
 
     /// Checks a value's encoding against its kind.

@@ -131,10 +131,13 @@ public final class ObjectStore {
 
     /// The attribute types finds are driven by, and so the only ones in the `lookup` index:
     /// label (3), application (0x10), object ID (0x12), issuer (0x81), serial number (0x82),
-    /// subject (0x101) and ID (0x102). An object is one row plus one lookup row for each of
-    /// these it has: an insert touches a handful of pages (measured: 67 page writes per
-    /// certificate with one row per attribute and an index over all of them).
-    public static let indexedTypes: Set<UInt64> = [3, 0x10, 0x12, 0x81, 0x82, 0x101, 0x102]
+    /// subject (0x101), ID (0x102) and a key's application tag (vendor 0x80504B11, Apple's
+    /// kSecAttrApplicationTag, the usual way to find a key). No store written before the tag
+    /// existed holds one, so adding it needed no migration. An object is one row plus one
+    /// lookup row for each of these it has: an insert touches a handful of pages (measured:
+    /// 67 page writes per certificate with one row per attribute and an index over all of
+    /// them).
+    public static let indexedTypes: Set<UInt64> = [3, 0x10, 0x12, 0x81, 0x82, 0x101, 0x102, 0x8050_4B11]
 
     public static var schemaVersion: Int64 { Int64(migrations.count) }
 
