@@ -54,7 +54,15 @@ public final class Keychain: Sendable {
     public var path: String { token.configuration.path }
 
     let token: Token
-    private let context = AccessContext(readWrite: true)
+
+    /// Who this process is to the token right now. Logging in is per process and per store
+    /// (PKCS#11 v2.40 §5.6): once any `Keychain` on this store is unlocked, every one of them
+    /// sees private items, until one locks it.
+    var context: AccessContext {
+        let user = token.loggedInUser
+        return AccessContext(
+            readWrite: true, userLoggedIn: user == .user, securityOfficer: user == .securityOfficer)
+    }
 
     /// Opens the default keychain: the `login` token of the current configuration, created
     /// on first use.
@@ -81,7 +89,8 @@ public final class Keychain: Sendable {
         guard let token = configuration.tokens.first(where: { $0.name == name }) else {
             let known = configuration.tokens.map(\.name).joined(separator: ", ")
             let source = configuration.source.map { " in \($0)" } ?? ""
-            throw KeychainError(.noSuchKeychain, "no token named '\(name)'\(source); configured tokens: \(known)")
+            throw KeychainError(
+                .noSuchKeychain, "no token named '\(name)'\(source); configured tokens: \(known)")
         }
         try self.init(configuration: token)
     }
@@ -102,7 +111,8 @@ public final class Keychain: Sendable {
     {
         guard !path.isEmpty else { throw KeychainError(.parameter, "the keychain path is empty") }
         if !createIfMissing || readOnly, access(path, F_OK) != 0 {
-            throw KeychainError(.noSuchKeychain, "no keychain at \(path): \(String(cString: strerror(errno)))")
+            throw KeychainError(
+                .noSuchKeychain, "no keychain at \(path): \(String(cString: strerror(errno)))")
         }
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let name = fileName.hasSuffix(".sqlite3") ? String(fileName.dropLast(".sqlite3".count)) : fileName
@@ -120,7 +130,9 @@ public final class Keychain: Sendable {
     ///
     /// - Throws: ``KeychainError/Code/notAvailable`` when the configuration file is invalid.
     public static func configuredTokens() throws(KeychainError) -> [TokenInfo] {
-        try loadConfiguration().tokens.map { TokenInfo(name: $0.name, path: $0.path, isReadOnly: $0.readOnly) }
+        try loadConfiguration().tokens.map {
+            TokenInfo(name: $0.name, path: $0.path, isReadOnly: $0.readOnly)
+        }
     }
 
     private static func loadConfiguration() throws(KeychainError) -> Configuration {
@@ -224,7 +236,9 @@ public final class Keychain: Sendable {
 
     /// The certificates matching `query`, in the order they were added; an empty array when
     /// none does.
-    public func certificates(matching query: CertificateQuery = .all) throws(KeychainError) -> [CertificateItem] {
+    public func certificates(matching query: CertificateQuery = .all) throws(KeychainError)
+        -> [CertificateItem]
+    {
         try matches(query).map(\.item)
     }
 
@@ -391,7 +405,7 @@ public final class Keychain: Sendable {
         let attributes: AttributeSet
         do {
             attributes = try token.attributes(of: reference, context: context)
-        } catch where error.code == .objectNotFound {
+        } catch  where error.code == .objectNotFound {
             return nil
         } catch {
             throw KeychainError(error)
@@ -447,7 +461,9 @@ private struct SearchPlan {
         if let hash = query.publicKeyHash, !require(.id, hash) { return nil }
         if let reference = query.persistentReference, !require(.uniqueID, reference) { return nil }
         if let serial = query.serialNumber {
-            guard let der = DERInteger.encode(content: serial), require(.serialNumber, der) else { return nil }
+            guard let der = DERInteger.encode(content: serial), require(.serialNumber, der) else {
+                return nil
+            }
         }
         if let fingerprint = query.sha1Fingerprint {
             // CKA_CHECK_VALUE is the first three bytes of the SHA-1: indexed, then checked.
@@ -460,7 +476,9 @@ private struct SearchPlan {
                 require(.issuer, certificate.issuerDER)
             else { return nil }
         }
-        let hasIndexTerm = [.label, .id, .uniqueID, .serialNumber, .checkValue].contains { template[$0] != nil }
+        let hasIndexTerm = [.label, .id, .uniqueID, .serialNumber, .checkValue].contains {
+            template[$0] != nil
+        }
         namesInTemplate = !hasIndexTerm
         if namesInTemplate {
             if let subject = query.subject, !require(.subject, subject) { return nil }
@@ -492,12 +510,19 @@ private struct SearchPlan {
             }
         }
         if let wanted = query.certificate, wanted != certificate { return false }
-        if let fingerprint = query.sha1Fingerprint, fingerprint != certificate.sha1Fingerprint { return false }
-        if let fingerprint = query.sha256Fingerprint, fingerprint != certificate.sha256Fingerprint { return false }
-        if let identifier = query.subjectKeyIdentifier, identifier != certificate.subjectKeyIdentifier { return false }
+        if let fingerprint = query.sha1Fingerprint, fingerprint != certificate.sha1Fingerprint {
+            return false
+        }
+        if let fingerprint = query.sha256Fingerprint, fingerprint != certificate.sha256Fingerprint {
+            return false
+        }
+        if let identifier = query.subjectKeyIdentifier, identifier != certificate.subjectKeyIdentifier {
+            return false
+        }
         if let date = query.validOn, !certificate.isValid(at: date) { return false }
         if let address = query.emailAddress,
-            !certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame })
+            !certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame }
+            )
         {
             return false
         }

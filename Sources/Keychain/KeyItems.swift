@@ -1,0 +1,498 @@
+internal import KeychainCore
+internal import KeychainCrypto
+
+/// Whether a stored key is the public or the private half of its pair (Apple's
+/// kSecAttrKeyClass; PKCS#11's CKO_PUBLIC_KEY / CKO_PRIVATE_KEY).
+public enum KeyClass: Hashable, Sendable {
+    case `public`
+    case `private`
+}
+
+/// A key stored in a keychain: a PKCS#11 key object, visible to PKCS#11 applications under
+/// the same label and ID.
+///
+/// Private keys are private objects: found only while the keychain is unlocked, and their
+/// secret parts are stored encrypted. Sign and decrypt with ``Keychain/sign(_:with:algorithm:)``
+/// and ``Keychain/decrypt(_:with:algorithm:)``; verify and encrypt with ``publicKey``.
+public struct KeyItem: Hashable, Sendable {
+    /// Public or private.
+    public let keyClass: KeyClass
+    /// The key's type and size (kSecAttrKeyType, kSecAttrKeySizeInBits).
+    public let algorithm: KeyAlgorithm
+    /// The item's label (CKA_LABEL, kSecAttrLabel).
+    public let label: String
+    /// The key's identifier (CKA_ID, kSecAttrApplicationLabel): by default the SHA-1 of the
+    /// public key, the same for both halves of the pair and for the certificates issued for
+    /// it, which is what makes a certificate and its private key an identity.
+    public let applicationLabel: [UInt8]
+    /// The application's tag for the key (kSecAttrApplicationTag; PKCS#11 vendor attribute
+    /// 0x80504B11), or nil.
+    public let applicationTag: [UInt8]?
+    /// What the key may be used for.
+    public let usage: KeyUsage
+    /// True for a private key whose secret parts are never revealed (CKA_SENSITIVE).
+    public let isSensitive: Bool
+    /// True for a private key that may leave the keychain (CKA_EXTRACTABLE).
+    public let isExtractable: Bool
+    /// The public key (of either half).
+    public let publicKey: PublicKey
+    /// An opaque reference that finds this item again, in any process, while it exists
+    /// (CKA_UNIQUE_ID, kSecValuePersistentRef).
+    public let persistentReference: [UInt8]
+
+    /// True when ``Keychain/exportPrivateKey(_:)`` may return the key's secret: a public key,
+    /// or a private key neither sensitive nor unextractable.
+    public var isExportable: Bool { keyClass == .public || (!isSensitive && isExtractable) }
+
+    /// The item for a stored key object's attributes; nil for an object of a kind the API
+    /// does not read.
+    init?(_ attributes: AttributeSet) {
+        let keyClass: KeyClass
+        switch attributes.ulong(.class) {
+        case ObjectClass.publicKey.rawValue: keyClass = .public
+        case ObjectClass.privateKey.rawValue: keyClass = .private
+        default: return nil
+        }
+        guard let info = attributes[.publicKeyInfo],
+            let publicKey = try? PublicKey(subjectPublicKeyInfo: info)
+        else {
+            return nil
+        }
+        self.keyClass = keyClass
+        self.publicKey = publicKey
+        algorithm = publicKey.algorithm
+        label = attributes.string(.label) ?? ""
+        applicationLabel = attributes[.id] ?? []
+        applicationTag = attributes[.applicationTag]
+        var usage: KeyUsage = []
+        let flags: [(AttributeType, KeyUsage)] = [
+            (.sign, .sign), (.verify, .verify), (.encrypt, .encrypt), (.decrypt, .decrypt),
+            (.derive, .derive),
+            (.wrap, .wrap), (.unwrap, .unwrap),
+        ]
+        for (type, flag) in flags where attributes.bool(type) == true { usage.insert(flag) }
+        self.usage = usage
+        isSensitive = keyClass == .private && attributes.bool(.sensitive) != false
+        isExtractable = keyClass == .public || attributes.bool(.extractable) == true
+        persistentReference = attributes[.uniqueID] ?? []
+    }
+}
+
+/// The two halves of a stored key pair.
+public struct KeyPair: Hashable, Sendable {
+    /// The public key item.
+    public let publicKey: KeyItem
+    /// The private key item.
+    public let privateKey: KeyItem
+}
+
+/// Which keys a find, update or delete applies to: every property that is set must match;
+/// an empty query matches every key.
+///
+/// Label, application label, application tag and persistent reference are index lookups;
+/// the other criteria are checked on the candidates.
+public struct KeyQuery: Hashable, Sendable {
+    /// How many matches an operation returns or applies to.
+    public typealias Limit = CertificateQuery.Limit
+
+    /// Public or private keys.
+    public var keyClass: KeyClass?
+    /// The key type.
+    public var type: KeyType?
+    /// The key size in bits.
+    public var sizeInBits: Int?
+    /// The item's label, exactly.
+    public var label: String?
+    /// The key identifier (CKA_ID, kSecAttrApplicationLabel).
+    public var applicationLabel: [UInt8]?
+    /// The application tag (kSecAttrApplicationTag).
+    public var applicationTag: [UInt8]?
+    /// Uses every match must allow (e.g. `.sign`).
+    public var usage: KeyUsage
+    /// The item with this ``KeyItem/persistentReference``.
+    public var persistentReference: [UInt8]?
+    /// How many matches to return or change; every match by default.
+    public var limit: Limit
+
+    /// Creates a query; every criterion left nil matches anything.
+    public init(
+        keyClass: KeyClass? = nil, type: KeyType? = nil, sizeInBits: Int? = nil, label: String? = nil,
+        applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage = [],
+        persistentReference: [UInt8]? = nil, limit: Limit = .all
+    ) {
+        self.keyClass = keyClass
+        self.type = type
+        self.sizeInBits = sizeInBits
+        self.label = label
+        self.applicationLabel = applicationLabel
+        self.applicationTag = applicationTag
+        self.usage = usage
+        self.persistentReference = persistentReference
+        self.limit = limit
+    }
+
+    /// Every key.
+    public static var all: KeyQuery { KeyQuery() }
+}
+
+/// Attribute changes for ``Keychain/updateKeys(matching:setting:)``: each non-nil property
+/// is set on every matching key.
+public struct KeyChanges: Hashable, Sendable {
+    /// A new label.
+    public var label: String?
+    /// A new key identifier (CKA_ID). Changing it unpairs the key from its certificates.
+    public var applicationLabel: [UInt8]?
+    /// A new application tag.
+    public var applicationTag: [UInt8]?
+
+    /// Creates a set of changes.
+    public init(label: String? = nil, applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil) {
+        self.label = label
+        self.applicationLabel = applicationLabel
+        self.applicationTag = applicationTag
+    }
+
+    /// True when nothing would change.
+    public var isEmpty: Bool { label == nil && applicationLabel == nil && applicationTag == nil }
+}
+
+/// The attributes of one half of a key pair being stored, as the `Security` façade gives
+/// them (Apple's kSecPrivateKeyAttrs / kSecPublicKeyAttrs). Nil means the token's default.
+package struct NewKeyAttributes: Sendable {
+    package var label: String?
+    package var applicationTag: [UInt8]?
+    package var applicationLabel: [UInt8]?
+    package var usage: KeyUsage?
+    package var isSensitive: Bool?
+    package var isExtractable: Bool?
+
+    package init(
+        label: String? = nil, applicationTag: [UInt8]? = nil, applicationLabel: [UInt8]? = nil,
+        usage: KeyUsage? = nil, isSensitive: Bool? = nil, isExtractable: Bool? = nil
+    ) {
+        self.label = label
+        self.applicationTag = applicationTag
+        self.applicationLabel = applicationLabel
+        self.usage = usage
+        self.isSensitive = isSensitive
+        self.isExtractable = isExtractable
+    }
+
+    /// The PKCS#11 template of a token key object of `keyClass` with these attributes.
+    func template(_ keyClass: KeyClass) -> AttributeSet {
+        var template: AttributeSet = [.token: [1]]
+        if let label { template[.label] = Array(label.utf8) }
+        if let applicationTag { template[.applicationTag] = applicationTag }
+        if let applicationLabel { template[.id] = applicationLabel }
+        if let usage {
+            let flags: [(AttributeType, KeyUsage)] =
+                keyClass == .private
+                ? [(.sign, .sign), (.decrypt, .decrypt), (.derive, .derive), (.unwrap, .unwrap)]
+                : [(.verify, .verify), (.encrypt, .encrypt), (.derive, .derive), (.wrap, .wrap)]
+            for (type, flag) in flags { template[type] = [usage.contains(flag) ? 1 : 0] }
+        }
+        if keyClass == .private {
+            if let isSensitive { template[.sensitive] = [isSensitive ? 1 : 0] }
+            if let isExtractable { template[.extractable] = [isExtractable ? 1 : 0] }
+        }
+        return template
+    }
+}
+
+// MARK: - Keys in a keychain
+
+extension Keychain {
+    /// Generates a key pair and stores both halves (PKCS#11 C_GenerateKeyPair). Needs the
+    /// keychain unlocked: the private key is a private item.
+    ///
+    /// The pair's application label (CKA_ID) is the SHA-1 of its public key, so a
+    /// certificate issued for it later pairs with it as an identity.
+    ///
+    /// - Parameters:
+    ///   - algorithm: e.g. `.p256`, `.rsa(bits: 2048)`, `.ed25519`.
+    ///   - label: Both items' label; empty by default.
+    ///   - applicationTag: Both items' application tag, to find them by.
+    ///   - exportable: Whether ``exportPrivateKey(_:)`` may return the private key. By default
+    ///     its secret never leaves the keychain (CKA_SENSITIVE, not CKA_EXTRACTABLE).
+    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
+    ///   ``KeychainError/Code/parameter`` for an unsupported size.
+    @discardableResult
+    public func generateKeyPair(
+        _ algorithm: KeyAlgorithm, label: String? = nil, applicationTag: [UInt8]? = nil,
+        exportable: Bool = false
+    ) throws(KeychainError) -> KeyPair {
+        let attributes = NewKeyAttributes(
+            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable)
+        return try generateKeyPair(algorithm, privateKey: attributes, publicKey: attributes)
+    }
+
+    /// Generates and stores a key pair with separate attributes for each half (the
+    /// `Security` façade's `SecKeyCreateRandomKey`).
+    package func generateKeyPair(
+        _ algorithm: KeyAlgorithm, privateKey: NewKeyAttributes, publicKey: NewKeyAttributes
+    ) throws(KeychainError) -> KeyPair {
+        let kind: KeyPairKind
+        switch try algorithm.crypto {
+        case .rsa(let bits): kind = .rsa(bits: bits)
+        case .ec(let curve): kind = .ec(curveParameters: curve.parameters)
+        case .ed25519: kind = .ed25519(curveParameters: Edwards25519.parameters)
+        }
+        try requireUnlocked(to: "store a private key")
+        let references = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.generateKeyPair(
+                kind, publicTemplate: publicKey.template(.public),
+                privateTemplate: privateKey.template(.private),
+                context: context)
+        }
+        return try keyPair(references)
+    }
+
+    /// Stores a private key held in memory, with its public key, as a key pair. Needs the
+    /// keychain unlocked.
+    ///
+    /// - Parameters: as for ``generateKeyPair(_:label:applicationTag:exportable:)``.
+    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked.
+    @discardableResult
+    public func add(
+        _ key: PrivateKey, label: String? = nil, applicationTag: [UInt8]? = nil, exportable: Bool = false
+    ) throws(KeychainError) -> KeyPair {
+        let attributes = NewKeyAttributes(
+            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable)
+        return try add(key, privateKey: attributes, publicKey: attributes)
+    }
+
+    /// Stores a private key with separate attributes for each half (`SecItemAdd` of a key).
+    package func add(_ key: PrivateKey, privateKey: NewKeyAttributes, publicKey: NewKeyAttributes)
+        throws(KeychainError) -> KeyPair
+    {
+        try requireUnlocked(to: "store a private key")
+        let references = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.storeKeyPair(
+                key.key, publicTemplate: publicKey.template(.public),
+                privateTemplate: privateKey.template(.private),
+                generatedBy: nil, context: context)
+        }
+        return try keyPair(references)
+    }
+
+    private func keyPair(_ references: KeyPairReferences) throws(KeychainError) -> KeyPair {
+        guard let publicKey = try loadKey(references.publicKey),
+            let privateKey = try loadKey(references.privateKey)
+        else { throw KeychainError(.internal, "the new key pair cannot be read back") }
+        return KeyPair(publicKey: publicKey, privateKey: privateKey)
+    }
+
+    /// The keys matching `query`, in the order they were added; an empty array when none
+    /// does. Private keys are found only while the keychain is unlocked.
+    public func keys(matching query: KeyQuery = .all) throws(KeychainError) -> [KeyItem] {
+        try keyMatches(query).map(\.item)
+    }
+
+    /// The first key matching `query`, or nil.
+    public func firstKey(matching query: KeyQuery) throws(KeychainError) -> KeyItem? {
+        var one = query
+        one.limit = .one
+        return try keyMatches(one).first?.item
+    }
+
+    /// Changes attributes of every key matching `query` (up to its limit), in one
+    /// transaction: every match changes, or none does.
+    ///
+    /// - Returns: The changed items, as they are now; empty when nothing matched.
+    @discardableResult
+    public func updateKeys(matching query: KeyQuery, setting changes: KeyChanges) throws(KeychainError)
+        -> [KeyItem]
+    {
+        let matches = try keyMatches(query)
+        var template: AttributeSet = [:]
+        if let label = changes.label { template[.label] = Array(label.utf8) }
+        if let applicationLabel = changes.applicationLabel { template[.id] = applicationLabel }
+        if let applicationTag = changes.applicationTag { template[.applicationTag] = applicationTag }
+        var changed = matches.map(\.reference)
+        if !template.isEmpty {
+            changed = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+                try token.updateObjects(changed, with: template, context: context)
+            }
+        }
+        var items: [KeyItem] = []
+        for reference in changed {
+            if let item = try loadKey(reference) { items.append(item) }
+        }
+        return items
+    }
+
+    /// Deletes every key matching `query` (up to its limit), in one transaction.
+    ///
+    /// - Returns: How many keys were deleted; 0 when nothing matched.
+    @discardableResult
+    public func deleteKeys(matching query: KeyQuery) throws(KeychainError) -> Int {
+        let references = try keyMatches(query).map(\.reference)
+        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.destroyObjects(references, context: context)
+        }.count
+    }
+
+    /// Deletes one stored key.
+    ///
+    /// - Throws: ``KeychainError/Code/itemNotFound`` when it no longer exists (or is a
+    ///   private key and the keychain is locked).
+    public func delete(_ key: KeyItem) throws(KeychainError) {
+        let reference = try self.reference(of: key)
+        _ = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.destroyObjects([reference], context: context)
+        }
+    }
+
+    /// Signs `data` with a stored private key. Needs the keychain unlocked.
+    ///
+    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
+    ///   ``KeychainError/Code/parameter`` when `key` is not a private key that may sign, the
+    ///   algorithm does not fit it, or a digest has the wrong length;
+    ///   ``KeychainError/Code/itemNotFound`` when the key no longer exists.
+    public func sign(_ data: [UInt8], with key: KeyItem, algorithm: SignatureAlgorithm) throws(KeychainError)
+        -> [UInt8]
+    {
+        let (privateKey, attributes) = try loadPrivateKey(key, to: "sign")
+        guard attributes.bool(.sign) != false else {
+            throw KeychainError(.parameter, "the key may not sign (CKA_SIGN is false)")
+        }
+        return try algorithm.sign(data, with: privateKey)
+    }
+
+    /// Decrypts `data` with a stored RSA private key. Needs the keychain unlocked.
+    ///
+    /// - Throws: as ``sign(_:with:algorithm:)``; ``KeychainError/Code/parameter`` also when
+    ///   the data does not decrypt.
+    public func decrypt(_ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm)
+        throws(KeychainError)
+        -> [UInt8]
+    {
+        let (privateKey, attributes) = try loadPrivateKey(key, to: "decrypt")
+        guard attributes.bool(.decrypt) != false else {
+            throw KeychainError(.parameter, "the key may not decrypt (CKA_DECRYPT is false)")
+        }
+        try algorithm.check(privateKey)
+        return try KeychainError.crypto { () throws(CryptoError) in
+            try privateKey.decrypt(data, padding: algorithm.padding)
+        }
+    }
+
+    /// A stored private key's secret, in memory: only for a key stored as exportable.
+    ///
+    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the key is sensitive or
+    ///   not extractable (PKCS#11's CKR_ATTRIBUTE_SENSITIVE), or the keychain is locked.
+    public func exportPrivateKey(_ key: KeyItem) throws(KeychainError) -> PrivateKey {
+        let (privateKey, attributes) = try loadPrivateKey(key, to: "export a private key")
+        guard attributes.bool(.sensitive) == false, attributes.bool(.extractable) == true else {
+            throw KeychainError(
+                .interactionNotAllowed,
+                "the private key is not exportable: its secret never leaves the keychain")
+        }
+        return try PrivateKey(privateKey)
+    }
+
+    // MARK: Matching keys
+
+    private struct KeyMatch {
+        var reference: ObjectReference
+        var item: KeyItem
+    }
+
+    private func keyMatches(_ query: KeyQuery) throws(KeychainError) -> [KeyMatch] {
+        let limit = try Keychain.count(query.limit)
+        var template: AttributeSet = [.token: [1]]
+        switch query.keyClass {
+        case .public: template[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
+        case .private: template[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
+        case nil: break
+        }
+        if let label = query.label { template[.label] = Array(label.utf8) }
+        if let applicationLabel = query.applicationLabel { template[.id] = applicationLabel }
+        if let applicationTag = query.applicationTag { template[.applicationTag] = applicationTag }
+        if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
+        if let type = query.type {
+            let coreType: KeychainCore.KeyType =
+                switch type {
+                case .rsa: .rsa
+                case .ellipticCurve: .ec
+                case .ed25519: .ecEdwards
+                }
+            template[.keyType] = AttributeValue.encode(coreType.rawValue)
+        }
+        let candidates = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.findObjects(template, context: context)
+        }
+        var found: [KeyMatch] = []
+        for reference in candidates where found.count < limit {
+            guard let item = try loadKey(reference) else { continue }
+            if let size = query.sizeInBits, item.algorithm.sizeInBits != size { continue }
+            guard item.usage.isSuperset(of: query.usage) else { continue }
+            found.append(KeyMatch(reference: reference, item: item))
+        }
+        return found
+    }
+
+    /// The key item behind a reference; nil when it vanished meanwhile or is not a key.
+    private func loadKey(_ reference: ObjectReference) throws(KeychainError) -> KeyItem? {
+        do {
+            return KeyItem(try token.attributes(of: reference, context: context))
+        } catch  where error.code == .objectNotFound {
+            return nil
+        } catch {
+            throw KeychainError(error)
+        }
+    }
+
+    /// The stored object of a key item.
+    private func reference(of key: KeyItem) throws(KeychainError) -> ObjectReference {
+        let objectClass: ObjectClass = key.keyClass == .private ? .privateKey : .publicKey
+        let template: AttributeSet = [
+            .class: AttributeValue.encode(objectClass.rawValue), .uniqueID: key.persistentReference,
+        ]
+        let found = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.findObjects(template, context: context)
+        }
+        guard let reference = found.first else {
+            throw KeychainError(.itemNotFound, "the key item no longer exists")
+        }
+        return reference
+    }
+
+    /// The private key behind a stored private key item, with its attributes.
+    private func loadPrivateKey(_ key: KeyItem, to action: String) throws(KeychainError)
+        -> (AsymmetricKey, AttributeSet)
+    {
+        guard key.keyClass == .private else {
+            throw KeychainError(.parameter, "only a private key can \(action)")
+        }
+        try requireUnlocked(to: action)
+        let reference = try self.reference(of: key)
+        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.privateKey(reference, context: context)
+        }
+    }
+
+    /// Throws a helpful error unless this process has unlocked the keychain.
+    func requireUnlocked(to action: String) throws(KeychainError) {
+        guard !isUnlocked else { return }
+        let hasPIN = (try? token.authenticationState().hasUserPIN) ?? true
+        throw KeychainError(
+            .interactionNotAllowed,
+            hasPIN
+                ? "the keychain is locked: unlock it with its PIN to \(action)"
+                : "the keychain has no user PIN, which private items need: set one (setUserPIN) and "
+                    + "unlock, to \(action)"
+        )
+    }
+
+    /// A query limit as a count.
+    static func count(_ limit: CertificateQuery.Limit) throws(KeychainError) -> Int {
+        switch limit {
+        case .one: return 1
+        case .all: return Int.max
+        case .maximum(let count):
+            guard count > 0 else { throw KeychainError(.parameter, "a match limit must be 1 or more") }
+            return count
+        }
+    }
+}
