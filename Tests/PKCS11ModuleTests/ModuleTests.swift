@@ -17,7 +17,7 @@ struct ModuleTests {
     func functionsComeFromTheBuiltModule() throws {
         let module = try LoadedModule.load()
         let address = unsafeBitCast(try module.functions.C_Initialize, to: UnsafeRawPointer.self)
-        let file = try #require(try mappedFile(containing: address))
+        let file = try #require(mappedFile(containing: address))
         #expect(
             URL(fileURLWithPath: file).resolvingSymlinksInPath().path
                 == URL(fileURLWithPath: module.path).resolvingSymlinksInPath().path)

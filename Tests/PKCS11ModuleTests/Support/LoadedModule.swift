@@ -123,9 +123,9 @@ final class LoadedModule: @unchecked Sendable {
 
 /// The file mapped at `address` in this process, from /proc/self/maps (dladdr needs
 /// _GNU_SOURCE, which the Glibc module does not define).
-func mappedFile(containing address: UnsafeRawPointer) throws -> String? {
+func mappedFile(containing address: UnsafeRawPointer) -> String? {
     let target = UInt(bitPattern: address)
-    let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+    let maps = String(decoding: readFile("/proc/self/maps"), as: UTF8.self)
     for line in maps.split(separator: "\n") {
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
         let range = fields.first?.split(separator: "-") ?? []

@@ -94,7 +94,9 @@ struct TestCertificate: Sendable {
     }
 
     private static func read(_ path: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let bytes = readFile(path)
+        guard !bytes.isEmpty else { throw ModuleLoadError(description: "cannot read \(path)") }
+        return bytes
     }
 
     private init(der: [UInt8], facts: String, spki: [UInt8]) throws {

@@ -19,6 +19,7 @@ let readOnlySession = CK_FLAGS(CKF_SERIAL_SESSION)
 ///
 /// The module reads its environment in C_Initialize and its state is process-global, so the
 /// module suites run serialized and every test initialises and finalises the module itself.
+/// Made only by `withStore`, which holds the environment lock while the test runs.
 final class TestToken {
     let module: LoadedModule
     /// The v2.40 function list from C_GetFunctionList.
@@ -218,8 +219,25 @@ func capturingStandardError<R>(_ body: () throws -> R) throws -> (R, String) {
     fflush(nil)
     dup2(saved, 2)
     close(saved)
-    let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    let output = String(decoding: readFile(path), as: UTF8.self)
     return (try result.get(), output)
+}
+
+/// The bytes of a file, or none when it cannot be read. Plain read(2): Foundation's
+/// String(contentsOfFile:) leaks a buffer per call, which fails the address-sanitizer run.
+func readFile(_ path: String) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return [] }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = read(fd, &buffer, buffer.count)
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += buffer.prefix(count)
+    }
+    return bytes
 }
 
 /// A command's exit status and output.
@@ -257,8 +275,8 @@ func runCommand(
     try err.close()
     return CommandResult(
         status: process.terminationStatus,
-        standardOutput: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-        standardError: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        standardOutput: String(decoding: readFile(outPath), as: UTF8.self),
+        standardError: String(decoding: readFile(errPath), as: UTF8.self))
 }
 
 /// How a forked child ended.
