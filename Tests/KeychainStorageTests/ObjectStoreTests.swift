@@ -18,6 +18,8 @@ private let id: UInt64 = 0x102
 private let objectClass: UInt64 = 0x00
 private let value: UInt64 = 0x11
 private let vendor: UInt64 = 0x8000_0001
+/// p11keychain's vendor attribute for Apple's kSecAttrApplicationTag (searchable).
+private let applicationTag: UInt64 = 0x8050_4B11
 
 @Suite("Objects in a store")
 struct ObjectTests {
@@ -199,13 +201,14 @@ struct FindTests {
 
     @Test("the indexed types are the ones finds are driven by")
     func indexedTypes() {
-        #expect(ObjectStore.indexedTypes == [label, application, objectID, issuer, serial, subject, id])
+        #expect(
+            ObjectStore.indexedTypes == [label, application, objectID, issuer, serial, subject, id, applicationTag])
     }
 
     @Test(
         "every indexed type finds its object through the lookup index",
         arguments: [
-            label, application, objectID, issuer, serial, subject, id,
+            label, application, objectID, issuer, serial, subject, id, applicationTag,
         ])
     func everyIndexedTypeFinds(_ type: UInt64) throws {
         try withTemporaryStore { store, directory in
