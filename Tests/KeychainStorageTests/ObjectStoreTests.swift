@@ -202,7 +202,9 @@ struct FindTests {
     @Test("the indexed types are the ones finds are driven by")
     func indexedTypes() {
         #expect(
-            ObjectStore.indexedTypes == [label, application, objectID, issuer, serial, subject, id, applicationTag])
+            ObjectStore.indexedTypes == [
+                label, application, objectID, issuer, serial, subject, id, applicationTag,
+            ])
     }
 
     @Test(
