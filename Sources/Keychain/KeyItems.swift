@@ -295,6 +295,43 @@ extension Keychain {
         return try keyMatches(one).first?.item
     }
 
+    /// Stores a public key alone (a key whose private half is elsewhere), as PKCS#11's
+    /// C_CreateObject would: CKO_PUBLIC_KEY with its parts, CKA_ID the SHA-1 of the key.
+    /// Needs no unlocking: public keys are public items.
+    ///
+    /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written.
+    @discardableResult
+    public func add(_ publicKey: PublicKey, label: String? = nil, applicationTag: [UInt8]? = nil)
+        throws(KeychainError) -> KeyItem
+    {
+        var template = NewKeyAttributes(label: label, applicationTag: applicationTag).template(.public)
+        template[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
+        let key = publicKey.key
+        switch key.algorithm {
+        case .rsa:
+            template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.rsa.rawValue)
+            template[.modulus] = key.component("n") ?? []
+            template[.publicExponent] = key.component("e") ?? []
+        case .ec(let curve):
+            template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.ec.rawValue)
+            template[.ecParams] = curve.parameters
+            template[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
+        case .ed25519:
+            template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.ecEdwards.rawValue)
+            template[.ecParams] = Edwards25519.parameters
+            template[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
+        case nil:
+            throw KeychainError(.parameter, "only RSA, EC and Ed25519 public keys can be stored")
+        }
+        let reference = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.createObject(template, context: context)
+        }
+        guard let item = try loadKey(reference) else {
+            throw KeychainError(.internal, "the new public key cannot be read back")
+        }
+        return item
+    }
+
     /// Changes attributes of every key matching `query` (up to its limit), in one
     /// transaction: every match changes, or none does.
     ///
@@ -303,15 +340,29 @@ extension Keychain {
     public func updateKeys(matching query: KeyQuery, setting changes: KeyChanges) throws(KeychainError)
         -> [KeyItem]
     {
-        let matches = try keyMatches(query)
+        try update(references: try keyMatches(query).map(\.reference), setting: changes)
+    }
+
+    /// Changes attributes of stored keys, in one transaction: all of them change, or none.
+    /// Keys deleted meanwhile are left out.
+    ///
+    /// - Returns: The changed items, as they are now.
+    @discardableResult
+    public func update(_ keys: [KeyItem], setting changes: KeyChanges) throws(KeychainError) -> [KeyItem] {
+        try update(references: try existingReferences(of: keys), setting: changes)
+    }
+
+    private func update(references: [ObjectReference], setting changes: KeyChanges) throws(KeychainError)
+        -> [KeyItem]
+    {
         var template: AttributeSet = [:]
         if let label = changes.label { template[.label] = Array(label.utf8) }
         if let applicationLabel = changes.applicationLabel { template[.id] = applicationLabel }
         if let applicationTag = changes.applicationTag { template[.applicationTag] = applicationTag }
-        var changed = matches.map(\.reference)
+        var changed = references
         if !template.isEmpty {
             changed = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
-                try token.updateObjects(changed, with: template, context: context)
+                try token.updateObjects(references, with: template, context: context)
             }
         }
         var items: [KeyItem] = []
@@ -326,10 +377,16 @@ extension Keychain {
     /// - Returns: How many keys were deleted; 0 when nothing matched.
     @discardableResult
     public func deleteKeys(matching query: KeyQuery) throws(KeychainError) -> Int {
-        let references = try keyMatches(query).map(\.reference)
-        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
-            try token.destroyObjects(references, context: context)
-        }.count
+        try delete(references: try keyMatches(query).map(\.reference))
+    }
+
+    /// Deletes stored keys, in one transaction: all of them go, or none. Keys deleted
+    /// meanwhile are not counted.
+    ///
+    /// - Returns: How many keys were deleted.
+    @discardableResult
+    public func delete(_ keys: [KeyItem]) throws(KeychainError) -> Int {
+        try delete(references: try existingReferences(of: keys))
     }
 
     /// Deletes one stored key.
@@ -337,10 +394,28 @@ extension Keychain {
     /// - Throws: ``KeychainError/Code/itemNotFound`` when it no longer exists (or is a
     ///   private key and the keychain is locked).
     public func delete(_ key: KeyItem) throws(KeychainError) {
-        let reference = try self.reference(of: key)
-        _ = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
-            try token.destroyObjects([reference], context: context)
+        guard try delete(references: [try reference(of: key)]) > 0 else {
+            throw KeychainError(.itemNotFound, "the key item no longer exists")
         }
+    }
+
+    private func delete(references: [ObjectReference]) throws(KeychainError) -> Int {
+        try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.destroyObjects(references, context: context)
+        }.count
+    }
+
+    /// The stored objects of key items; items that no longer exist are left out.
+    private func existingReferences(of keys: [KeyItem]) throws(KeychainError) -> [ObjectReference] {
+        var references: [ObjectReference] = []
+        for key in keys {
+            do {
+                references.append(try reference(of: key))
+            } catch  where error.code == .itemNotFound {
+                continue
+            }
+        }
+        return references
     }
 
     /// Signs `data` with a stored private key. Needs the keychain unlocked.

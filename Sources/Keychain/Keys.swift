@@ -245,6 +245,11 @@ public struct KeyUsage: OptionSet, Hashable, Sendable {
     public static let unwrap = KeyUsage(rawValue: 1 << 6)
 }
 
+extension EllipticCurve {
+    /// The bytes of a field element (a coordinate, the private scalar).
+    var fieldLength: Int { (bits + 7) / 8 }
+}
+
 extension KeyAlgorithm {
     /// The algorithm of an OpenSSL key; an error for a kind the keychain does not hold.
     static func of(_ key: AsymmetricKey) throws(KeychainError) -> KeyAlgorithm {
@@ -298,6 +303,37 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
         algorithm = try KeyAlgorithm.of(key)
     }
 
+    /// Reads Apple's external representation of a public key of `type` (what
+    /// ``externalRepresentation`` gives and `SecKeyCreateWithData` takes): a PKCS#1
+    /// RSAPublicKey, an X9.63 uncompressed point (its length names the curve), or 32 raw
+    /// Ed25519 bytes.
+    ///
+    /// - Throws: ``KeychainError/Code/decode`` when the bytes are not such a key.
+    public init(externalRepresentation bytes: [UInt8], type: KeyType) throws(KeychainError) {
+        switch type {
+        case .rsa:
+            try self.init(rsaPublicKey: bytes)
+            return
+        case .ellipticCurve:
+            guard let curve = EllipticCurve.allCases.first(where: { 1 + 2 * $0.fieldLength == bytes.count }),
+                bytes.first == 0x04
+            else { throw KeychainError(.decode, "not an uncompressed P-256, P-384 or P-521 point") }
+            try self.init(components: .ecPublic(curve, point: bytes))
+        case .ed25519:
+            try self.init(components: .ed25519Public(bytes))
+        }
+    }
+
+    private init(components: KeyComponents) throws(KeychainError) {
+        let key: AsymmetricKey
+        do {
+            key = try AsymmetricKey(components: components)
+        } catch {
+            throw KeychainError(.decode, "not a valid public key: \(error.message)")
+        }
+        try self.init(key)
+    }
+
     /// The key's type.
     public var type: KeyType { algorithm.type }
     /// The key's size in bits.
@@ -346,7 +382,8 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
 
     /// E.g. `PublicKey(EC-256, 6b9f…)` with the start of the public-key hash.
     public var description: String {
-        "PublicKey(\(algorithm), \(publicKeyHash.prefix(4).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())…)"
+        let hash = publicKeyHash.prefix(4).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return "PublicKey(\(algorithm), \(hash)…)"
     }
 }
 
@@ -395,6 +432,38 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     /// Apple's external representation (`SecKeyCopyExternalRepresentation`): a PKCS#1
     /// RSAPrivateKey for RSA, 04 ‖ X ‖ Y ‖ K for EC, the 32 raw bytes for Ed25519. Secret.
     public var externalRepresentation: [UInt8] { key.privateKeyRepresentation ?? [] }
+
+    /// Reads Apple's external representation of a private key of `type` (what
+    /// ``externalRepresentation`` gives and `SecKeyCreateWithData` takes): a PKCS#1
+    /// RSAPrivateKey, 04 ‖ X ‖ Y ‖ K (its length names the curve; the point must be K's), or
+    /// 32 raw Ed25519 bytes.
+    ///
+    /// - Throws: ``KeychainError/Code/decode`` when the bytes are not such a key.
+    public init(externalRepresentation bytes: [UInt8], type: KeyType) throws(KeychainError) {
+        let components: KeyComponents
+        switch type {
+        case .rsa:
+            try self.init(derEncoded: bytes)
+            return
+        case .ellipticCurve:
+            guard let curve = EllipticCurve.allCases.first(where: { 1 + 3 * $0.fieldLength == bytes.count }),
+                bytes.first == 0x04
+            else { throw KeychainError(.decode, "not an X9.63 P-256, P-384 or P-521 private key") }
+            components = .ecPrivate(curve, scalar: Array(bytes.suffix(curve.fieldLength)))
+        case .ed25519:
+            components = .ed25519Private(bytes)
+        }
+        let key: AsymmetricKey
+        do {
+            key = try AsymmetricKey(components: components)
+        } catch {
+            throw KeychainError(.decode, "not a valid private key: \(error.message)")
+        }
+        if case .ellipticCurve = type, key.publicPoint != Array(bytes.dropLast((bytes.count - 1) / 3)) {
+            throw KeychainError(.decode, "the X9.63 private key's point is not its scalar's")
+        }
+        try self.init(key)
+    }
 
     /// Signs `data`.
     ///

@@ -47,15 +47,21 @@ public final class CFAllocator: Sendable {
 /// The default allocator: `nil`.
 public let kCFAllocatorDefault: CFAllocator? = nil
 
-/// The Boolean true, as Apple declares it (implicitly unwrapped).
+/// The Boolean true, as Apple declares it (implicitly unwrapped, so that Apple's
+/// `kCFBooleanTrue!` compiles).
+// swift-format-ignore: NeverUseImplicitlyUnwrappedOptionals
 public let kCFBooleanTrue: CFBoolean! = true
 /// The Boolean false, as Apple declares it (implicitly unwrapped).
+// swift-format-ignore: NeverUseImplicitlyUnwrappedOptionals
 public let kCFBooleanFalse: CFBoolean! = false
 
 /// Type identifiers of the object kinds the Security façade hands out. The values are this
 /// implementation's; compare them only with the matching `…GetTypeID()`.
 enum TypeIdentifier {
     static let certificate: CFTypeID = 0x5EC0_0001
+    static let key: CFTypeID = 0x5EC0_0002
+    static let identity: CFTypeID = 0x5EC0_0003
+    static let keychain: CFTypeID = 0x5EC0_0004
     static let data: CFTypeID = 0xCF00_0014
     static let string: CFTypeID = 0xCF00_0007
     static let array: CFTypeID = 0xCF00_0013
@@ -70,6 +76,9 @@ enum TypeIdentifier {
 public func CFGetTypeID(_ cf: CFTypeRef!) -> CFTypeID {
     switch cf {
     case is SecCertificate: TypeIdentifier.certificate
+    case is SecKey: TypeIdentifier.key
+    case is SecIdentity: TypeIdentifier.identity
+    case is SecKeychain: TypeIdentifier.keychain
     case is NSData: TypeIdentifier.data
     case is NSString: TypeIdentifier.string
     case is NSArray: TypeIdentifier.array

@@ -8,7 +8,7 @@ public typealias OSStatus = Int32
 
 /// No error.
 public let errSecSuccess: OSStatus = 0
-/// Not implemented yet: keys, identities and passwords arrive with the key support.
+/// Not implemented: internet passwords, hardware tokens (Secure Enclave), key exchange.
 public let errSecUnimplemented: OSStatus = -4
 /// The disk is full.
 public let errSecDiskFull: OSStatus = -34
@@ -45,6 +45,8 @@ public let errSecReadOnlyAttr: OSStatus = -25309
 public let errSecDecode: OSStatus = -26275
 /// An internal error (Apple also returns it for a certificate without a common name).
 public let errSecInternal: OSStatus = -26276
+/// A signature does not verify (`SecKeyVerifySignature`'s error).
+public let errSecVerifyFailed: OSStatus = -67808
 
 /// A sentence describing a result code.
 ///
@@ -89,6 +91,7 @@ private func genericMessage(_ status: OSStatus) -> String {
     case errSecReadOnlyAttr: "The specified attribute could not be modified."
     case errSecDecode: "Unable to decode the provided data."
     case errSecInternal: "An internal error occurred in the Security framework."
+    case errSecVerifyFailed: "A cryptographic verification failure has occurred."
     default: "OSStatus \(status)."
     }
 }
@@ -116,5 +119,18 @@ struct LastError {
 
     static func record(_ error: KeychainError) -> OSStatus {
         record(error.status, error.message)
+    }
+}
+
+extension LastError {
+    /// Records a failure and hands it to an `error` out-parameter the way Apple's functions
+    /// do: a retained `CFError` in `NSOSStatusErrorDomain` whose code is the `OSStatus` and
+    /// whose description is the message (the caller takes it with `takeRetainedValue()`).
+    static func record(_ error: KeychainError, into out: UnsafeMutablePointer<Unmanaged<CFError>?>?) {
+        _ = record(error)
+        out?.pointee = Unmanaged.passRetained(
+            NSError(
+                domain: NSOSStatusErrorDomain, code: Int(error.status),
+                userInfo: [NSLocalizedDescriptionKey: error.message]))
     }
 }

@@ -18,110 +18,247 @@ internal import Keychain
 //   limit but `kSecMatchLimitAll`, and report `errSecItemNotFound` when nothing matches;
 // - a certificate is unique by issuer and serial number: adding it again is
 //   `errSecDuplicateItem` and the stored item is left as it was.
-// Keys, identities and passwords (`kSecClassKey`, `kSecClassIdentity`,
-// `kSecClassGenericPassword`, `kSecClassInternetPassword`) are not implemented yet: every
-// call with them returns `errSecUnimplemented`.
+// - a generic password is unique by service and account, likewise;
+// - private items (keys, identities, generic passwords) are found, used and changed only
+//   while the keychain is unlocked (`SecKeychainUnlock`): locked, they match nothing, and
+//   adding one is `errSecInteractionNotAllowed`.
+// Internet passwords (`kSecClassInternetPassword`) are not implemented: `errSecUnimplemented`.
 
 /// Adds an item to the default keychain.
 ///
-/// For a certificate, give `kSecClass: kSecClassCertificate` and the certificate as
-/// `kSecValueRef` (a `SecCertificate`) or `kSecValueData` (its DER); optionally
-/// `kSecAttrLabel` (default: the subject summary) and `kSecAttrPublicKeyHash` (CKA_ID,
-/// default: the SHA-1 of the public key). Other certificate attributes may be given but must
-/// agree with the certificate. With `kSecReturn…` keys, `result` receives the new item in
-/// that form.
+/// - Certificates (`kSecClassCertificate`): the certificate as `kSecValueRef` (a
+///   `SecCertificate`) or `kSecValueData` (its DER); optionally `kSecAttrLabel` (default: the
+///   subject summary) and `kSecAttrPublicKeyHash` (CKA_ID, default: the SHA-1 of the public
+///   key). Other certificate attributes may be given but must agree with the certificate.
+/// - Keys (`kSecClassKey`): a private key held in memory as `kSecValueRef` (a `SecKey`),
+///   stored with its public key; optionally `kSecAttrLabel`, `kSecAttrApplicationTag`,
+///   `kSecAttrApplicationLabel`, `kSecAttrIsExtractable`, `kSecAttrIsSensitive`.
+/// - Generic passwords (`kSecClassGenericPassword`): `kSecAttrService`, `kSecAttrAccount`,
+///   the secret as `kSecValueData`, optionally `kSecAttrLabel` (default: the service).
+/// - Identities (`kSecClassIdentity`): an identity held in memory (from `SecPKCS12Import`
+///   with `kSecImportToMemoryOnly`) as `kSecValueRef`, stored as its key pair and certificate.
 ///
-/// - Returns: `errSecSuccess`; `errSecDuplicateItem` when a certificate with the same issuer
-///   and serial number is stored; `errSecDecode` when `kSecValueData` is not a DER
-///   certificate; `errSecParam` for a bad dictionary; `errSecReadOnly`,
-///   `errSecNoSuchKeychain` or `errSecNotAvailable` when the keychain cannot be written or
-///   opened (`SecCopyErrorMessageString` says why).
+/// With `kSecReturn…` keys, `result` receives the new item in that form.
+///
+/// - Returns: `errSecSuccess`; `errSecDuplicateItem` when the item is stored already (a
+///   certificate with the same issuer and serial number, a password with the same service and
+///   account, a stored key); `errSecDecode` when `kSecValueData` is not a DER certificate;
+///   `errSecInteractionNotAllowed` for a private item while the keychain is locked;
+///   `errSecParam` for a bad dictionary; `errSecReadOnly`, `errSecNoSuchKeychain` or
+///   `errSecNotAvailable` when the keychain cannot be written or opened
+///   (`SecCopyErrorMessageString` says why).
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return perform { () throws(KeychainError) in
-        let request = try ItemRequest(attributes, for: .add)
-        try request.requireResultPointer(result)
-        let certificate = try request.certificateToAdd()
-        let keychain = try Keychain()
-        let item = try keychain.add(
-            certificate, label: request.label, publicKeyHash: request.publicKeyHash.map { Array($0) })
-        if !request.returnTypes.isEmpty {
-            result?.pointee = request.returnValue(for: item)
+        switch try ItemClass(attributes, for: .add) {
+        case .certificate:
+            let request = try ItemRequest(attributes, for: .add)
+            try request.requireResultPointer(result)
+            let certificate = try request.certificateToAdd()
+            let keychain = try Keychain()
+            let item = try keychain.add(
+                certificate, label: request.label, publicKeyHash: request.publicKeyHash.map { Array($0) })
+            if !request.returnTypes.isEmpty {
+                result?.pointee = request.returnValue(for: item)
+            }
+        case .key: try KeyItemRequest(attributes, for: .add).add(result)
+        case .genericPassword: try PasswordItemRequest(attributes, for: .add).add(result)
+        case .identity: try IdentityItemRequest(attributes, for: .add).add(result)
         }
     }
 }
 
 /// Finds items in the default keychain.
 ///
-/// Match attributes (`kSecAttrLabel`, `kSecAttrSubject`, `kSecAttrIssuer`,
-/// `kSecAttrSerialNumber`, `kSecAttrPublicKeyHash`, `kSecAttrSubjectKeyID`,
-/// `kSecAttrCertificateType`, `kSecAttrCertificateEncoding`), values (`kSecValueRef`,
-/// `kSecValueData`, `kSecValuePersistentRef`) and search keys (`kSecMatchSubjectContains`,
-/// `kSecMatchValidOnDate`) must all match. `result` receives, per `kSecReturn…`: a
-/// `SecCertificate`, its DER, a persistent reference, or an attributes dictionary; several
-/// return keys give one dictionary per item holding each. With no `kSecReturn…` key the call
-/// only tells whether something matches.
+/// Every attribute given must match. Certificates match on `kSecAttrLabel`,
+/// `kSecAttrSubject`, `kSecAttrIssuer`, `kSecAttrSerialNumber`, `kSecAttrPublicKeyHash`,
+/// `kSecAttrSubjectKeyID`, `kSecAttrCertificateType`, `kSecAttrCertificateEncoding`, the
+/// values `kSecValueRef`, `kSecValueData`, `kSecValuePersistentRef` and the search keys
+/// `kSecMatchSubjectContains`, `kSecMatchValidOnDate`; identities on the same keys (their
+/// certificate's) and `kSecAttrApplicationLabel`; keys on `kSecAttrKeyClass`,
+/// `kSecAttrKeyType`, `kSecAttrKeySizeInBits`, `kSecAttrLabel`, `kSecAttrApplicationLabel`,
+/// `kSecAttrApplicationTag`, `kSecAttrCan…`; generic passwords on `kSecAttrService`,
+/// `kSecAttrAccount`, `kSecAttrLabel`.
+///
+/// `result` receives, per `kSecReturn…`: a reference (`SecCertificate`, `SecKey`,
+/// `SecIdentity`), the data (a certificate's DER, a password's secret, a key's external
+/// representation), a persistent reference, or an attributes dictionary; several return keys
+/// give one dictionary per item holding each. With no `kSecReturn…` key the call only tells
+/// whether something matches.
 ///
 /// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches (never an empty
 ///   array); `errSecParam` for a bad query, or for `kSecReturn…` with a NULL `result`.
-public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?)
+    -> OSStatus
+{
     result?.pointee = nil
     return perform { () throws(KeychainError) in
-        let request = try ItemRequest(query, for: .copyMatching)
-        try request.requireResultPointer(result)
-        let limit = request.limit ?? .one
-        let items = try request.matchingItems(in: Keychain(), limit: limit)
-        guard let first = items.first else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
-        guard !request.returnTypes.isEmpty else { return }
+        let values: [CFTypeRef]
+        let limit: MatchLimit
+        switch try ItemClass(query, for: .copyMatching) {
+        case .certificate:
+            let request = try ItemRequest(query, for: .copyMatching)
+            try request.requireResultPointer(result)
+            limit = request.limit ?? .one
+            let items = try request.matchingItems(in: Keychain(), limit: limit)
+            guard !items.isEmpty else {
+                throw KeychainError(.itemNotFound, "no certificate matches the query")
+            }
+            values = request.returnTypes.isEmpty ? [] : items.map { request.returnValue(for: $0) }
+        case .key:
+            let request = try KeyItemRequest(query, for: .copyMatching)
+            try requireResultPointer(request.returnTypes, result)
+            limit = request.limit ?? .one
+            values = try request.copyMatching(limit: limit)
+        case .genericPassword:
+            let request = try PasswordItemRequest(query, for: .copyMatching)
+            try requireResultPointer(request.returnTypes, result)
+            limit = request.limit ?? .one
+            values = try request.copyMatching(limit: limit)
+        case .identity:
+            let request = try IdentityItemRequest(query, for: .copyMatching)
+            try requireResultPointer(request.returnTypes, result)
+            limit = request.limit ?? .one
+            values = try request.copyMatching(limit: limit)
+        }
+        guard let first = values.first else { return }
         // Only a limit of one returns the item itself; any other returns an array.
-        result?.pointee =
-            limit == .one ? request.returnValue(for: first) : items.map { request.returnValue(for: $0) } as AnyObject
+        result?.pointee = limit == .one ? first : values as AnyObject
     }
 }
 
 /// Changes attributes of every item matching `query` in the default keychain.
 ///
 /// A certificate's `kSecAttrLabel` and `kSecAttrPublicKeyHash` can change; everything else
-/// comes from the certificate itself (delete the item and add the new certificate).
+/// comes from the certificate itself (delete the item and add the new certificate). A key's
+/// `kSecAttrLabel`, `kSecAttrApplicationLabel` and `kSecAttrApplicationTag` can change; a
+/// generic password's `kSecAttrService`, `kSecAttrAccount`, `kSecAttrLabel` and its secret
+/// (`kSecValueData`). Identities are changed through their certificate or key.
 ///
-/// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches; `errSecParam` for
-///   a bad query or attributes (a `kSecReturn…` key, a limit other than all, an attribute
-///   that cannot change), in which case nothing is changed.
+/// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches; `errSecDuplicateItem`
+///   when a password change would make two items with the same service and account;
+///   `errSecParam` for a bad query or attributes (a `kSecReturn…` key, a limit other than all,
+///   an attribute that cannot change), in which case nothing is changed.
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
-        let request = try ItemRequest(query, for: .update)
-        let changes = try ItemRequest(attributesToUpdate, for: .changes)
-        if let itemClass = changes.givenClass, itemClass != request.itemClass {
+        let itemClass = try ItemClass(query, for: .update)
+        if let changedClass = attributesToUpdate[kSecClass], (changedClass as? String) != itemClass.name {
             throw KeychainError(.parameter, "kSecClass cannot be changed by SecItemUpdate")
         }
-        let keychain = try Keychain()
-        let items = try request.matchingItems(in: keychain, limit: .all)
-        guard !items.isEmpty else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
-        let setting = CertificateChanges(label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) })
-        guard !setting.isEmpty else { return }
-        // One transaction: every match changes, or none (items deleted meanwhile are skipped).
-        try keychain.update(items, setting: setting)
+        switch itemClass {
+        case .certificate:
+            let request = try ItemRequest(query, for: .update)
+            let changes = try ItemRequest(attributesToUpdate, for: .changes)
+            let keychain = try Keychain()
+            let items = try request.matchingItems(in: keychain, limit: .all)
+            guard !items.isEmpty else {
+                throw KeychainError(.itemNotFound, "no certificate matches the query")
+            }
+            let setting = CertificateChanges(
+                label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) })
+            guard !setting.isEmpty else { return }
+            // One transaction: every match changes, or none (items deleted meanwhile are skipped).
+            try keychain.update(items, setting: setting)
+        case .key:
+            try KeyItemRequest(query, for: .update).update(
+                with: KeyItemRequest(attributesToUpdate, for: .changes))
+        case .genericPassword:
+            try PasswordItemRequest(query, for: .update).update(
+                with: PasswordItemRequest(attributesToUpdate, for: .changes))
+        case .identity:
+            throw KeychainError(
+                .unimplemented,
+                "identities are not updated as such: update their certificate (kSecClassCertificate) or key "
+                    + "(kSecClassKey)")
+        }
     }
 }
 
-/// Deletes every item matching `query` from the default keychain.
+/// Deletes every item matching `query` from the default keychain. Deleting an identity
+/// deletes its certificate and its key pair.
 ///
 /// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches; `errSecParam` for
 ///   a bad query (a `kSecReturn…` or `kSecMatch…` search key, a limit other than all).
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
-        let request = try ItemRequest(query, for: .delete)
-        let keychain = try Keychain()
-        let items = try request.matchingItems(in: keychain, limit: .all)
-        guard !items.isEmpty else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
-        // One transaction: every match goes, or none.
-        guard try keychain.delete(items) > 0 else { throw KeychainError(.itemNotFound, "no certificate matches the query") }
+        switch try ItemClass(query, for: .delete) {
+        case .certificate:
+            let request = try ItemRequest(query, for: .delete)
+            let keychain = try Keychain()
+            let items = try request.matchingItems(in: keychain, limit: .all)
+            guard !items.isEmpty else {
+                throw KeychainError(.itemNotFound, "no certificate matches the query")
+            }
+            // One transaction: every match goes, or none.
+            guard try keychain.delete(items) > 0 else {
+                throw KeychainError(.itemNotFound, "no certificate matches the query")
+            }
+        case .key: try KeyItemRequest(query, for: .delete).delete()
+        case .genericPassword: try PasswordItemRequest(query, for: .delete).delete()
+        case .identity: try IdentityItemRequest(query, for: .delete).delete()
+        }
+    }
+}
+
+/// The class of the items a dictionary is about: its `kSecClass`, or the class its
+/// `kSecValueRef` implies (as on Apple platforms).
+enum ItemClass {
+    case certificate, key, identity, genericPassword
+
+    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+        guard let value = dictionary[kSecClass] else {
+            switch dictionary[kSecValueRef] {
+            case is SecCertificate: self = .certificate
+            case is SecKey: self = .key
+            case is SecIdentity: self = .identity
+            default:
+                throw KeychainError(
+                    .parameter, "\(operation.name) needs kSecClass (e.g. kSecClassCertificate)")
+            }
+            return
+        }
+        guard let name = value as? String else {
+            throw KeychainError(
+                .parameter,
+                "kSecClass must be a CFString such as kSecClassCertificate, not \(typeName(value))")
+        }
+        switch name {
+        case kSecClassCertificate: self = .certificate
+        case kSecClassKey: self = .key
+        case kSecClassIdentity: self = .identity
+        case kSecClassGenericPassword: self = .genericPassword
+        case kSecClassInternetPassword:
+            throw KeychainError(
+                .unimplemented, "internet passwords (kSecClassInternetPassword) are not implemented")
+        default:
+            throw KeychainError(.noSuchClass, "unknown kSecClass '\(name)'")
+        }
+    }
+
+    /// The `kSecClass` value.
+    var name: String {
+        switch self {
+        case .certificate: kSecClassCertificate
+        case .key: kSecClassKey
+        case .identity: kSecClassIdentity
+        case .genericPassword: kSecClassGenericPassword
+        }
+    }
+}
+
+/// A result was asked for: there must be somewhere to put it.
+func requireResultPointer(_ returnTypes: ReturnTypes, _ result: UnsafeMutablePointer<CFTypeRef?>?)
+    throws(KeychainError)
+{
+    if !returnTypes.isEmpty, result == nil {
+        throw KeychainError(
+            .parameter, "a kSecReturn… key asks for a result but the result pointer is NULL")
     }
 }
 
 /// Runs one Security call: maps its error to an OSStatus and records the details for
 /// `SecCopyErrorMessageString`.
-private func perform(_ body: () throws(KeychainError) -> Void) -> OSStatus {
+func perform(_ body: () throws(KeychainError) -> Void) -> OSStatus {
     do {
         try body()
         return errSecSuccess
@@ -165,14 +302,35 @@ enum MatchLimit: Equatable {
 }
 
 /// One key the façade knows: its name for messages and the calls that take it.
-private struct KeySpec {
+struct KeySpec {
     let name: String
     let operations: Set<ItemOperation>
     /// Why `changes` refuses it, when it does.
     var notChangeable: String? = nil
 }
 
-private let queryOperations: Set<ItemOperation> = [.add, .copyMatching, .update, .delete]
+/// The entries of a dictionary but kSecClass (which `ItemClass` reads), each with its key's
+/// name for messages; errSecParam for a key `specs` does not know or `operation` does not take.
+func checkedEntries(_ dictionary: CFDictionary, for operation: ItemOperation, _ specs: [String: KeySpec])
+    throws(KeychainError) -> [(key: String, name: String, value: Any)]
+{
+    var entries: [(key: String, name: String, value: Any)] = []
+    for (key, value) in dictionary where key != kSecClass {
+        guard let spec = specs[key] else {
+            throw KeychainError(.parameter, "unknown key '\(key)' in \(operation.name)")
+        }
+        guard spec.operations.contains(operation) else {
+            if operation == .changes, let reason = spec.notChangeable {
+                throw KeychainError(.parameter, "\(spec.name) cannot be changed: \(reason)")
+            }
+            throw KeychainError(.parameter, "\(spec.name) is not allowed in \(operation.name)")
+        }
+        entries.append((key, spec.name, value))
+    }
+    return entries
+}
+
+let queryOperations: Set<ItemOperation> = [.add, .copyMatching, .update, .delete]
 private let derivedAttribute =
     "it comes from the certificate; delete the item and add the new certificate instead"
 
@@ -180,8 +338,10 @@ private let keySpecs: [String: KeySpec] = [
     kSecClass: KeySpec(name: "kSecClass", operations: Set(ItemOperation.allCases)),
     kSecAttrLabel: KeySpec(name: "kSecAttrLabel", operations: Set(ItemOperation.allCases)),
     kSecAttrPublicKeyHash: KeySpec(name: "kSecAttrPublicKeyHash", operations: Set(ItemOperation.allCases)),
-    kSecAttrSubject: KeySpec(name: "kSecAttrSubject", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecAttrIssuer: KeySpec(name: "kSecAttrIssuer", operations: queryOperations, notChangeable: derivedAttribute),
+    kSecAttrSubject: KeySpec(
+        name: "kSecAttrSubject", operations: queryOperations, notChangeable: derivedAttribute),
+    kSecAttrIssuer: KeySpec(
+        name: "kSecAttrIssuer", operations: queryOperations, notChangeable: derivedAttribute),
     kSecAttrSerialNumber: KeySpec(
         name: "kSecAttrSerialNumber", operations: queryOperations, notChangeable: derivedAttribute),
     kSecAttrSubjectKeyID: KeySpec(
@@ -191,8 +351,10 @@ private let keySpecs: [String: KeySpec] = [
     kSecAttrCertificateEncoding: KeySpec(
         name: "kSecAttrCertificateEncoding", operations: queryOperations, notChangeable: derivedAttribute),
     kSecValueRef: KeySpec(name: "kSecValueRef", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecValueData: KeySpec(name: "kSecValueData", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecValuePersistentRef: KeySpec(name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
+    kSecValueData: KeySpec(
+        name: "kSecValueData", operations: queryOperations, notChangeable: derivedAttribute),
+    kSecValuePersistentRef: KeySpec(
+        name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
     kSecReturnData: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
     kSecReturnAttributes: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
     kSecReturnRef: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
@@ -205,9 +367,6 @@ private let keySpecs: [String: KeySpec] = [
 /// A dictionary given to a `SecItem…` call, checked and typed. Creating one changes nothing:
 /// every check happens before the keychain is touched.
 struct ItemRequest {
-    var itemClass: String = kSecClassCertificate
-    /// kSecClass as given (nil when it was implied or, for attributesToUpdate, absent).
-    var givenClass: String?
     var label: String?
     var subject: Data?
     var issuer: Data?
@@ -225,47 +384,10 @@ struct ItemRequest {
     var validOnDate: Date?
 
     init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
-        try readClass(dictionary, for: operation)
-        for (key, value) in dictionary where key != kSecClass {
-            guard let spec = keySpecs[key] else {
-                throw KeychainError(.parameter, "unknown key '\(key)' in \(operation.name)")
-            }
-            guard spec.operations.contains(operation) else {
-                if operation == .changes, let reason = spec.notChangeable {
-                    throw KeychainError(.parameter, "\(spec.name) cannot be changed: \(reason)")
-                }
-                throw KeychainError(.parameter, "\(spec.name) is not allowed in \(operation.name)")
-            }
-            try read(key, spec.name, value)
+        for (key, name, value) in try checkedEntries(dictionary, for: operation, keySpecs) {
+            try read(key, name, value)
         }
         try check(for: operation)
-    }
-
-    /// kSecClass: required (unless kSecValueRef implies it), a CFString, a known class, and
-    /// one that is implemented.
-    private mutating func readClass(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
-        guard let value = dictionary[kSecClass] else {
-            if operation == .changes { return }
-            if dictionary[kSecValueRef] is SecCertificate { return }  // implied, as on Apple platforms
-            throw KeychainError(.parameter, "\(operation.name) needs kSecClass (e.g. kSecClassCertificate)")
-        }
-        guard let name = value as? String else {
-            throw KeychainError(.parameter, "kSecClass must be a CFString such as kSecClassCertificate, not \(typeName(value))")
-        }
-        if operation == .changes {
-            givenClass = name  // SecItemUpdate compares it with the query's class
-            return
-        }
-        switch name {
-        case kSecClassCertificate:
-            itemClass = name
-            givenClass = name
-        case kSecClassKey, kSecClassIdentity, kSecClassGenericPassword, kSecClassInternetPassword:
-            throw KeychainError(
-                .unimplemented, "items of class '\(name)' are not implemented yet; only kSecClassCertificate is")
-        default:
-            throw KeychainError(.noSuchClass, "unknown kSecClass '\(name)'")
-        }
     }
 
     private mutating func read(_ key: String, _ name: String, _ value: Any) throws(KeychainError) {
@@ -280,14 +402,17 @@ struct ItemRequest {
         case kSecAttrCertificateEncoding: certificateEncoding = try integer(value, name)
         case kSecValueRef:
             guard let certificate = value as? SecCertificate else {
-                throw KeychainError(.parameter, "kSecValueRef must be a SecCertificate, not \(typeName(value))")
+                throw KeychainError(
+                    .parameter, "kSecValueRef must be a SecCertificate, not \(typeName(value))")
             }
             valueRef = certificate
         case kSecValueData: valueData = try typed(value, name, "CFData") as Data
         case kSecValuePersistentRef: valuePersistentRef = try typed(value, name, "CFData") as Data
         case kSecReturnData: if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.data) }
-        case kSecReturnAttributes: if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.attributes) }
-        case kSecReturnRef: if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.reference) }
+        case kSecReturnAttributes:
+            if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.attributes) }
+        case kSecReturnRef:
+            if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.reference) }
         case kSecReturnPersistentRef:
             if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.persistentReference) }
         case kSecMatchLimit: limit = try matchLimit(value)
@@ -310,14 +435,16 @@ struct ItemRequest {
         }
         if operation == .update || operation == .delete, let limit, limit != .all {
             throw KeychainError(
-                .parameter, "\(operation.name) applies to every match: kSecMatchLimit may only be kSecMatchLimitAll")
+                .parameter,
+                "\(operation.name) applies to every match: kSecMatchLimit may only be kSecMatchLimitAll")
         }
     }
 
     /// A result was asked for: there must be somewhere to put it.
     func requireResultPointer(_ result: UnsafeMutablePointer<CFTypeRef?>?) throws(KeychainError) {
         if !returnTypes.isEmpty, result == nil {
-            throw KeychainError(.parameter, "a kSecReturn… key asks for a result but the result pointer is NULL")
+            throw KeychainError(
+                .parameter, "a kSecReturn… key asks for a result but the result pointer is NULL")
         }
     }
 
@@ -331,13 +458,25 @@ struct ItemRequest {
         } else if let valueData {
             certificate = try Certificate(derEncoded: valueData)
         } else {
-            throw KeychainError(.parameter, "SecItemAdd needs the certificate as kSecValueRef or kSecValueData")
+            throw KeychainError(
+                .parameter, "SecItemAdd needs the certificate as kSecValueRef or kSecValueData")
         }
         let agrees: [(String, Bool)] = [
-            ("kSecAttrSubject", subject.map { Self.names($0, certificate.subjectDER, certificate.normalizedSubjectSequence) } ?? true),
-            ("kSecAttrIssuer", issuer.map { Self.names($0, certificate.issuerDER, certificate.normalizedIssuerSequence) } ?? true),
+            (
+                "kSecAttrSubject",
+                subject.map { Self.names($0, certificate.subjectDER, certificate.normalizedSubjectSequence) }
+                    ?? true
+            ),
+            (
+                "kSecAttrIssuer",
+                issuer.map { Self.names($0, certificate.issuerDER, certificate.normalizedIssuerSequence) }
+                    ?? true
+            ),
             ("kSecAttrSerialNumber", serialNumber.map { Array($0) == certificate.serialNumber } ?? true),
-            ("kSecAttrSubjectKeyID", subjectKeyID.map { Array($0) == certificate.subjectKeyIdentifier } ?? true),
+            (
+                "kSecAttrSubjectKeyID",
+                subjectKeyID.map { Array($0) == certificate.subjectKeyIdentifier } ?? true
+            ),
             ("kSecAttrCertificateType", certificateType.map { $0 == certificate.version } ?? true),
             ("kSecAttrCertificateEncoding", certificateEncoding.map { $0 == Self.derEncoding } ?? true),
         ]
@@ -375,8 +514,14 @@ struct ItemRequest {
         return items
     }
 
+    /// The checks `matchingItems` makes beyond the typed query: certificate type and encoding.
+    func acceptsBeyondQuery(_ certificate: Certificate) -> Bool {
+        (certificateType.map { $0 == certificate.version } ?? true)
+            && (certificateEncoding.map { $0 == Self.derEncoding } ?? true)
+    }
+
     /// The typed query; nil when nothing can match (kSecValueData that is not a certificate).
-    private func certificateQuery() -> CertificateQuery? {
+    func certificateQuery() -> CertificateQuery? {
         var certificate = valueRef?.certificate
         if certificate == nil, let valueData {
             guard let parsed = try? Certificate(derEncoded: valueData) else { return nil }
@@ -402,7 +547,9 @@ struct ItemRequest {
         case .attributes: return Self.attributes(of: item) as AnyObject
         default:
             var dictionary = returnTypes.contains(.attributes) ? Self.attributes(of: item) : [:]
-            if returnTypes.contains(.reference) { dictionary[kSecValueRef] = SecCertificate(item.certificate) }
+            if returnTypes.contains(.reference) {
+                dictionary[kSecValueRef] = SecCertificate(item.certificate)
+            }
             if returnTypes.contains(.data) { dictionary[kSecValueData] = Data(item.certificate.derEncoded) }
             if returnTypes.contains(.persistentReference) {
                 dictionary[kSecValuePersistentRef] = Data(item.persistentReference)
@@ -442,33 +589,86 @@ struct ItemRequest {
 
 // MARK: - Value types
 
-private func typeName(_ value: Any) -> String { String(describing: type(of: value)) }
+func typeName(_ value: Any) -> String { String(describing: type(of: value)) }
 
 /// `value` as a `T`, or errSecParam naming the key and what it should be.
-private func typed<T>(_ value: Any, _ name: String, _ expected: String) throws(KeychainError) -> T {
+func typed<T>(_ value: Any, _ name: String, _ expected: String) throws(KeychainError) -> T {
     guard let typed = value as? T else {
         throw KeychainError(.parameter, "\(name) must be \(expected), not \(typeName(value))")
     }
     return typed
 }
 
-private func integer(_ value: Any, _ name: String) throws(KeychainError) -> Int {
+func integer(_ value: Any, _ name: String) throws(KeychainError) -> Int {
     guard !(value is Bool), let number = value as? Int else {
         throw KeychainError(.parameter, "\(name) must be a CFNumber, not \(typeName(value))")
     }
     return number
 }
 
-private func matchLimit(_ value: Any) throws(KeychainError) -> MatchLimit {
+/// A CFBoolean value (a Bool, or a number 0 or 1), or errSecParam naming the key.
+func boolean(_ value: Any, _ name: String) throws(KeychainError) -> Bool {
+    if let bool = value as? Bool { return bool }
+    if let number = value as? Int, number == 0 || number == 1 { return number == 1 }
+    throw KeychainError(.parameter, "\(name) must be a CFBoolean, not \(typeName(value))")
+}
+
+/// Reads a `kSecReturn…` key into `returnTypes`; false when `key` is not one.
+func readReturnType(_ key: String, _ name: String, _ value: Any, into returnTypes: inout ReturnTypes)
+    throws(KeychainError) -> Bool
+{
+    let type: ReturnTypes
+    switch key {
+    case kSecReturnData: type = .data
+    case kSecReturnAttributes: type = .attributes
+    case kSecReturnRef: type = .reference
+    case kSecReturnPersistentRef: type = .persistentReference
+    default: return false
+    }
+    if try boolean(value, name) { returnTypes.insert(type) }
+    return true
+}
+
+/// What `result` receives for one item: the one requested form, or a dictionary of all of
+/// them (the attributes, with `kSecValueRef`, `kSecValueData`, `kSecValuePersistentRef`)
+/// when several `kSecReturn…` keys are set. `data` and `reference` are asked for only when
+/// requested.
+func returnValue(
+    _ returnTypes: ReturnTypes, attributes: () -> [String: Any],
+    reference: () throws(KeychainError) -> AnyObject,
+    data: () throws(KeychainError) -> Data, persistentReference: [UInt8]
+) throws(KeychainError) -> CFTypeRef {
+    switch returnTypes {
+    case .reference: return try reference()
+    case .data: return try data() as AnyObject
+    case .persistentReference: return Data(persistentReference) as AnyObject
+    case .attributes: return attributes() as AnyObject
+    default:
+        var dictionary = returnTypes.contains(.attributes) ? attributes() : [:]
+        if returnTypes.contains(.reference) { dictionary[kSecValueRef] = try reference() }
+        if returnTypes.contains(.data) { dictionary[kSecValueData] = try data() }
+        if returnTypes.contains(.persistentReference) {
+            dictionary[kSecValuePersistentRef] = Data(persistentReference)
+        }
+        return dictionary as AnyObject
+    }
+}
+
+func matchLimit(_ value: Any) throws(KeychainError) -> MatchLimit {
     if let name = value as? String {
         switch name {
         case kSecMatchLimitOne: return .one
         case kSecMatchLimitAll: return .all
-        default: throw KeychainError(.parameter, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number, not '\(name)'")
+        default:
+            throw KeychainError(
+                .parameter,
+                "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number, not '\(name)'")
         }
     }
     guard !(value is Bool), let count = value as? Int else {
-        throw KeychainError(.parameter, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number, not \(typeName(value))")
+        throw KeychainError(
+            .parameter,
+            "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number, not \(typeName(value))")
     }
     guard count > 0 else { throw KeychainError(.parameter, "kSecMatchLimit must be 1 or more, not \(count)") }
     return count == 1 ? .one : .maximum(count)

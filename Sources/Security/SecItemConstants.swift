@@ -8,12 +8,15 @@
 public let kSecClass: CFString = "class"
 /// Certificates: PKCS#11 CKO_CERTIFICATE objects of type CKC_X_509 (DESIGN §5).
 public let kSecClassCertificate: CFString = "cert"
-/// Keys. Not implemented yet: `SecItem…` calls return `errSecUnimplemented`.
+/// Keys: PKCS#11 CKO_PUBLIC_KEY and CKO_PRIVATE_KEY objects (DESIGN §5). Private keys are
+/// found only while the keychain is unlocked (`SecKeychainUnlock`).
 public let kSecClassKey: CFString = "keys"
-/// Identities (a certificate with its private key). Not implemented yet:
-/// `SecItem…` calls return `errSecUnimplemented`.
+/// Identities: a certificate and the private key with the same application label (CKA_ID),
+/// joined when searched for; nothing stores the pair as such. Needs the keychain unlocked.
 public let kSecClassIdentity: CFString = "idnt"
-/// Generic passwords. Not implemented yet: `SecItem…` calls return `errSecUnimplemented`.
+/// Generic passwords: private PKCS#11 data objects (CKO_DATA, CKA_PRIVATE=TRUE), the service
+/// as CKA_APPLICATION, the account as vendor attribute 0x80504B10, the secret as CKA_VALUE
+/// (encrypted at rest). Need the keychain unlocked.
 public let kSecClassGenericPassword: CFString = "genp"
 /// Internet passwords. Not implemented: `SecItem…` calls return `errSecUnimplemented`.
 public let kSecClassInternetPassword: CFString = "inet"
@@ -42,6 +45,80 @@ public let kSecAttrCertificateType: CFString = "ctyp"
 /// A certificate's encoding (CFNumber): always 3, DER.
 public let kSecAttrCertificateEncoding: CFString = "cenc"
 
+// MARK: Key attributes
+
+/// A key's class (CFString): `kSecAttrKeyClassPublic` or `kSecAttrKeyClassPrivate`.
+public let kSecAttrKeyClass: CFString = "kcls"
+/// The public half of a key pair (CKO_PUBLIC_KEY).
+public let kSecAttrKeyClassPublic: CFString = "0"
+/// The private half of a key pair (CKO_PRIVATE_KEY).
+public let kSecAttrKeyClassPrivate: CFString = "1"
+/// Symmetric keys. None are stored: queries for them find nothing.
+public let kSecAttrKeyClassSymmetric: CFString = "2"
+/// A key's type (CFString): `kSecAttrKeyTypeRSA`, `kSecAttrKeyTypeECSECPrimeRandom` or
+/// `kSecAttrKeyTypeEd25519`.
+public let kSecAttrKeyType: CFString = "type"
+/// RSA keys (CKK_RSA), 2048 to 4096 bits.
+public let kSecAttrKeyTypeRSA: CFString = "42"
+/// EC keys on P-256, P-384 or P-521 (CKK_EC).
+public let kSecAttrKeyTypeECSECPrimeRandom: CFString = "73"
+/// EC keys: the older name of `kSecAttrKeyTypeECSECPrimeRandom`, with the same value.
+public let kSecAttrKeyTypeEC: CFString = "73"
+/// Ed25519 keys (CKK_EC_EDWARDS). Not Apple's (its SecKey has no Ed25519): a p11keychain
+/// addition, so that Ed25519 keys made through PKCS#11 can be found and used here.
+public let kSecAttrKeyTypeEd25519: CFString = "p11keychain.ed25519"
+/// A key's size in bits (CFNumber): the RSA modulus, the EC curve (256, 384, 521).
+public let kSecAttrKeySizeInBits: CFString = "bsiz"
+/// A key's effective size in bits (CFNumber): the same as `kSecAttrKeySizeInBits` here.
+public let kSecAttrEffectiveKeySize: CFString = "esiz"
+/// A key's application label (CFData): CKA_ID, by default the SHA-1 of the public key, shared
+/// by the pair and the certificates issued for it.
+public let kSecAttrApplicationLabel: CFString = "klbl"
+/// A key's application tag (CFData, or a CFString as its UTF-8): PKCS#11 vendor attribute
+/// 0x80504B11, indexed. The usual way to find a key again.
+public let kSecAttrApplicationTag: CFString = "atag"
+/// Whether a key is stored in the keychain (CFBoolean). `SecKeyCreateRandomKey` keeps a
+/// key with `false` (the default) in memory only; stored items are always permanent.
+public let kSecAttrIsPermanent: CFString = "perm"
+/// Whether a private key's secret is never revealed (CFBoolean; CKA_SENSITIVE). Default for
+/// new keys, as Apple's: false.
+public let kSecAttrIsSensitive: CFString = "sens"
+/// Whether a private key may leave the keychain (CFBoolean; CKA_EXTRACTABLE). Default for
+/// new keys, as Apple's: true. `SecKeyCopyExternalRepresentation` returns a stored private
+/// key only when it is extractable and not sensitive.
+public let kSecAttrIsExtractable: CFString = "extr"
+/// Whether the key may encrypt (CFBoolean; CKA_ENCRYPT).
+public let kSecAttrCanEncrypt: CFString = "encr"
+/// Whether the key may decrypt (CFBoolean; CKA_DECRYPT).
+public let kSecAttrCanDecrypt: CFString = "decr"
+/// Whether the key may derive keys (CFBoolean; CKA_DERIVE).
+public let kSecAttrCanDerive: CFString = "drve"
+/// Whether the key may sign (CFBoolean; CKA_SIGN).
+public let kSecAttrCanSign: CFString = "sign"
+/// Whether the key may verify (CFBoolean; CKA_VERIFY).
+public let kSecAttrCanVerify: CFString = "vrfy"
+/// Whether the key may wrap keys (CFBoolean; CKA_WRAP).
+public let kSecAttrCanWrap: CFString = "wrap"
+/// Whether the key may unwrap keys (CFBoolean; CKA_UNWRAP).
+public let kSecAttrCanUnwrap: CFString = "unwp"
+/// Attributes of the private key `SecKeyCreateRandomKey` makes (a dictionary).
+public let kSecPrivateKeyAttrs: CFString = "private"
+/// Attributes of the public key `SecKeyCreateRandomKey` makes (a dictionary).
+public let kSecPublicKeyAttrs: CFString = "public"
+/// A hardware token for a new key (Apple's Secure Enclave). There is none:
+/// `SecKeyCreateRandomKey` with it fails with `errSecUnimplemented`.
+public let kSecAttrTokenID: CFString = "tkid"
+/// Apple's Secure Enclave token ID.
+public let kSecAttrTokenIDSecureEnclave: CFString = "com.apple.setoken"
+
+// MARK: Password attributes
+
+/// A generic password's service (CFString): CKA_APPLICATION. With the account, it identifies
+/// the item: a second item with the same pair is `errSecDuplicateItem`.
+public let kSecAttrService: CFString = "svce"
+/// A generic password's account (CFString): vendor attribute 0x80504B10.
+public let kSecAttrAccount: CFString = "acct"
+
 // MARK: Search
 
 /// How many items `SecItemCopyMatching` returns: `kSecMatchLimitOne` (the default),
@@ -60,11 +137,14 @@ public let kSecMatchValidOnDate: CFString = "m_ValidOnDate"
 
 // MARK: Return types
 
-/// Return each item's data (CFBoolean): a certificate's DER as CFData.
+/// Return each item's data (CFBoolean): a certificate's DER, a generic password's secret, a
+/// key's external representation (a private key's only when it is exportable), an
+/// identity's certificate DER.
 public let kSecReturnData: CFString = "r_Data"
 /// Return each item's attributes (CFBoolean): a dictionary of `kSecAttr…` keys.
 public let kSecReturnAttributes: CFString = "r_Attributes"
-/// Return a reference to each item (CFBoolean): a `SecCertificate`.
+/// Return a reference to each item (CFBoolean): a `SecCertificate`, `SecKey` or
+/// `SecIdentity`. Generic passwords have no reference type: asking for one is `errSecParam`.
 public let kSecReturnRef: CFString = "r_Ref"
 /// Return a persistent reference to each item (CFBoolean): CFData that finds the item again
 /// through `kSecValuePersistentRef`, in any process, as long as it exists.
@@ -72,9 +152,9 @@ public let kSecReturnPersistentRef: CFString = "r_PersistentRef"
 
 // MARK: Values
 
-/// An item's data (CFData): a certificate's DER.
+/// An item's data (CFData): a certificate's DER, a generic password's secret.
 public let kSecValueData: CFString = "v_Data"
-/// A reference to an item (`SecCertificate`).
+/// A reference to an item: a `SecCertificate`, `SecKey` or `SecIdentity`.
 public let kSecValueRef: CFString = "v_Ref"
 /// A persistent reference to an item (CFData), as `kSecReturnPersistentRef` returned it.
 public let kSecValuePersistentRef: CFString = "v_PersistentRef"

@@ -415,12 +415,10 @@ struct BadDictionaryTests {
         try expectEveryCall(query([kSecValueData as String: Fixture.alice.der, "acct": "someone"]), errSecParam)
     }
 
-    @Test("an unknown class is errSecNoSuchClass; a class of a later issue is errSecUnimplemented")
+    @Test("an unknown class is errSecNoSuchClass; internet passwords are errSecUnimplemented")
     func classes() throws {
         try expectEveryCall([kSecClass as String: "nonsense"], errSecNoSuchClass)
-        for itemClass in [kSecClassKey, kSecClassIdentity, kSecClassGenericPassword, kSecClassInternetPassword] {
-            try expectEveryCall([kSecClass as String: itemClass, kSecAttrLabel as String: "x"], errSecUnimplemented)
-        }
+        try expectEveryCall([kSecClass as String: kSecClassInternetPassword, kSecAttrLabel as String: "x"], errSecUnimplemented)
         try expectEveryCall([kSecClass as String: 42], errSecParam)
     }
 

@@ -1,0 +1,635 @@
+public import Foundation
+internal import Keychain
+
+// SecKey: asymmetric keys, stored in the keychain or held in memory, and what they do
+// (Apple's SecKey.h). Signatures, encryption and the external representations follow Apple's
+// formats: ECDSA signatures are DER, RSA keys PKCS#1, EC keys ANSI X9.63.
+
+/// An asymmetric key, as Apple's `SecKeyRef`: either a key item of the keychain (from
+/// `SecItemCopyMatching`, or `SecKeyCreateRandomKey` with `kSecAttrIsPermanent`), or a key
+/// held in this process's memory only (a non-permanent new key, `SecKeyCopyPublicKey`,
+/// `SecCertificateCopyKey`, `SecKeyCreateWithData`).
+///
+/// A stored private key is used through the keychain each time, so it needs the keychain
+/// unlocked (`SecKeychainUnlock`) and follows the item's rules, as a PKCS#11 application
+/// would.
+public final class SecKey: Hashable, Sendable, CustomStringConvertible {
+    enum Storage: Sendable {
+        /// A key item of a keychain.
+        case item(Keychain, KeyItem)
+        /// A public key in memory.
+        case publicKey(PublicKey)
+        /// A private key in memory.
+        case privateKey(PrivateKey)
+    }
+
+    let storage: Storage
+
+    init(_ storage: Storage) {
+        self.storage = storage
+    }
+
+    /// The key's public half.
+    var publicKey: PublicKey {
+        switch storage {
+        case .item(_, let item): item.publicKey
+        case .publicKey(let key): key
+        case .privateKey(let key): key.publicKey
+        }
+    }
+
+    /// True for a private key.
+    var isPrivate: Bool {
+        switch storage {
+        case .item(_, let item): item.keyClass == .private
+        case .publicKey: false
+        case .privateKey: true
+        }
+    }
+
+    var algorithm: KeyAlgorithm { publicKey.algorithm }
+
+    /// Keys are equal when they are the same half of the same key pair (Apple's `CFEqual`
+    /// compares the key data).
+    public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
+        lhs.isPrivate == rhs.isPrivate && lhs.publicKey == rhs.publicKey
+    }
+
+    /// Hashes the public key and the class.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(publicKey)
+        hasher.combine(isPrivate)
+    }
+
+    /// Like Apple's: the key type, class and size.
+    public var description: String {
+        let type = keyTypeName(algorithm.type)
+        return "<SecKeyRef key type: \(type)\(isPrivate ? "PrivateKey" : "PublicKey"), "
+            + "block size: \(algorithm.sizeInBits) bits\(isStored ? ", stored" : "")>"
+    }
+
+    private var isStored: Bool {
+        if case .item = storage { return true }
+        return false
+    }
+}
+
+private func keyTypeName(_ type: KeyType) -> String {
+    switch type {
+    case .rsa: "RSA"
+    case .ellipticCurve: "ECSECPrimeRandom"
+    case .ed25519: "Ed25519"
+    }
+}
+
+/// The type identifier of keys, for comparison with `CFGetTypeID`.
+public func SecKeyGetTypeID() -> CFTypeID { TypeIdentifier.key }
+
+// MARK: - Algorithms
+
+/// A cryptographic algorithm for `SecKeyCreateSignature` and its siblings, with Apple's
+/// names and values (`.rsaSignatureMessagePKCS1v15SHA256`, `.ecdsaSignatureMessageX962SHA256`,
+/// `.rsaEncryptionOAEPSHA256`…).
+public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
+    /// Apple's identifier, e.g. `algid:sign:RSA:message-PKCS1v15:SHA256`.
+    public let rawValue: CFString
+
+    /// Wraps an identifier.
+    public init(rawValue: CFString) { self.rawValue = rawValue }
+
+    public static let rsaSignatureRaw = SecKeyAlgorithm(rawValue: "algid:sign:RSA:raw")
+    public static let rsaSignatureDigestPKCS1v15Raw = SecKeyAlgorithm(
+        rawValue: "algid:sign:RSA:digest-PKCS1v15")
+    public static let rsaSignatureDigestPKCS1v15SHA1 = rsa("digest-PKCS1v15:SHA1")
+    public static let rsaSignatureDigestPKCS1v15SHA224 = rsa("digest-PKCS1v15:SHA224")
+    public static let rsaSignatureDigestPKCS1v15SHA256 = rsa("digest-PKCS1v15:SHA256")
+    public static let rsaSignatureDigestPKCS1v15SHA384 = rsa("digest-PKCS1v15:SHA384")
+    public static let rsaSignatureDigestPKCS1v15SHA512 = rsa("digest-PKCS1v15:SHA512")
+    public static let rsaSignatureMessagePKCS1v15SHA1 = rsa("message-PKCS1v15:SHA1")
+    public static let rsaSignatureMessagePKCS1v15SHA224 = rsa("message-PKCS1v15:SHA224")
+    public static let rsaSignatureMessagePKCS1v15SHA256 = rsa("message-PKCS1v15:SHA256")
+    public static let rsaSignatureMessagePKCS1v15SHA384 = rsa("message-PKCS1v15:SHA384")
+    public static let rsaSignatureMessagePKCS1v15SHA512 = rsa("message-PKCS1v15:SHA512")
+    public static let rsaSignatureDigestPSSSHA1 = rsa("digest-PSS:SHA1:SHA1:20")
+    public static let rsaSignatureDigestPSSSHA256 = rsa("digest-PSS:SHA256:SHA256:32")
+    public static let rsaSignatureDigestPSSSHA384 = rsa("digest-PSS:SHA384:SHA384:48")
+    public static let rsaSignatureDigestPSSSHA512 = rsa("digest-PSS:SHA512:SHA512:64")
+    public static let rsaSignatureMessagePSSSHA1 = rsa("message-PSS:SHA1:SHA1:20")
+    public static let rsaSignatureMessagePSSSHA256 = rsa("message-PSS:SHA256:SHA256:32")
+    public static let rsaSignatureMessagePSSSHA384 = rsa("message-PSS:SHA384:SHA384:48")
+    public static let rsaSignatureMessagePSSSHA512 = rsa("message-PSS:SHA512:SHA512:64")
+    public static let ecdsaSignatureDigestX962 = SecKeyAlgorithm(rawValue: "algid:sign:ECDSA:digest-X962")
+    public static let ecdsaSignatureDigestX962SHA1 = ecdsa("digest-X962:SHA1")
+    public static let ecdsaSignatureDigestX962SHA224 = ecdsa("digest-X962:SHA224")
+    public static let ecdsaSignatureDigestX962SHA256 = ecdsa("digest-X962:SHA256")
+    public static let ecdsaSignatureDigestX962SHA384 = ecdsa("digest-X962:SHA384")
+    public static let ecdsaSignatureDigestX962SHA512 = ecdsa("digest-X962:SHA512")
+    public static let ecdsaSignatureMessageX962SHA1 = ecdsa("message-X962:SHA1")
+    public static let ecdsaSignatureMessageX962SHA224 = ecdsa("message-X962:SHA224")
+    public static let ecdsaSignatureMessageX962SHA256 = ecdsa("message-X962:SHA256")
+    public static let ecdsaSignatureMessageX962SHA384 = ecdsa("message-X962:SHA384")
+    public static let ecdsaSignatureMessageX962SHA512 = ecdsa("message-X962:SHA512")
+    /// Pure Ed25519 (RFC 8032) over the message. Not Apple's: a p11keychain addition for the
+    /// Ed25519 keys PKCS#11 makes.
+    public static let ed25519SignatureMessage = SecKeyAlgorithm(rawValue: "p11keychain:sign:Ed25519:message")
+    public static let rsaEncryptionRaw = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:raw")
+    public static let rsaEncryptionPKCS1 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:PKCS1")
+    public static let rsaEncryptionOAEPSHA1 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA1")
+    public static let rsaEncryptionOAEPSHA224 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA224")
+    public static let rsaEncryptionOAEPSHA256 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA256")
+    public static let rsaEncryptionOAEPSHA384 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA384")
+    public static let rsaEncryptionOAEPSHA512 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA512")
+
+    private static func rsa(_ suffix: String) -> SecKeyAlgorithm {
+        SecKeyAlgorithm(rawValue: "algid:sign:RSA:" + suffix)
+    }
+
+    private static func ecdsa(_ suffix: String) -> SecKeyAlgorithm {
+        SecKeyAlgorithm(rawValue: "algid:sign:ECDSA:" + suffix)
+    }
+
+    /// The signature algorithm this names, or nil.
+    var signature: SignatureAlgorithm? { SecKeyAlgorithm.signatures[self] }
+
+    /// The encryption algorithm this names, or nil.
+    var encryption: EncryptionAlgorithm? { SecKeyAlgorithm.encryptions[self] }
+
+    private static let signatures: [SecKeyAlgorithm: SignatureAlgorithm] = [
+        .rsaSignatureDigestPKCS1v15Raw: .rsaPKCS1v15Raw,
+        .rsaSignatureDigestPKCS1v15SHA1: .rsaPKCS1v15Digest(.sha1),
+        .rsaSignatureDigestPKCS1v15SHA224: .rsaPKCS1v15Digest(.sha224),
+        .rsaSignatureDigestPKCS1v15SHA256: .rsaPKCS1v15Digest(.sha256),
+        .rsaSignatureDigestPKCS1v15SHA384: .rsaPKCS1v15Digest(.sha384),
+        .rsaSignatureDigestPKCS1v15SHA512: .rsaPKCS1v15Digest(.sha512),
+        .rsaSignatureMessagePKCS1v15SHA1: .rsaPKCS1v15(.sha1),
+        .rsaSignatureMessagePKCS1v15SHA224: .rsaPKCS1v15(.sha224),
+        .rsaSignatureMessagePKCS1v15SHA256: .rsaPKCS1v15(.sha256),
+        .rsaSignatureMessagePKCS1v15SHA384: .rsaPKCS1v15(.sha384),
+        .rsaSignatureMessagePKCS1v15SHA512: .rsaPKCS1v15(.sha512),
+        .rsaSignatureDigestPSSSHA1: .rsaPSSDigest(.sha1),
+        .rsaSignatureDigestPSSSHA256: .rsaPSSDigest(.sha256),
+        .rsaSignatureDigestPSSSHA384: .rsaPSSDigest(.sha384),
+        .rsaSignatureDigestPSSSHA512: .rsaPSSDigest(.sha512),
+        .rsaSignatureMessagePSSSHA1: .rsaPSS(.sha1),
+        .rsaSignatureMessagePSSSHA256: .rsaPSS(.sha256),
+        .rsaSignatureMessagePSSSHA384: .rsaPSS(.sha384),
+        .rsaSignatureMessagePSSSHA512: .rsaPSS(.sha512),
+        .ecdsaSignatureDigestX962: .ecdsaDigest(nil),
+        .ecdsaSignatureDigestX962SHA1: .ecdsaDigest(.sha1),
+        .ecdsaSignatureDigestX962SHA224: .ecdsaDigest(.sha224),
+        .ecdsaSignatureDigestX962SHA256: .ecdsaDigest(.sha256),
+        .ecdsaSignatureDigestX962SHA384: .ecdsaDigest(.sha384),
+        .ecdsaSignatureDigestX962SHA512: .ecdsaDigest(.sha512),
+        .ecdsaSignatureMessageX962SHA1: .ecdsa(.sha1),
+        .ecdsaSignatureMessageX962SHA224: .ecdsa(.sha224),
+        .ecdsaSignatureMessageX962SHA256: .ecdsa(.sha256),
+        .ecdsaSignatureMessageX962SHA384: .ecdsa(.sha384),
+        .ecdsaSignatureMessageX962SHA512: .ecdsa(.sha512),
+        .ed25519SignatureMessage: .ed25519,
+    ]
+
+    private static let encryptions: [SecKeyAlgorithm: EncryptionAlgorithm] = [
+        .rsaEncryptionPKCS1: .rsaPKCS1,
+        .rsaEncryptionOAEPSHA1: .rsaOAEP(.sha1),
+        .rsaEncryptionOAEPSHA224: .rsaOAEP(.sha224),
+        .rsaEncryptionOAEPSHA256: .rsaOAEP(.sha256),
+        .rsaEncryptionOAEPSHA384: .rsaOAEP(.sha384),
+        .rsaEncryptionOAEPSHA512: .rsaOAEP(.sha512),
+    ]
+}
+
+/// What a key is asked to do (`SecKeyIsAlgorithmSupported`).
+public enum SecKeyOperationType: Int, Sendable {
+    case sign = 0
+    case verify = 1
+    case encrypt = 2
+    case decrypt = 3
+    case keyExchange = 4
+}
+
+// MARK: - Creating keys
+
+/// Generates a key pair and returns its private key.
+///
+/// `parameters` holds `kSecAttrKeyType` (`kSecAttrKeyTypeRSA`, `kSecAttrKeyTypeECSECPrimeRandom`
+/// or `kSecAttrKeyTypeEd25519`) and `kSecAttrKeySizeInBits` (RSA 2048–4096, default 2048; EC
+/// 256, 384 or 521, default 256), and optionally `kSecAttrLabel`, `kSecAttrApplicationTag`,
+/// `kSecAttrApplicationLabel`, `kSecAttrIsPermanent`, `kSecAttrIsExtractable`,
+/// `kSecAttrIsSensitive` and `kSecAttrCan…`, at the top level or per half in
+/// `kSecPrivateKeyAttrs` / `kSecPublicKeyAttrs` (which win). With `kSecAttrIsPermanent`
+/// true, both halves are stored in the default keychain (which must be unlocked), where
+/// PKCS#11 applications see them at once; otherwise the key lives in memory only.
+///
+/// - Parameter error: Receives a `CFError` (domain `NSOSStatusErrorDomain`, code the
+///   `OSStatus`) when the call fails: `errSecParam` for bad parameters,
+///   `errSecInteractionNotAllowed` when a permanent key cannot be stored because the keychain
+///   is locked, `errSecUnimplemented` for `kSecAttrTokenID` (no Secure Enclave here).
+/// - Returns: The private key, or nil on failure.
+public func SecKeyCreateRandomKey(
+    _ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+)
+    -> SecKey?
+{
+    keyOperation(error) { () throws(KeychainError) in
+        let request = try NewKeyRequest(parameters)
+        guard request.isPermanent else {
+            return SecKey(.privateKey(try PrivateKey.generate(request.algorithm)))
+        }
+        let keychain = try Keychain()
+        let pair = try keychain.generateKeyPair(
+            request.algorithm, privateKey: request.privateAttributes, publicKey: request.publicAttributes)
+        return SecKey(.item(keychain, pair.privateKey))
+    }
+}
+
+/// Creates a key in memory from Apple's external representation: `kSecAttrKeyType` and
+/// `kSecAttrKeyClass` say what `keyData` is (PKCS#1 for RSA; X9.63 04 ‖ X ‖ Y, with ‖ K for a
+/// private key, for EC). Nothing is stored: add the key with `SecItemAdd` to keep it.
+///
+/// - Returns: The key, or nil with `error` set (`errSecParam` for missing or unknown
+///   attributes, `errSecDecode` for data that is not such a key).
+public func SecKeyCreateWithData(
+    _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecKey? {
+    keyOperation(error) { () throws(KeychainError) in
+        guard let typeName = attributes[kSecAttrKeyType] else {
+            throw KeychainError(.parameter, "SecKeyCreateWithData needs kSecAttrKeyType")
+        }
+        let type = try keyType(typeName)
+        guard let classValue = attributes[kSecAttrKeyClass] else {
+            throw KeychainError(.parameter, "SecKeyCreateWithData needs kSecAttrKeyClass")
+        }
+        let bytes = Array(keyData)
+        switch try keyClass(classValue) {
+        case .public: return SecKey(.publicKey(try PublicKey(externalRepresentation: bytes, type: type)))
+        case .private: return SecKey(.privateKey(try PrivateKey(externalRepresentation: bytes, type: type)))
+        }
+    }
+}
+
+/// The public key of a key pair (of a public key, the key itself), in memory.
+public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
+    if case .publicKey = key.storage { return key }
+    return SecKey(.publicKey(key.publicKey))
+}
+
+/// Apple's external representation of a key: PKCS#1 RSAPublicKey / RSAPrivateKey DER for
+/// RSA; 04 ‖ X ‖ Y (public) or 04 ‖ X ‖ Y ‖ K (private) for EC; 32 raw bytes for Ed25519.
+///
+/// A stored private key is returned only when it is extractable and not sensitive
+/// (`kSecAttrIsExtractable`, `kSecAttrIsSensitive`; CKA_EXTRACTABLE, CKA_SENSITIVE) and the
+/// keychain is unlocked; otherwise `error` gets `errSecInteractionNotAllowed`.
+public func SecKeyCopyExternalRepresentation(
+    _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+)
+    -> CFData?
+{
+    keyOperation(error) { () throws(KeychainError) in Data(try externalRepresentation(of: key)) }
+}
+
+func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
+    switch key.storage {
+    case .publicKey(let publicKey): return publicKey.externalRepresentation
+    case .privateKey(let privateKey): return privateKey.externalRepresentation
+    case .item(let keychain, let item):
+        guard item.keyClass == .private else { return item.publicKey.externalRepresentation }
+        return try keychain.exportPrivateKey(item).externalRepresentation
+    }
+}
+
+/// The key's attributes, keyed as `SecItemCopyMatching` returns them: class, type, size,
+/// labels, tag, usage flags, permanence; a public key's data as `kSecValueData`.
+public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
+    switch key.storage {
+    case .item(_, let item): return keyAttributes(of: item)
+    case .publicKey, .privateKey:
+        let algorithm = key.algorithm
+        var attributes: [String: Any] = [
+            kSecClass: kSecClassKey,
+            kSecAttrKeyClass: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
+            kSecAttrKeyType: keyTypeConstant(algorithm.type),
+            kSecAttrKeySizeInBits: algorithm.sizeInBits,
+            kSecAttrEffectiveKeySize: algorithm.sizeInBits,
+            kSecAttrApplicationLabel: Data(key.publicKey.publicKeyHash),
+            kSecAttrIsPermanent: false,
+            kSecAttrCanSign: key.isPrivate, kSecAttrCanDecrypt: key.isPrivate && algorithm.type == .rsa,
+            kSecAttrCanVerify: !key.isPrivate, kSecAttrCanEncrypt: !key.isPrivate && algorithm.type == .rsa,
+        ]
+        if !key.isPrivate { attributes[kSecValueData] = Data(key.publicKey.externalRepresentation) }
+        return attributes
+    }
+}
+
+/// A stored key item's attributes, keyed as Apple's.
+func keyAttributes(of item: KeyItem) -> [String: Any] {
+    var attributes: [String: Any] = [
+        kSecClass: kSecClassKey,
+        kSecAttrKeyClass: item.keyClass == .private ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
+        kSecAttrKeyType: keyTypeConstant(item.algorithm.type),
+        kSecAttrKeySizeInBits: item.algorithm.sizeInBits,
+        kSecAttrEffectiveKeySize: item.algorithm.sizeInBits,
+        kSecAttrLabel: item.label,
+        kSecAttrApplicationLabel: Data(item.applicationLabel),
+        kSecAttrIsPermanent: true,
+        kSecAttrIsSensitive: item.isSensitive,
+        kSecAttrIsExtractable: item.isExtractable,
+        kSecAttrCanSign: item.usage.contains(.sign),
+        kSecAttrCanVerify: item.usage.contains(.verify),
+        kSecAttrCanEncrypt: item.usage.contains(.encrypt),
+        kSecAttrCanDecrypt: item.usage.contains(.decrypt),
+        kSecAttrCanDerive: item.usage.contains(.derive),
+        kSecAttrCanWrap: item.usage.contains(.wrap),
+        kSecAttrCanUnwrap: item.usage.contains(.unwrap),
+    ]
+    if let tag = item.applicationTag { attributes[kSecAttrApplicationTag] = Data(tag) }
+    if item.keyClass == .public { attributes[kSecValueData] = Data(item.publicKey.externalRepresentation) }
+    return attributes
+}
+
+/// The block size of a key in bytes: an RSA modulus's length (the size of a signature or
+/// ciphertext), an EC field element's.
+public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.algorithm.sizeInBits + 7) / 8 }
+
+// MARK: - Using keys
+
+/// Whether `key` can do `operation` with `algorithm`: the algorithm fits the key's type, and
+/// the operation its class (a private key signs and decrypts, a public key verifies and
+/// encrypts).
+public func SecKeyIsAlgorithmSupported(
+    _ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm
+)
+    -> Bool
+{
+    switch operation {
+    case .sign, .verify:
+        guard let signature = algorithm.signature else { return false }
+        return signature.keyType == key.algorithm.type && key.isPrivate == (operation == .sign)
+    case .encrypt, .decrypt:
+        guard algorithm.encryption != nil else { return false }
+        return key.algorithm.type == .rsa && key.isPrivate == (operation == .decrypt)
+    case .keyExchange:
+        return false
+    }
+}
+
+/// Signs `dataToSign` (a message, or a digest for the `…Digest…` algorithms) with a private
+/// key. A stored key needs the keychain unlocked.
+///
+/// - Returns: The signature (DER for ECDSA), or nil with `error` set: `errSecParam` when the
+///   key is not a private key of the algorithm's type or a digest has the wrong length,
+///   `errSecInteractionNotAllowed` when the keychain is locked.
+public func SecKeyCreateSignature(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    keyOperation(error) { () throws(KeychainError) in
+        let signatureAlgorithm = try supported(algorithm, for: key, .sign, algorithm.signature)
+        let data = Array(dataToSign)
+        switch key.storage {
+        case .item(let keychain, let item):
+            return Data(try keychain.sign(data, with: item, algorithm: signatureAlgorithm))
+        case .privateKey(let privateKey):
+            return Data(try privateKey.signature(for: data, algorithm: signatureAlgorithm))
+        case .publicKey: throw KeychainError(.parameter, "a public key cannot sign")
+        }
+    }
+}
+
+/// Checks `signature` of `signedData` with a public key.
+///
+/// - Returns: True when it verifies. False otherwise, with `error` set to `errSecVerifyFailed`
+///   for a wrong signature or `errSecParam` when the key does not fit the algorithm.
+public func SecKeyVerifySignature(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ signedData: CFData, _ signature: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> Bool {
+    let verified = keyOperation(error) { () throws(KeychainError) -> Bool? in
+        let signatureAlgorithm = try supported(algorithm, for: key, .verify, algorithm.signature)
+        guard
+            try key.publicKey.isValidSignature(
+                Array(signature), for: Array(signedData), algorithm: signatureAlgorithm)
+        else { throw KeychainError(.init(rawValue: errSecVerifyFailed), "the signature does not verify") }
+        return true
+    }
+    return verified ?? false
+}
+
+/// Encrypts `plaintext` with an RSA public key.
+///
+/// - Returns: The ciphertext, or nil with `error` set (`errSecParam` for a key that is not an
+///   RSA public key, or plaintext too long for the key and padding).
+public func SecKeyCreateEncryptedData(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    keyOperation(error) { () throws(KeychainError) in
+        let encryption = try supported(algorithm, for: key, .encrypt, algorithm.encryption)
+        return Data(try key.publicKey.encrypt(Array(plaintext), algorithm: encryption))
+    }
+}
+
+/// Decrypts `ciphertext` with an RSA private key. A stored key needs the keychain unlocked.
+///
+/// - Returns: The plaintext, or nil with `error` set (`errSecParam` for a key that is not an
+///   RSA private key or ciphertext that does not decrypt; `errSecInteractionNotAllowed` when
+///   the keychain is locked).
+public func SecKeyCreateDecryptedData(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    keyOperation(error) { () throws(KeychainError) in
+        let encryption = try supported(algorithm, for: key, .decrypt, algorithm.encryption)
+        let data = Array(ciphertext)
+        switch key.storage {
+        case .item(let keychain, let item):
+            return Data(try keychain.decrypt(data, with: item, algorithm: encryption))
+        case .privateKey(let privateKey): return Data(try privateKey.decrypt(data, algorithm: encryption))
+        case .publicKey: throw KeychainError(.parameter, "a public key cannot decrypt")
+        }
+    }
+}
+
+/// The typed algorithm for an operation, or errSecParam saying why the key cannot do it.
+private func supported<Algorithm>(
+    _ algorithm: SecKeyAlgorithm, for key: SecKey, _ operation: SecKeyOperationType, _ typed: Algorithm?
+) throws(KeychainError) -> Algorithm {
+    guard let typed else {
+        throw KeychainError(.parameter, "algorithm \(algorithm.rawValue) is not supported for this operation")
+    }
+    guard SecKeyIsAlgorithmSupported(key, operation, algorithm) else {
+        let half = key.isPrivate ? "private" : "public"
+        throw KeychainError(
+            .parameter,
+            "algorithm \(algorithm.rawValue) is not supported by a "
+                + "\(keyTypeName(key.algorithm.type)) \(half) key "
+                + "for this operation")
+    }
+    return typed
+}
+
+/// Runs a key function: a result, or nil with the error recorded and handed to `error`.
+private func keyOperation<T>(
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> T?
+) -> T? {
+    error?.pointee = nil
+    do {
+        return try body()
+    } catch let failure {
+        LastError.record(failure, into: error)
+        return nil
+    }
+}
+
+// MARK: - Attribute values
+
+/// The `kSecAttrKeyType` constant of a key type.
+func keyTypeConstant(_ type: KeyType) -> String {
+    switch type {
+    case .rsa: kSecAttrKeyTypeRSA
+    case .ellipticCurve: kSecAttrKeyTypeECSECPrimeRandom
+    case .ed25519: kSecAttrKeyTypeEd25519
+    }
+}
+
+/// The key type a `kSecAttrKeyType` value names (a CFString constant, or its number).
+func keyType(_ value: Any) throws(KeychainError) -> KeyType {
+    let name = (value as? String) ?? (value as? Int).map(String.init)
+    switch name {
+    case kSecAttrKeyTypeRSA: return .rsa
+    case kSecAttrKeyTypeECSECPrimeRandom: return .ellipticCurve
+    case kSecAttrKeyTypeEd25519: return .ed25519
+    default:
+        throw KeychainError(
+            .parameter,
+            "kSecAttrKeyType must be kSecAttrKeyTypeRSA, kSecAttrKeyTypeECSECPrimeRandom or "
+                + "kSecAttrKeyTypeEd25519"
+        )
+    }
+}
+
+/// The key class a `kSecAttrKeyClass` value names.
+func keyClass(_ value: Any) throws(KeychainError) -> KeyClass {
+    let name = (value as? String) ?? (value as? Int).map(String.init)
+    switch name {
+    case kSecAttrKeyClassPublic: return .public
+    case kSecAttrKeyClassPrivate: return .private
+    default:
+        throw KeychainError(
+            .parameter, "kSecAttrKeyClass must be kSecAttrKeyClassPublic or kSecAttrKeyClassPrivate")
+    }
+}
+
+/// The parameters of `SecKeyCreateRandomKey`, checked.
+private struct NewKeyRequest {
+    var algorithm: KeyAlgorithm
+    var isPermanent: Bool
+    var privateAttributes: NewKeyAttributes
+    var publicAttributes: NewKeyAttributes
+
+    /// The keys of one level of the parameters (the top level, or one half's dictionary).
+    private static let perKeyAttributes: Set<String> = [
+        kSecAttrLabel, kSecAttrApplicationTag, kSecAttrApplicationLabel, kSecAttrIsPermanent,
+        kSecAttrIsExtractable, kSecAttrIsSensitive, kSecAttrCanSign, kSecAttrCanVerify, kSecAttrCanEncrypt,
+        kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanWrap, kSecAttrCanUnwrap,
+    ]
+
+    init(_ parameters: CFDictionary) throws(KeychainError) {
+        for key in parameters.keys
+        where !NewKeyRequest.perKeyAttributes.contains(key)
+            && ![
+                kSecAttrKeyType, kSecAttrKeySizeInBits, kSecPrivateKeyAttrs, kSecPublicKeyAttrs,
+                kSecAttrTokenID,
+            ]
+            .contains(key)
+        {
+            throw KeychainError(.parameter, "unknown key '\(key)' in SecKeyCreateRandomKey's parameters")
+        }
+        if parameters[kSecAttrTokenID] != nil {
+            throw KeychainError(
+                .unimplemented, "kSecAttrTokenID: there is no Secure Enclave or other key token here")
+        }
+        guard let typeValue = parameters[kSecAttrKeyType] else {
+            throw KeychainError(.parameter, "SecKeyCreateRandomKey needs kSecAttrKeyType")
+        }
+        let type = try keyType(typeValue)
+        let defaultSize =
+            switch type {
+            case .rsa: 2048
+            case .ellipticCurve, .ed25519: 256
+            }
+        let size = try parameters[kSecAttrKeySizeInBits].map { value throws(KeychainError) in
+            try integer(value, "kSecAttrKeySizeInBits")
+        }
+        algorithm = KeyAlgorithm(type: type, sizeInBits: size ?? defaultSize)
+        var top: [String: Any] = [:]
+        for (key, value) in parameters where NewKeyRequest.perKeyAttributes.contains(key) { top[key] = value }
+        let privateLevel = try NewKeyRequest.level(parameters, kSecPrivateKeyAttrs, "kSecPrivateKeyAttrs")
+        let publicLevel = try NewKeyRequest.level(parameters, kSecPublicKeyAttrs, "kSecPublicKeyAttrs")
+        let merged = (private: top.merging(privateLevel) { $1 }, public: top.merging(publicLevel) { $1 })
+        let privatePermanent = try NewKeyRequest.bool(merged.private, kSecAttrIsPermanent)
+        let publicPermanent = try NewKeyRequest.bool(merged.public, kSecAttrIsPermanent)
+        // One stored half needs the other: the pair is stored when either asks for it.
+        isPermanent = privatePermanent == true || publicPermanent == true
+        privateAttributes = try NewKeyRequest.attributes(merged.private, isPrivate: true)
+        publicAttributes = try NewKeyRequest.attributes(merged.public, isPrivate: false)
+    }
+
+    private static func level(_ parameters: CFDictionary, _ key: String, _ name: String) throws(KeychainError)
+        -> [String: Any]
+    {
+        guard let value = parameters[key] else { return [:] }
+        guard let dictionary = value as? [String: Any] else {
+            throw KeychainError(.parameter, "\(name) must be a dictionary")
+        }
+        for inner in dictionary.keys where !perKeyAttributes.contains(inner) {
+            throw KeychainError(.parameter, "unknown key '\(inner)' in \(name)")
+        }
+        return dictionary
+    }
+
+    private static func bool(_ level: [String: Any], _ key: String) throws(KeychainError) -> Bool? {
+        try level[key].map { value throws(KeychainError) in try boolean(value, key) }
+    }
+
+    private static func attributes(_ level: [String: Any], isPrivate: Bool) throws(KeychainError)
+        -> NewKeyAttributes
+    {
+        var attributes = NewKeyAttributes()
+        if let label = level[kSecAttrLabel] {
+            attributes.label = try typed(label, "kSecAttrLabel", "a CFString") as String
+        }
+        if let tag = level[kSecAttrApplicationTag] { attributes.applicationTag = try applicationTag(tag) }
+        if let label = level[kSecAttrApplicationLabel] {
+            attributes.applicationLabel = Array(
+                try typed(label, "kSecAttrApplicationLabel", "CFData") as Data)
+        }
+        let usages: [(String, KeyUsage)] = [
+            (kSecAttrCanSign, .sign), (kSecAttrCanVerify, .verify), (kSecAttrCanEncrypt, .encrypt),
+            (kSecAttrCanDecrypt, .decrypt), (kSecAttrCanDerive, .derive), (kSecAttrCanWrap, .wrap),
+            (kSecAttrCanUnwrap, .unwrap),
+        ]
+        if usages.contains(where: { level[$0.0] != nil }) {
+            // Apple's defaults for the flags not given: a private key signs, decrypts and
+            // derives; a public key verifies and encrypts.
+            var usage: KeyUsage = isPrivate ? [.sign, .decrypt, .derive] : [.verify, .encrypt, .derive]
+            for (key, flag) in usages {
+                guard let given = try bool(level, key) else { continue }
+                if given { usage.insert(flag) } else { usage.remove(flag) }
+            }
+            attributes.usage = usage
+        }
+        if isPrivate {
+            // Apple's defaults for new keys: extractable and not sensitive.
+            attributes.isExtractable = try bool(level, kSecAttrIsExtractable) ?? true
+            attributes.isSensitive = try bool(level, kSecAttrIsSensitive) ?? false
+        }
+        return attributes
+    }
+}
+
+/// A `kSecAttrApplicationTag` value: CFData, or a CFString taken as its UTF-8.
+func applicationTag(_ value: Any) throws(KeychainError) -> [UInt8] {
+    if let data = value as? Data { return Array(data) }
+    if let string = value as? String { return Array(string.utf8) }
+    throw KeychainError(.parameter, "kSecAttrApplicationTag must be CFData or a CFString")
+}

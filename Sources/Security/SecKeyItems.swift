@@ -1,0 +1,291 @@
+internal import Foundation
+internal import Keychain
+
+// SecItem… with kSecClassKey: the keychain's key items (PKCS#11 key objects, DESIGN §5).
+
+private let changeableKeyAttribute =
+    "only kSecAttrLabel, kSecAttrApplicationLabel and kSecAttrApplicationTag change"
+private let allOperations = Set(ItemOperation.allCases)
+private let searchOperations: Set<ItemOperation> = [.copyMatching, .update, .delete]
+
+private let keyItemSpecs: [String: KeySpec] = [
+    kSecAttrKeyClass: KeySpec(
+        name: "kSecAttrKeyClass", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrKeyType: KeySpec(
+        name: "kSecAttrKeyType", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrKeySizeInBits: KeySpec(
+        name: "kSecAttrKeySizeInBits", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrEffectiveKeySize: KeySpec(
+        name: "kSecAttrEffectiveKeySize", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrLabel: KeySpec(name: "kSecAttrLabel", operations: allOperations),
+    kSecAttrApplicationLabel: KeySpec(name: "kSecAttrApplicationLabel", operations: allOperations),
+    kSecAttrApplicationTag: KeySpec(name: "kSecAttrApplicationTag", operations: allOperations),
+    kSecAttrIsPermanent: KeySpec(
+        name: "kSecAttrIsPermanent", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrIsSensitive: KeySpec(
+        name: "kSecAttrIsSensitive", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrIsExtractable: KeySpec(
+        name: "kSecAttrIsExtractable", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanSign: KeySpec(
+        name: "kSecAttrCanSign", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanVerify: KeySpec(
+        name: "kSecAttrCanVerify", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanEncrypt: KeySpec(
+        name: "kSecAttrCanEncrypt", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanDecrypt: KeySpec(
+        name: "kSecAttrCanDecrypt", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanDerive: KeySpec(
+        name: "kSecAttrCanDerive", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanWrap: KeySpec(
+        name: "kSecAttrCanWrap", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecAttrCanUnwrap: KeySpec(
+        name: "kSecAttrCanUnwrap", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecValueRef: KeySpec(
+        name: "kSecValueRef", operations: queryOperations, notChangeable: changeableKeyAttribute),
+    kSecValueData: KeySpec(name: "kSecValueData", operations: [.add], notChangeable: changeableKeyAttribute),
+    kSecValuePersistentRef: KeySpec(name: "kSecValuePersistentRef", operations: searchOperations),
+    kSecReturnData: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
+    kSecReturnAttributes: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
+    kSecReturnRef: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
+    kSecReturnPersistentRef: KeySpec(name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
+    kSecMatchLimit: KeySpec(name: "kSecMatchLimit", operations: searchOperations),
+]
+
+/// A `SecItem…` dictionary for keys, checked and typed. Creating one changes nothing.
+struct KeyItemRequest {
+    var keyClass: KeyClass?
+    var keyType: KeyType?
+    var sizeInBits: Int?
+    var label: String?
+    var applicationLabel: [UInt8]?
+    var applicationTag: [UInt8]?
+    var isPermanent: Bool?
+    var isSensitive: Bool?
+    var isExtractable: Bool?
+    /// kSecAttrCan… given: each usage with the value it must have.
+    var usages: [(KeyUsage, Bool)] = []
+    var valueRef: SecKey?
+    var valueData: Data?
+    var valuePersistentRef: [UInt8]?
+    var returnTypes: ReturnTypes = []
+    var limit: MatchLimit?
+
+    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+        for (key, name, value) in try checkedEntries(dictionary, for: operation, keyItemSpecs) {
+            try read(key, name, value)
+        }
+        if operation == .update || operation == .delete, let limit, limit != .all {
+            throw KeychainError(
+                .parameter,
+                "\(operation.name) applies to every match: kSecMatchLimit may only be kSecMatchLimitAll")
+        }
+    }
+
+    private mutating func read(_ key: String, _ name: String, _ value: Any) throws(KeychainError) {
+        if try readReturnType(key, name, value, into: &returnTypes) { return }
+        let usageFlags: [String: KeyUsage] = [
+            kSecAttrCanSign: .sign, kSecAttrCanVerify: .verify, kSecAttrCanEncrypt: .encrypt,
+            kSecAttrCanDecrypt: .decrypt, kSecAttrCanDerive: .derive, kSecAttrCanWrap: .wrap,
+            kSecAttrCanUnwrap: .unwrap,
+        ]
+        if let flag = usageFlags[key] {
+            usages.append((flag, try boolean(value, name)))
+            return
+        }
+        switch key {
+        case kSecAttrKeyClass: keyClass = try Security.keyClass(value)
+        case kSecAttrKeyType: keyType = try Security.keyType(value)
+        case kSecAttrKeySizeInBits, kSecAttrEffectiveKeySize:
+            let size = try integer(value, name)
+            if let sizeInBits, sizeInBits != size {
+                throw KeychainError(.parameter, "kSecAttrKeySizeInBits and kSecAttrEffectiveKeySize disagree")
+            }
+            sizeInBits = size
+        case kSecAttrLabel: label = try typed(value, name, "a CFString") as String
+        case kSecAttrApplicationLabel: applicationLabel = Array(try typed(value, name, "CFData") as Data)
+        case kSecAttrApplicationTag: applicationTag = try Security.applicationTag(value)
+        case kSecAttrIsPermanent: isPermanent = try boolean(value, name)
+        case kSecAttrIsSensitive: isSensitive = try boolean(value, name)
+        case kSecAttrIsExtractable: isExtractable = try boolean(value, name)
+        case kSecValueRef:
+            guard let key = value as? SecKey else {
+                throw KeychainError(.parameter, "kSecValueRef must be a SecKey, not \(typeName(value))")
+            }
+            valueRef = key
+        case kSecValueData: valueData = try typed(value, name, "CFData") as Data
+        case kSecValuePersistentRef: valuePersistentRef = Array(try typed(value, name, "CFData") as Data)
+        case kSecMatchLimit: limit = try matchLimit(value)
+        default: throw KeychainError(.parameter, "unknown key '\(key)'")
+        }
+    }
+
+    // MARK: Adding
+
+    /// SecItemAdd: stores the key of kSecValueRef or kSecValueData (a private key with its
+    /// public key, or a public key alone).
+    func add(_ result: UnsafeMutablePointer<CFTypeRef?>?) throws(KeychainError) {
+        try requireResultPointer(returnTypes, result)
+        if isPermanent == false {
+            throw KeychainError(.parameter, "SecItemAdd stores keys: kSecAttrIsPermanent cannot be false")
+        }
+        let key = try keyToAdd()
+        if let keyClass, keyClass != (key.isPrivate ? .private : .public) {
+            throw KeychainError(.parameter, "kSecAttrKeyClass does not match the key being added")
+        }
+        if let keyType, keyType != key.algorithm.type {
+            throw KeychainError(.parameter, "kSecAttrKeyType does not match the key being added")
+        }
+        if let sizeInBits, sizeInBits != key.algorithm.sizeInBits {
+            throw KeychainError(.parameter, "kSecAttrKeySizeInBits does not match the key being added")
+        }
+        let keychain = try Keychain()
+        let duplicate = KeyQuery(
+            keyClass: key.isPrivate ? .private : .public,
+            applicationLabel: applicationLabel ?? key.publicKey.publicKeyHash,
+            applicationTag: applicationTag, limit: .one)
+        guard try keychain.keys(matching: duplicate).isEmpty else {
+            throw KeychainError(.duplicateItem, "the key is already stored")
+        }
+        let item: KeyItem
+        switch key.storage {
+        case .item: throw KeychainError(.duplicateItem, "the key is already stored")
+        case .publicKey(let publicKey):
+            guard usages.isEmpty, isSensitive == nil, isExtractable == nil else {
+                throw KeychainError(.parameter, "a public key is stored with its label and tags only")
+            }
+            item = try keychain.add(publicKey, label: label, applicationTag: applicationTag)
+            if let applicationLabel {
+                _ = try keychain.update([item], setting: KeyChanges(applicationLabel: applicationLabel))
+            }
+        case .privateKey(let privateKey):
+            var usage: KeyUsage?
+            if !usages.isEmpty {
+                var flags: KeyUsage = [.sign, .decrypt, .derive]
+                for (flag, allowed) in usages {
+                    if allowed { flags.insert(flag) } else { flags.remove(flag) }
+                }
+                usage = flags
+            }
+            let privateAttributes = NewKeyAttributes(
+                label: label, applicationTag: applicationTag, applicationLabel: applicationLabel,
+                usage: usage,
+                isSensitive: isSensitive ?? false, isExtractable: isExtractable ?? true)
+            let publicAttributes = NewKeyAttributes(
+                label: label, applicationTag: applicationTag, applicationLabel: applicationLabel)
+            item = try keychain.add(privateKey, privateKey: privateAttributes, publicKey: publicAttributes)
+                .privateKey
+        }
+        if let stored = try keychain.keys(matching: KeyQuery(persistentReference: item.persistentReference))
+            .first,
+            !returnTypes.isEmpty
+        {
+            result?.pointee = try value(for: stored, in: keychain)
+        }
+    }
+
+    private func keyToAdd() throws(KeychainError) -> SecKey {
+        if let valueRef {
+            if valueData != nil {
+                throw KeychainError(.parameter, "give the key as kSecValueRef or kSecValueData, not both")
+            }
+            return valueRef
+        }
+        guard let valueData else {
+            throw KeychainError(
+                .parameter, "SecItemAdd needs the key as kSecValueRef (a SecKey) or kSecValueData")
+        }
+        guard let keyType, let keyClass else {
+            throw KeychainError(
+                .parameter, "a key given as kSecValueData needs kSecAttrKeyType and kSecAttrKeyClass")
+        }
+        let bytes = Array(valueData)
+        switch keyClass {
+        case .public: return SecKey(.publicKey(try PublicKey(externalRepresentation: bytes, type: keyType)))
+        case .private:
+            return SecKey(.privateKey(try PrivateKey(externalRepresentation: bytes, type: keyType)))
+        }
+    }
+
+    // MARK: Matching
+
+    /// The stored keys matching the request, up to `limit`.
+    func matchingKeys(in keychain: Keychain, limit: MatchLimit) throws(KeychainError) -> [KeyItem] {
+        if isPermanent == false { return [] }  // only permanent keys are items
+        var query = KeyQuery(
+            keyClass: keyClass, type: keyType, sizeInBits: sizeInBits, label: label,
+            applicationLabel: applicationLabel, applicationTag: applicationTag,
+            persistentReference: valuePersistentRef)
+        for (flag, allowed) in usages where allowed { query.usage.insert(flag) }
+        if let valueRef {
+            switch valueRef.storage {
+            case .item(_, let item):
+                guard
+                    query.persistentReference == nil || query.persistentReference == item.persistentReference
+                else {
+                    return []
+                }
+                query.persistentReference = item.persistentReference
+            case .publicKey, .privateKey:
+                // An in-memory key matches the stored items of the same half of the same pair.
+                let wanted: KeyClass = valueRef.isPrivate ? .private : .public
+                guard query.keyClass == nil || query.keyClass == wanted else { return [] }
+                query.keyClass = wanted
+            }
+        }
+        var keys = try keychain.keys(matching: query).filter { item in
+            (isSensitive.map { $0 == item.isSensitive } ?? true)
+                && (isExtractable.map { $0 == item.isExtractable } ?? true)
+                && usages.allSatisfy { flag, allowed in allowed || !item.usage.contains(flag) }
+                && (valueRef.map { $0.publicKey == item.publicKey } ?? true)
+        }
+        switch limit {
+        case .one: keys = Array(keys.prefix(1))
+        case .all: break
+        case .maximum(let count): keys = Array(keys.prefix(count))
+        }
+        return keys
+    }
+
+    /// SecItemCopyMatching: the values to return (none without `kSecReturn…` keys).
+    func copyMatching(limit: MatchLimit) throws(KeychainError) -> [CFTypeRef] {
+        let keychain = try Keychain()
+        let keys = try matchingKeys(in: keychain, limit: limit)
+        guard !keys.isEmpty else { throw KeychainError(.itemNotFound, "no key matches the query") }
+        guard !returnTypes.isEmpty else { return [] }
+        var values: [CFTypeRef] = []
+        for key in keys { values.append(try value(for: key, in: keychain)) }
+        return values
+    }
+
+    private func value(for key: KeyItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
+        try returnValue(
+            returnTypes, attributes: { keyAttributes(of: key) }, reference: { SecKey(.item(keychain, key)) },
+            data: { () throws(KeychainError) in
+                Data(try externalRepresentation(of: SecKey(.item(keychain, key))))
+            },
+            persistentReference: key.persistentReference)
+    }
+
+    // MARK: Changing
+
+    /// SecItemUpdate: `changes` is the attributesToUpdate request.
+    func update(with changes: KeyItemRequest) throws(KeychainError) {
+        let keychain = try Keychain()
+        let keys = try matchingKeys(in: keychain, limit: .all)
+        guard !keys.isEmpty else { throw KeychainError(.itemNotFound, "no key matches the query") }
+        let setting = KeyChanges(
+            label: changes.label, applicationLabel: changes.applicationLabel,
+            applicationTag: changes.applicationTag)
+        guard !setting.isEmpty else { return }
+        try keychain.update(keys, setting: setting)
+    }
+
+    /// SecItemDelete.
+    func delete() throws(KeychainError) {
+        let keychain = try Keychain()
+        let keys = try matchingKeys(in: keychain, limit: .all)
+        guard !keys.isEmpty, try keychain.delete(keys) > 0 else {
+            throw KeychainError(.itemNotFound, "no key matches the query")
+        }
+    }
+}
