@@ -20,6 +20,9 @@
 #   BENCH_ONLY=softhsm2|p11keychain  run one module only
 #   BENCH_P11KEYCHAIN_MODULE=PATH  use this .so instead of building one
 #   BENCH_SOFTHSM_MODULE=PATH      SoftHSM2 module (found under /usr/lib otherwise)
+#   BENCH_SIGN=0                   skip the signing-speed section (bench/sign.sh,
+#                                  run last with the same module; its settings:
+#                                  BENCH_SIGN_SECONDS=5)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -230,6 +233,11 @@ main() {
     [ "$only" = p11keychain ] || run_softhsm2
     [ -z "$p11k_module" ] || run_p11keychain "$p11k_module"
     report | tee "$results/latest.md"
+    # Signing speed and C_Login time (bench/sign.sh), same module, same run.
+    if [ "${BENCH_SIGN:-1}" != 0 ]; then
+        echo
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/sign.sh"
+    fi
 }
 
 main "$@"

@@ -8,6 +8,8 @@ packages=(
     gcc make pkg-config libsqlite3-dev libssl-dev libp11-kit-dev
     # the real tools the tests and the demo drive
     p11-kit gnutls-bin opensc openssl sqlite3 util-linux
+    # OpenSSL's PKCS#11 engine (libp11) for openssl req/s_server with token keys; xxd for the raw scans
+    libengine-pkcs11-openssl xxd
     # SoftHSM2, measured beside p11keychain by the benchmark
     softhsm2
 )

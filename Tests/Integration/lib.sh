@@ -308,3 +308,144 @@ wait_for_line() {
         sleep 0.02
     done
 }
+
+# ---------------------------------------------------------------- PINs and keys
+
+# The PINs the key tests give the token (SoftHSM2's new_store uses the same).
+SO_PIN=12345678
+USER_PIN=1234
+
+# pk11 ARGS...: pkcs11-tool on the module's token labelled $TOKEN_LABEL
+# (for ok/refused/run, which print and check it).
+pk11() {
+    pkcs11-tool --module "$P11KEYCHAIN_MODULE" --token-label "$TOKEN_LABEL" "$@"
+}
+
+# init_pins: C_InitToken (sets the SO PIN, keeps the label $TOKEN_LABEL),
+# then C_InitPIN as the SO: the token then holds private objects.
+init_pins() {
+    ok pk11 --init-token --label "$TOKEN_LABEL" --so-pin "$SO_PIN"
+    ok pk11 --login --login-type so --so-pin "$SO_PIN" --init-pin --pin "$USER_PIN"
+}
+
+# token_flags: the "token flags" line pkcs11-tool -L shows for the token.
+token_flags() {
+    local out
+    out=$(pkcs11-tool --module "$P11KEYCHAIN_MODULE" -L 2>&1) || fail "pkcs11-tool -L failed: $(summarize "$out")"
+    echo "--- pkcs11-tool -L: $(grep -E '^ +token flags' <<<"$out")" >&2
+    grep -E '^ +token flags' <<<"$out" | sed -E 's/^ +token flags +: *//'
+}
+
+# assert_flag FLAG WHAT / assert_no_flag FLAG WHAT: pkcs11-tool -L's token
+# flags (comma-separated words such as "login required") have / lack FLAG.
+assert_flag() {
+    local flags
+    flags=$(token_flags)
+    grep -qE "(^|, )$1(,|\$)" <<<"$flags" || fail "$2: expected token flag '$1', pkcs11-tool -L shows: $flags"
+}
+assert_no_flag() {
+    local flags
+    flags=$(token_flags)
+    if grep -qE "(^|, )$1(,|\$)" <<<"$flags"; then
+        fail "$2: expected no token flag '$1', pkcs11-tool -L shows: $flags"
+    fi
+}
+
+# hex_of FILE: the file's bytes as one line of lower-case hex.
+hex_of() { xxd -p "$1" | tr -d '\n'; }
+
+# store_files_with HEX: the files of $STORE (the SQLite file, its -wal and
+# -shm, anything else) whose bytes contain the bytes HEX, one name a line.
+store_files_with() {
+    local f
+    for f in "$STORE"/*; do
+        [[ -f $f ]] || continue
+        if hex_of "$f" | grep -qF -- "$1"; then
+            basename "$f"
+        fi
+    done
+}
+
+# assert_store_lacks HEX WHAT: no file of the store holds the bytes HEX.
+assert_store_lacks() {
+    local found
+    found=$(store_files_with "$1")
+    [[ -z $found ]] ||
+        fail "$2: the bytes ${1:0:16}... ($((${#1} / 2)) bytes) are in the clear in $(tr '\n' ' ' <<<"$found")(store: $(ls "$STORE" | tr '\n' ' '))"
+}
+
+# assert_store_has HEX WHAT: some file of the store holds the bytes HEX (shows
+# that the scan finds what is there).
+assert_store_has() {
+    [[ -n $(store_files_with "$1") ]] ||
+        fail "$2: expected the bytes ${1:0:16}... in some file of the store ($(ls "$STORE" | tr '\n' ' ')), found none"
+}
+
+# pubkey_pem ID OUT: the token's public key with CKA_ID ID (hex), as PEM in
+# OUT, read by pkcs11-tool (which writes DER for RSA and EC keys, PEM for
+# Ed25519). pkcs11-tool 0.23 fails on every P-384 public key ("cannot create
+# EVP_PKEY", SoftHSM2's too): for that error only, p11tool --export reads it.
+pubkey_pem() {
+    run pk11 --read-object --type pubkey --id "$1" -o "$2.raw"
+    if [[ $RUN_STATUS != 0 && $RUN_OUT == *"cannot create EVP_PKEY"* ]]; then
+        note "pkcs11-tool cannot export public key $1 (OpenSC 0.23 bug with P-384): p11tool --export reads it"
+        ok p11tool --provider "$P11KEYCHAIN_MODULE" --batch --outfile "$2.raw" \
+            --export "pkcs11:token=$TOKEN_LABEL;id=$(sed 's/../%&/g' <<<"$1");type=public"
+    elif [[ $RUN_STATUS != 0 ]]; then
+        fail "pkcs11-tool --read-object --type pubkey --id $1 failed: $(summarize "$RUN_OUT")"
+    fi
+    if ! openssl pkey -pubin -inform der -in "$2.raw" -out "$2" 2>/dev/null &&
+        ! openssl pkey -pubin -inform pem -in "$2.raw" -out "$2" 2>/dev/null; then
+        fail "openssl pkey could not parse the public key read for id $1 ($(stat -c %s "$2.raw") bytes: $(head -c 24 "$2.raw" | xxd -p))"
+    fi
+}
+
+# engine_conf: an openssl.cnf (path printed) that loads the libp11 engine
+# ("pkcs11", Debian package libengine-pkcs11-openssl) on the module under test.
+engine_conf() {
+    local dir conf=$TEST_TMP/openssl-engine.cnf
+    dir=$(openssl version -e | sed -nE 's/^ENGINESDIR: "(.*)"$/\1/p')
+    [[ -f $dir/pkcs11.so ]] ||
+        fail "the OpenSSL engine $dir/pkcs11.so is missing (install libengine-pkcs11-openssl; scripts/setup.sh does)"
+    cat >"$conf" <<CONF
+openssl_conf = openssl_init
+[openssl_init]
+engines = engine_section
+[engine_section]
+pkcs11 = pkcs11_section
+[pkcs11_section]
+engine_id = pkcs11
+dynamic_path = $dir/pkcs11.so
+MODULE_PATH = $P11KEYCHAIN_MODULE
+init = 0
+CONF
+    echo "$conf"
+}
+
+# key_url LABEL: the RFC 7512 URL of the token's private key LABEL, PIN included.
+key_url() {
+    echo "pkcs11:token=$TOKEN_LABEL;object=$1;type=private;pin-value=$USER_PIN"
+}
+
+# protect_etc_pkcs11: /etc/pkcs11 belongs to the machine; put back after the
+# test exactly what was there (including its absence). Needs root.
+protect_etc_pkcs11() {
+    [[ $(id -u) == 0 ]] || fail "needs root to register the module in /etc/pkcs11/modules"
+    local saved=$TEST_TMP/saved-etc-pkcs11
+    if [[ -e /etc/pkcs11 ]]; then
+        cp -a /etc/pkcs11 "$saved"
+        defer "rm -rf /etc/pkcs11 && cp -a '$saved' /etc/pkcs11"
+    else
+        defer "rm -rf /etc/pkcs11"
+    fi
+}
+
+# engine_self_signed LABEL OUT: `openssl req -x509` through the libp11 engine
+# signs a certificate "CN=LABEL" for the token's private key LABEL (PEM in OUT).
+engine_self_signed() {
+    local conf
+    conf=$(engine_conf)
+    ok env OPENSSL_CONF="$conf" openssl req -new -x509 -engine pkcs11 -keyform engine \
+        -key "$(key_url "$1")" -subj "/CN=$1" -days 30 -out "$2"
+    [[ -s $2 ]] || fail "openssl req -engine pkcs11 wrote no certificate for key $1"
+}

@@ -12,6 +12,25 @@
  *   p11drive has-label LABEL
  *   p11drive check-labels FILE
  *
+ * PINs and keys (the PIN tests pass test PINs as arguments):
+ *
+ *   p11drive login user|so PIN         C_Login; exit 0 only on CKR_OK
+ *   p11drive set-pin OLD NEW           C_SetPIN in a R/W public session
+ *   p11drive init-token SO_PIN LABEL   C_InitToken with no session open
+ *   p11drive genkey TYPE LABEL         C_GenerateKeyPair of an extractable,
+ *                                      non-sensitive key (TYPE rsa:BITS,
+ *                                      ec:prime256v1|secp384r1|secp521r1,
+ *                                      ed25519); prints its secret and
+ *                                      public values in hex, checked
+ *                                      against each other with OpenSSL
+ *   p11drive read-secret LABEL         reads the secret value of the
+ *                                      private key LABEL (hex), or names
+ *                                      the CK_RV that refused it
+ *
+ * set-pin and init-token print "calling C_SetPIN" / "calling C_InitToken"
+ * (flushed) just before the call, so that a test can kill them in it.
+ * genkey and read-secret log in with $P11DRIVE_PIN.
+ *
  * Environment: P11KEYCHAIN_MODULE (required) is the module to load;
  * P11DRIVE_TOKEN (default "login") is the label of the token to use;
  * P11DRIVE_WITH_SUBJECT=1 adds CKA_SUBJECT to each import, for modules that
@@ -33,7 +52,9 @@
 #include <unistd.h>
 
 #include <openssl/bn.h>
+#include <openssl/ec.h>
 #include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/x509.h>
 
 #include <p11-kit-1/p11-kit/pkcs11.h>
@@ -64,6 +85,15 @@ static const char *rv_name(CK_RV rv)
     NAME(CKR_TOKEN_WRITE_PROTECTED); NAME(CKR_USER_NOT_LOGGED_IN);
     NAME(CKR_BUFFER_TOO_SMALL); NAME(CKR_CRYPTOKI_NOT_INITIALIZED);
     NAME(CKR_CRYPTOKI_ALREADY_INITIALIZED); NAME(CKR_FUNCTION_REJECTED);
+    NAME(CKR_PIN_INCORRECT); NAME(CKR_PIN_INVALID); NAME(CKR_PIN_LEN_RANGE);
+    NAME(CKR_PIN_EXPIRED); NAME(CKR_PIN_LOCKED); NAME(CKR_SESSION_EXISTS);
+    NAME(CKR_SESSION_READ_ONLY_EXISTS); NAME(CKR_SESSION_READ_WRITE_SO_EXISTS);
+    NAME(CKR_USER_ALREADY_LOGGED_IN); NAME(CKR_USER_PIN_NOT_INITIALIZED);
+    NAME(CKR_USER_TYPE_INVALID); NAME(CKR_USER_ANOTHER_ALREADY_LOGGED_IN);
+    NAME(CKR_MECHANISM_INVALID); NAME(CKR_MECHANISM_PARAM_INVALID);
+    NAME(CKR_KEY_SIZE_RANGE); NAME(CKR_KEY_TYPE_INCONSISTENT);
+    NAME(CKR_KEY_UNEXTRACTABLE); NAME(CKR_SIGNATURE_INVALID);
+    NAME(CKR_DOMAIN_PARAMS_INVALID); NAME(CKR_CURVE_NOT_SUPPORTED);
 #undef NAME
     default: return "unknown CK_RV";
     }
@@ -121,8 +151,8 @@ static CK_SLOT_ID find_token_slot(const char *want)
     exit(EXIT_CHECK);
 }
 
-/* Loads the module, initializes it once and opens one session on the token. */
-static void open_module(int read_write)
+/* Loads the module and initializes it once. */
+static void load_module(void)
 {
     const char *path = getenv("P11KEYCHAIN_MODULE");
     if (!path || !*path)
@@ -145,11 +175,22 @@ static void open_module(int read_write)
     rv = p11->C_Initialize(&args);
     if (rv != CKR_OK)
         die_rv("C_Initialize", rv);
+}
 
+/* The slot of the token labelled $P11DRIVE_TOKEN (default "login"). */
+static CK_SLOT_ID token_slot(void)
+{
     const char *token = getenv("P11DRIVE_TOKEN");
-    CK_SLOT_ID slot = find_token_slot(token && *token ? token : "login");
+    return find_token_slot(token && *token ? token : "login");
+}
+
+/* Loads the module, initializes it once and opens one session on the token. */
+static void open_module(int read_write)
+{
+    load_module();
+    CK_SLOT_ID slot = token_slot();
     CK_FLAGS flags = CKF_SERIAL_SESSION | (read_write ? CKF_RW_SESSION : 0);
-    rv = p11->C_OpenSession(slot, flags, NULL, NULL, &session);
+    CK_RV rv = p11->C_OpenSession(slot, flags, NULL, NULL, &session);
     if (rv != CKR_OK)
         die_rv("C_OpenSession", rv);
 }
@@ -435,10 +476,366 @@ static int cmd_check_labels(const char *path)
     return bad ? EXIT_CHECK : 0;
 }
 
+/* ---------------------------------------------------------------- PINs */
+
+static double elapsed_ms(double since)
+{
+    return (now_seconds() - since) * 1000.0;
+}
+
+/* Announces a call a test may kill the process in, then makes sure the line is out. */
+static void announce(const char *call)
+{
+    printf("calling %s\n", call);
+    fflush(stdout);
+}
+
+static CK_USER_TYPE user_type(const char *name)
+{
+    if (!strcmp(name, "user"))
+        return CKU_USER;
+    if (!strcmp(name, "so"))
+        return CKU_SO;
+    die_usage("login user|so PIN");
+    return CKU_USER;
+}
+
+static int cmd_login(const char *who, const char *pin)
+{
+    CK_USER_TYPE type = user_type(who);
+    open_module(1);
+    double t0 = now_seconds();
+    CK_RV rv = p11->C_Login(session, type, (CK_UTF8CHAR_PTR)pin, strlen(pin));
+    printf("C_Login(%s) returned %s in %.0f ms\n", who, rv_name(rv), elapsed_ms(t0));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    rv = p11->C_Logout(session);
+    if (rv != CKR_OK)
+        die_rv("C_Logout", rv);
+    close_module();
+    return 0;
+}
+
+/* C_SetPIN in a R/W public session: the user's PIN, no login first. */
+static int cmd_set_pin(const char *old_pin, const char *new_pin)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    open_module(1);
+    announce("C_SetPIN");
+    double t0 = now_seconds();
+    CK_RV rv = p11->C_SetPIN(session, (CK_UTF8CHAR_PTR)old_pin, strlen(old_pin),
+                             (CK_UTF8CHAR_PTR)new_pin, strlen(new_pin));
+    printf("C_SetPIN returned %s in %.0f ms\n", rv_name(rv), elapsed_ms(t0));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    close_module();
+    return 0;
+}
+
+/* C_InitToken needs no session open on the token: none is. */
+static int cmd_init_token(const char *so_pin, const char *label)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    load_module();
+    CK_SLOT_ID slot = token_slot();
+    CK_UTF8CHAR padded[32];
+    memset(padded, ' ', sizeof padded);
+    memcpy(padded, label, strlen(label) < sizeof padded ? strlen(label) : sizeof padded);
+    announce("C_InitToken");
+    double t0 = now_seconds();
+    CK_RV rv = p11->C_InitToken(slot, (CK_UTF8CHAR_PTR)so_pin, strlen(so_pin), padded);
+    printf("C_InitToken returned %s in %.0f ms\n", rv_name(rv), elapsed_ms(t0));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    rv = p11->C_Finalize(NULL);
+    if (rv != CKR_OK)
+        die_rv("C_Finalize", rv);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+/* Logs the user in with $P11DRIVE_PIN. */
+static void login_from_env(void)
+{
+    const char *pin = getenv("P11DRIVE_PIN");
+    if (!pin || !*pin)
+        die_usage("P11DRIVE_PIN is not set");
+    CK_RV rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)pin, strlen(pin));
+    if (rv != CKR_OK)
+        die_rv("C_Login", rv);
+}
+
+/* One attribute's value through the two-call convention; *value is malloc'd. */
+static CK_RV get_attr(CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type, unsigned char **value,
+                      CK_ULONG *len)
+{
+    CK_ATTRIBUTE a = { type, NULL, 0 };
+    *value = NULL;
+    *len = 0;
+    CK_RV rv = p11->C_GetAttributeValue(session, obj, &a, 1);
+    *len = a.ulValueLen;
+    if (rv != CKR_OK)
+        return rv;
+    a.pValue = malloc(a.ulValueLen ? a.ulValueLen : 1);
+    if (!a.pValue)
+        die_usage("out of memory");
+    rv = p11->C_GetAttributeValue(session, obj, &a, 1);
+    if (rv != CKR_OK) {
+        free(a.pValue);
+        return rv;
+    }
+    *value = a.pValue;
+    *len = a.ulValueLen;
+    return CKR_OK;
+}
+
+static unsigned char *must_get_attr(CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type,
+                                    const char *name, CK_ULONG *len)
+{
+    unsigned char *value;
+    CK_RV rv = get_attr(obj, type, &value, len);
+    if (rv != CKR_OK) {
+        fprintf(stderr, "p11drive: C_GetAttributeValue(%s) returned %s (0x%lx)\n", name,
+                rv_name(rv), (unsigned long)rv);
+        exit(EXIT_CHECK);
+    }
+    return value;
+}
+
+static void print_hex(const char *kind, const char *name, const unsigned char *v, CK_ULONG len)
+{
+    printf("%s %s ", kind, name);
+    for (CK_ULONG i = 0; i < len; i++)
+        printf("%02x", v[i]);
+    printf("\n");
+}
+
+/* The contents of a DER OCTET STRING (CKA_EC_POINT as the spec says), or
+ * the value itself when it is not one (some modules send the raw point). */
+static const unsigned char *point_bytes(const unsigned char *v, CK_ULONG len, CK_ULONG *out)
+{
+    if (len >= 2 && v[0] == 0x04) {
+        if (v[1] < 0x80 && (CK_ULONG)v[1] + 2 == len) {
+            *out = v[1];
+            return v + 2;
+        }
+        if (v[1] == 0x81 && len >= 3 && (CK_ULONG)v[2] + 3 == len) {
+            *out = v[2];
+            return v + 3;
+        }
+    }
+    *out = len;
+    return v;
+}
+
+static int check_rsa(const unsigned char *d, CK_ULONG dl, const unsigned char *p, CK_ULONG pl,
+                     const unsigned char *q, CK_ULONG ql, const unsigned char *n, CK_ULONG nl,
+                     const unsigned char *e, CK_ULONG el)
+{
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *bd = BN_bin2bn(d, (int)dl, NULL), *bp = BN_bin2bn(p, (int)pl, NULL);
+    BIGNUM *bq = BN_bin2bn(q, (int)ql, NULL), *bn = BN_bin2bn(n, (int)nl, NULL);
+    BIGNUM *be = BN_bin2bn(e, (int)el, NULL), *t = BN_new(), *m = BN_new();
+    int ok = ctx && bd && bp && bq && bn && be && t && m;
+    /* n = p q, and d e = 1 modulo p - 1 and modulo q - 1. */
+    ok = ok && BN_mul(t, bp, bq, ctx) && BN_cmp(t, bn) == 0;
+    ok = ok && BN_mul(t, bd, be, ctx);
+    ok = ok && BN_sub_word(bp, 1) && BN_mod(m, t, bp, ctx) && BN_is_one(m);
+    ok = ok && BN_sub_word(bq, 1) && BN_mod(m, t, bq, ctx) && BN_is_one(m);
+    BN_free(bd); BN_free(bp); BN_free(bq); BN_free(bn); BN_free(be); BN_free(t); BN_free(m);
+    BN_CTX_free(ctx);
+    return ok;
+}
+
+static int check_ec(const char *curve, const unsigned char *d, CK_ULONG dl,
+                    const unsigned char *pt, CK_ULONG ptl)
+{
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(OBJ_sn2nid(curve));
+    BIGNUM *bd = BN_bin2bn(d, (int)dl, NULL);
+    EC_POINT *p = group ? EC_POINT_new(group) : NULL;
+    unsigned char buf[256];
+    size_t n = 0;
+    int ok = group && bd && p && EC_POINT_mul(group, p, bd, NULL, NULL, NULL);
+    if (ok)
+        n = EC_POINT_point2oct(group, p, POINT_CONVERSION_UNCOMPRESSED, buf, sizeof buf, NULL);
+    ok = ok && n == ptl && memcmp(buf, pt, n) == 0;
+    EC_POINT_free(p);
+    BN_free(bd);
+    EC_GROUP_free(group);
+    return ok;
+}
+
+static int check_ed25519(const unsigned char *seed, CK_ULONG sl, const unsigned char *pub,
+                         CK_ULONG pl)
+{
+    EVP_PKEY *k = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sl);
+    unsigned char buf[32];
+    size_t n = sizeof buf;
+    int ok = k && EVP_PKEY_get_raw_public_key(k, buf, &n) && n == pl && memcmp(buf, pub, n) == 0;
+    EVP_PKEY_free(k);
+    return ok;
+}
+
+/* An extractable, non-sensitive key pair; its secret is printed so that the
+ * store can be searched for it. */
+static int cmd_genkey(const char *type, const char *label)
+{
+    static const unsigned char p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
+    static const unsigned char p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
+    static const unsigned char p521[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23 };
+    static const unsigned char ed25519[] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
+    static const unsigned char f4[] = { 0x01, 0x00, 0x01 };
+    CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+    CK_ULONG bits = 0;
+    CK_MECHANISM mech = { 0, NULL, 0 };
+    const unsigned char *params = NULL;
+    size_t params_len = 0;
+    const char *curve = NULL;
+    if (!strncmp(type, "rsa:", 4)) {
+        mech.mechanism = CKM_RSA_PKCS_KEY_PAIR_GEN;
+        bits = strtoul(type + 4, NULL, 10);
+    } else if (!strcmp(type, "ec:prime256v1")) {
+        mech.mechanism = CKM_EC_KEY_PAIR_GEN, params = p256, params_len = sizeof p256;
+    } else if (!strcmp(type, "ec:secp384r1")) {
+        mech.mechanism = CKM_EC_KEY_PAIR_GEN, params = p384, params_len = sizeof p384;
+    } else if (!strcmp(type, "ec:secp521r1")) {
+        mech.mechanism = CKM_EC_KEY_PAIR_GEN, params = p521, params_len = sizeof p521;
+    } else if (!strcmp(type, "ed25519")) {
+        mech.mechanism = CKM_EC_EDWARDS_KEY_PAIR_GEN, params = ed25519, params_len = sizeof ed25519;
+    } else {
+        die_usage("genkey rsa:BITS|ec:prime256v1|ec:secp384r1|ec:secp521r1|ed25519 LABEL");
+    }
+    if (params)
+        curve = type + 3;
+
+    CK_ATTRIBUTE pub[6], priv[7];
+    CK_ULONG np = 0, nk = 0;
+#define ADD(t, n, type_, ptr, len) (t)[(n)++] = (CK_ATTRIBUTE){ (type_), (void *)(ptr), (len) }
+    ADD(pub, np, CKA_TOKEN, &yes, sizeof yes);
+    ADD(pub, np, CKA_VERIFY, &yes, sizeof yes);
+    ADD(pub, np, CKA_LABEL, label, strlen(label));
+    if (params) {
+        ADD(pub, np, CKA_EC_PARAMS, params, params_len);
+    } else {
+        ADD(pub, np, CKA_MODULUS_BITS, &bits, sizeof bits);
+        ADD(pub, np, CKA_PUBLIC_EXPONENT, f4, sizeof f4);
+    }
+    ADD(priv, nk, CKA_TOKEN, &yes, sizeof yes);
+    ADD(priv, nk, CKA_PRIVATE, &yes, sizeof yes);
+    ADD(priv, nk, CKA_SIGN, &yes, sizeof yes);
+    ADD(priv, nk, CKA_SENSITIVE, &no, sizeof no);
+    ADD(priv, nk, CKA_EXTRACTABLE, &yes, sizeof yes);
+    ADD(priv, nk, CKA_LABEL, label, strlen(label));
+#undef ADD
+
+    open_module(1);
+    login_from_env();
+    CK_OBJECT_HANDLE hpub, hpriv;
+    CK_RV rv = p11->C_GenerateKeyPair(session, &mech, pub, np, priv, nk, &hpub, &hpriv);
+    if (rv != CKR_OK)
+        die_rv("C_GenerateKeyPair", rv);
+
+    CK_ULONG l1, l2, l3, l4, l5;
+    int ok;
+    if (!params) {
+        unsigned char *d = must_get_attr(hpriv, CKA_PRIVATE_EXPONENT, "CKA_PRIVATE_EXPONENT", &l1);
+        unsigned char *p = must_get_attr(hpriv, CKA_PRIME_1, "CKA_PRIME_1", &l2);
+        unsigned char *q = must_get_attr(hpriv, CKA_PRIME_2, "CKA_PRIME_2", &l3);
+        unsigned char *n = must_get_attr(hpub, CKA_MODULUS, "CKA_MODULUS", &l4);
+        unsigned char *e = must_get_attr(hpub, CKA_PUBLIC_EXPONENT, "CKA_PUBLIC_EXPONENT", &l5);
+        print_hex("secret", "private_exponent", d, l1);
+        print_hex("secret", "prime1", p, l2);
+        print_hex("secret", "prime2", q, l3);
+        print_hex("public", "modulus", n, l4);
+        ok = check_rsa(d, l1, p, l2, q, l3, n, l4, e, l5);
+        free(d); free(p); free(q); free(n); free(e);
+    } else {
+        unsigned char *v = must_get_attr(hpriv, CKA_VALUE, "CKA_VALUE", &l1);
+        unsigned char *pt = must_get_attr(hpub, CKA_EC_POINT, "CKA_EC_POINT", &l2);
+        CK_ULONG raw_len;
+        const unsigned char *raw = point_bytes(pt, l2, &raw_len);
+        print_hex("secret", "value", v, l1);
+        print_hex("public", "ec_point", raw, raw_len);
+        ok = strcmp(type, "ed25519") ? check_ec(curve, v, l1, raw, raw_len)
+                                     : check_ed25519(v, l1, raw, raw_len);
+        free(v); free(pt);
+    }
+    if (!ok) {
+        fprintf(stderr, "p11drive: the secret value the module returned does not match the public key\n");
+        return EXIT_CHECK;
+    }
+    printf("check: the secret value matches the public key\n");
+    close_module();
+    return 0;
+}
+
+/* Finds the one private key labelled LABEL (logged in with $P11DRIVE_PIN). */
+static CK_OBJECT_HANDLE find_private_key(const char *label)
+{
+    CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+    CK_ATTRIBUTE tmpl[] = {
+        { CKA_CLASS, &cls, sizeof cls },
+        { CKA_LABEL, (void *)label, strlen(label) },
+    };
+    CK_OBJECT_HANDLE found[2];
+    CK_ULONG n = 0;
+    CK_RV rv = p11->C_FindObjectsInit(session, tmpl, 2);
+    if (rv != CKR_OK)
+        die_rv("C_FindObjectsInit", rv);
+    rv = p11->C_FindObjects(session, found, 2, &n);
+    if (rv != CKR_OK)
+        die_rv("C_FindObjects", rv);
+    rv = p11->C_FindObjectsFinal(session);
+    if (rv != CKR_OK)
+        die_rv("C_FindObjectsFinal", rv);
+    if (n != 1) {
+        fprintf(stderr, "p11drive: found %lu private keys labelled '%s', expected one\n",
+                (unsigned long)n, label);
+        exit(EXIT_CHECK);
+    }
+    return found[0];
+}
+
+/* The secret value of a private key: printed in hex, or the CK_RV that refused it. */
+static int cmd_read_secret(const char *label)
+{
+    open_module(0);
+    login_from_env();
+    CK_OBJECT_HANDLE key = find_private_key(label);
+    CK_KEY_TYPE kt = 0;
+    CK_BBOOL sensitive = 0, extractable = 0;
+    CK_ATTRIBUTE flags[] = {
+        { CKA_KEY_TYPE, &kt, sizeof kt },
+        { CKA_SENSITIVE, &sensitive, sizeof sensitive },
+        { CKA_EXTRACTABLE, &extractable, sizeof extractable },
+    };
+    CK_RV rv = p11->C_GetAttributeValue(session, key, flags, 3);
+    if (rv != CKR_OK)
+        die_rv("C_GetAttributeValue(CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE)", rv);
+    printf("CKA_SENSITIVE %s, CKA_EXTRACTABLE %s\n", sensitive ? "true" : "false",
+           extractable ? "true" : "false");
+    CK_ATTRIBUTE_TYPE type = kt == CKK_RSA ? CKA_PRIVATE_EXPONENT : CKA_VALUE;
+    const char *name = kt == CKK_RSA ? "CKA_PRIVATE_EXPONENT" : "CKA_VALUE";
+    unsigned char *value;
+    CK_ULONG len;
+    rv = get_attr(key, type, &value, &len);
+    if (rv != CKR_OK) {
+        printf("%s: C_GetAttributeValue returned %s, length %s\n", name, rv_name(rv),
+               len == (CK_ULONG)-1 ? "CK_UNAVAILABLE_INFORMATION" : "a number");
+        return EXIT_CHECK;
+    }
+    print_hex("secret", name, value, len);
+    free(value);
+    close_module();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die_usage("usage: p11drive import|watch|count|has-label|check-labels ...");
+        die_usage("usage: p11drive import|watch|count|has-label|check-labels|login|set-pin|"
+                  "init-token|genkey|read-secret ...");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "import"))
         return cmd_import(argc - 2, argv + 2);
@@ -450,6 +847,18 @@ int main(int argc, char **argv)
         return cmd_has_label(argv[2]);
     if (!strcmp(cmd, "check-labels") && argc == 3)
         return cmd_check_labels(argv[2]);
-    die_usage("usage: p11drive import|watch|count|has-label LABEL|check-labels FILE ...");
+    if (!strcmp(cmd, "login") && argc == 4)
+        return cmd_login(argv[2], argv[3]);
+    if (!strcmp(cmd, "set-pin") && argc == 4)
+        return cmd_set_pin(argv[2], argv[3]);
+    if (!strcmp(cmd, "init-token") && argc == 4)
+        return cmd_init_token(argv[2], argv[3]);
+    if (!strcmp(cmd, "genkey") && argc == 4)
+        return cmd_genkey(argv[2], argv[3]);
+    if (!strcmp(cmd, "read-secret") && argc == 3)
+        return cmd_read_secret(argv[2]);
+    die_usage("usage: p11drive import|watch|count|has-label LABEL|check-labels FILE|"
+              "login user|so PIN|set-pin OLD NEW|init-token SO_PIN LABEL|"
+              "genkey TYPE LABEL|read-secret LABEL ...");
     return EXIT_USAGE;
 }
