@@ -58,7 +58,10 @@ public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> C
 ///
 /// - Returns: `errSecSuccess`, or `errSecInternal` (as Apple returns) when the subject has no
 ///   common name; `commonName` is then `nil`.
-public func SecCertificateCopyCommonName(_ certificate: SecCertificate, _ commonName: UnsafeMutablePointer<CFString?>)
+@discardableResult
+public func SecCertificateCopyCommonName(
+    _ certificate: SecCertificate, _ commonName: UnsafeMutablePointer<CFString?>
+)
     -> OSStatus
 {
     guard let name = certificate.certificate.commonName else {
@@ -73,6 +76,7 @@ public func SecCertificateCopyCommonName(_ certificate: SecCertificate, _ common
 /// subject alternative name's; an empty array when there are none.
 ///
 /// - Returns: `errSecSuccess`.
+@discardableResult
 public func SecCertificateCopyEmailAddresses(
     _ certificate: SecCertificate, _ emailAddresses: UnsafeMutablePointer<CFArray?>
 ) -> OSStatus {

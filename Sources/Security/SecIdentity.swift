@@ -41,6 +41,7 @@ public func SecIdentityGetTypeID() -> CFTypeID { TypeIdentifier.identity }
 /// The identity's certificate.
 ///
 /// - Returns: `errSecSuccess`.
+@discardableResult
 public func SecIdentityCopyCertificate(
     _ identityRef: SecIdentity, _ certificateRef: UnsafeMutablePointer<SecCertificate?>
 ) -> OSStatus {
@@ -52,6 +53,7 @@ public func SecIdentityCopyCertificate(
 /// unlocked.
 ///
 /// - Returns: `errSecSuccess`.
+@discardableResult
 public func SecIdentityCopyPrivateKey(
     _ identityRef: SecIdentity, _ privateKeyRef: UnsafeMutablePointer<SecKey?>
 )

@@ -45,6 +45,7 @@ public let kSecImportItemIdentity: CFString = "identity"
 /// - Returns: `errSecSuccess`; `errSecAuthFailed` for a wrong password; `errSecDecode` for
 ///   data that is not PKCS#12; `errSecInteractionNotAllowed` when the keychain is locked;
 ///   `errSecParam` for unknown options.
+@discardableResult
 public func SecPKCS12Import(
     _ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>
 )

@@ -23,6 +23,9 @@ internal import Keychain
 //   while the keychain is unlocked (`SecKeychainUnlock`): locked, they match nothing, and
 //   adding one is `errSecInteractionNotAllowed`.
 // Internet passwords (`kSecClassInternetPassword`) are not implemented: `errSecUnimplemented`.
+//
+// The functions that return an OSStatus are `@discardableResult`, as C functions imported
+// into Swift are on Apple platforms, so that code which ignores a status compiles quietly.
 
 /// Adds an item to the default keychain.
 ///
@@ -30,9 +33,12 @@ internal import Keychain
 ///   `SecCertificate`) or `kSecValueData` (its DER); optionally `kSecAttrLabel` (default: the
 ///   subject summary) and `kSecAttrPublicKeyHash` (CKA_ID, default: the SHA-1 of the public
 ///   key). Other certificate attributes may be given but must agree with the certificate.
-/// - Keys (`kSecClassKey`): a private key held in memory as `kSecValueRef` (a `SecKey`),
-///   stored with its public key; optionally `kSecAttrLabel`, `kSecAttrApplicationTag`,
-///   `kSecAttrApplicationLabel`, `kSecAttrIsExtractable`, `kSecAttrIsSensitive`.
+/// - Keys (`kSecClassKey`): a key held in memory as `kSecValueRef` (a `SecKey`), or as
+///   `kSecValueData` (its external representation) with `kSecAttrKeyType` and
+///   `kSecAttrKeyClass`; optionally `kSecAttrLabel`, `kSecAttrApplicationTag`,
+///   `kSecAttrApplicationLabel`, `kSecAttrIsExtractable`, `kSecAttrIsSensitive`,
+///   `kSecAttrCan…`. A private key is stored with a public key object beside it (PKCS#11
+///   applications expect the pair), which has the label but not the tag.
 /// - Generic passwords (`kSecClassGenericPassword`): `kSecAttrService`, `kSecAttrAccount`,
 ///   the secret as `kSecValueData`, optionally `kSecAttrLabel` (default: the service).
 /// - Identities (`kSecClassIdentity`): an identity held in memory (from `SecPKCS12Import`
@@ -47,6 +53,7 @@ internal import Keychain
 ///   `errSecParam` for a bad dictionary; `errSecReadOnly`, `errSecNoSuchKeychain` or
 ///   `errSecNotAvailable` when the keychain cannot be written or opened
 ///   (`SecCopyErrorMessageString` says why).
+@discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return perform { () throws(KeychainError) in
@@ -88,6 +95,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 ///
 /// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches (never an empty
 ///   array); `errSecParam` for a bad query, or for `kSecReturn…` with a NULL `result`.
+@discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?)
     -> OSStatus
 {
@@ -139,6 +147,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 ///   when a password change would make two items with the same service and account;
 ///   `errSecParam` for a bad query or attributes (a `kSecReturn…` key, a limit other than all,
 ///   an attribute that cannot change), in which case nothing is changed.
+@discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
         let itemClass = try ItemClass(query, for: .update)
@@ -179,6 +188,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 ///
 /// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches; `errSecParam` for
 ///   a bad query (a `kSecReturn…` or `kSecMatch…` search key, a limit other than all).
+@discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
         switch try ItemClass(query, for: .delete) {

@@ -225,6 +225,7 @@ public enum SecKeyOperationType: Int, Sendable {
 ///   `errSecInteractionNotAllowed` when a permanent key cannot be stored because the keychain
 ///   is locked, `errSecUnimplemented` for `kSecAttrTokenID` (no Secure Enclave here).
 /// - Returns: The private key, or nil on failure.
+@discardableResult
 public func SecKeyCreateRandomKey(
     _ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 )

@@ -170,8 +170,10 @@ struct KeyItemRequest {
                 label: label, applicationTag: applicationTag, applicationLabel: applicationLabel,
                 usage: usage,
                 isSensitive: isSensitive ?? false, isExtractable: isExtractable ?? true)
-            let publicAttributes = NewKeyAttributes(
-                label: label, applicationTag: applicationTag, applicationLabel: applicationLabel)
+            // PKCS#11 keeps a key pair as two objects; Apple's keychain keeps the key added.
+            // The public object carries the label and key ID but not the tag, so that a query
+            // by tag finds the private key alone, as on Apple platforms.
+            let publicAttributes = NewKeyAttributes(label: label, applicationLabel: applicationLabel)
             item = try keychain.add(privateKey, privateKey: privateAttributes, publicKey: publicAttributes)
                 .privateKey
         }

@@ -34,6 +34,7 @@ public func SecKeychainGetTypeID() -> CFTypeID { TypeIdentifier.keychain }
 ///
 /// - Returns: `errSecSuccess`; `errSecNoSuchKeychain` or `errSecNotAvailable` when it cannot
 ///   be opened (`SecCopyErrorMessageString` says why).
+@discardableResult
 public func SecKeychainCopyDefault(_ keychain: UnsafeMutablePointer<SecKeychain?>) -> OSStatus {
     keychain.pointee = nil
     do throws(KeychainError) {
@@ -61,6 +62,7 @@ public func SecKeychainCopyDefault(_ keychain: UnsafeMutablePointer<SecKeychain?
 ///   a locked PIN; `errSecNotAvailable` when the keychain has no PIN yet;
 ///   `errSecInteractionNotAllowed` when `usePassword` is false; `errSecParam` for a NULL or
 ///   non-UTF-8 password.
+@discardableResult
 public func SecKeychainUnlock(
     _ keychain: SecKeychain?, _ passwordLength: UInt32, _ password: UnsafeRawPointer?, _ usePassword: Bool
 ) -> OSStatus {
@@ -85,6 +87,7 @@ public func SecKeychainUnlock(
 ///
 /// - Parameter keychain: The keychain, or nil for the default keychain.
 /// - Returns: `errSecSuccess`, or the error opening the default keychain.
+@discardableResult
 public func SecKeychainLock(_ keychain: SecKeychain?) -> OSStatus {
     do throws(KeychainError) {
         try resolve(keychain).lock()
@@ -98,6 +101,7 @@ public func SecKeychainLock(_ keychain: SecKeychain?) -> OSStatus {
 ///
 /// - Parameter keychain: The keychain, or nil for the default keychain.
 /// - Returns: `errSecSuccess`, or the error opening the default keychain.
+@discardableResult
 public func SecKeychainGetStatus(
     _ keychain: SecKeychain?, _ keychainStatus: UnsafeMutablePointer<SecKeychainStatus>
 )

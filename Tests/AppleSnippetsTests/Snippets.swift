@@ -10,6 +10,8 @@ import Security
 /// with anything `import Security` brings in.
 enum KeychainError: Error {
     case noCertificate
+    case noPassword
+    case unexpectedPasswordData
     case unhandledError(status: OSStatus)
 }
 
