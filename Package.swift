@@ -47,7 +47,8 @@ let package = Package(
         // Typed Swift API over KeychainCore; Foundation is allowed from here up (DESIGN §9).
         .target(name: "Keychain", dependencies: ["KeychainCore", "KeychainCrypto"]),
         // The command-line tool over Keychain; KeychainCore only to count the objects of every
-        // class a token holds (list-tokens), which the certificate-only Keychain API cannot see.
+        // class a token holds and read the PIN state of tokens not opened (list-tokens), and for
+        // the PIN length limits.
         .executableTarget(name: "p11keychain", dependencies: ["Keychain", "KeychainCore"]),
         // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.
         .target(name: "Security", dependencies: ["Keychain"]),

@@ -390,7 +390,7 @@ struct Selection {
     }
 
     /// Text a shell reads back as `text`.
-    private static func shellQuoted(_ text: String) -> String {
+    static func shellQuoted(_ text: String) -> String {
         let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "-_.@:/+=,".contains($0) }
         if plain, !text.isEmpty { return text }
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"

@@ -8,14 +8,20 @@ enum TokenCommands {
 
     static let listTokens = Command(
         name: "list-tokens", synopsis: "",
-        summary: "List the configured tokens: name, access, number of objects, store file",
+        summary: "List the configured tokens: name, access, objects, PINs, store file",
         notes: [
             """
             The tokens are the PKCS#11 module's slots, in slot order: login first, then the
             [token NAME] sections of the configuration file ($P11KEYCHAIN_CONF, else
             ~/.config/p11keychain/p11keychain.conf, else /etc/p11keychain/p11keychain.conf).
             A store not created yet shows "-" objects. With --token or --store, that one only.
+            """,
             """
+            PINS is none (certificates only, no PIN asked), SO (initialized: the security
+            officer's PIN is set), SO+user (a user PIN unlocks keys and passwords), or
+            SO+user(locked) when too many wrong PINs locked the user PIN (see: p11keychain
+            set-pin --reset). token-info shows one token in detail.
+            """,
         ],
         run: { invocation throws(Failure) in try list(invocation) })
 
@@ -42,37 +48,60 @@ enum TokenCommands {
                 }
             }
         }
-        var rows = [["NAME", "ACCESS", "OBJECTS", "STORE"]]
+        var rows = [["NAME", "ACCESS", "OBJECTS", "PINS", "STORE"]]
         for token in tokens {
             let exists = Files.exists(token.path)
             var access = token.readOnly ? "read-only" : "read-write"
             var objects = "-"
+            var pins = "-"
             if exists {
                 do {
                     objects = String(try objectCount(path: token.path, readOnly: token.readOnly))
                     if !token.readOnly, Token(configuration: token).isWriteProtected { access = "read-only" }
+                    pins = summary(of: try Token(configuration: token).authenticationState())
                 } catch {
                     objects = "?"
                     access = "unreadable"
+                    pins = "?"
                 }
             }
-            rows.append([token.name, access, objects, token.path + (exists ? "" : " (not created yet)")])
+            rows.append([
+                token.name, access, objects, pins, token.path + (exists ? "" : " (not created yet)"),
+            ])
         }
-        let widths = (0..<3).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }
+        let columns = 4
+        let widths = (0..<columns).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }
         let text = rows.map { row in
-            (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined()
-                + row[3]
+            (0..<columns).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined() + row[columns]
         }.joined(separator: "\n")
         Console.print(text + "\n")
     }
 
+    /// The PINS column: which PINs are set, and whether one is locked; no blanks.
+    private static func summary(of state: AuthenticationState) -> String {
+        guard state.hasSecurityOfficerPIN else { return state.hasUserPIN ? "user" : "none" }
+        var text = "SO" + (state.isSecurityOfficerPINLocked ? "(locked)" : "")
+        if state.hasUserPIN { text += "+user" + (state.isUserPINLocked ? "(locked)" : "") }
+        return text
+    }
+
     /// How many public objects of every class the store at `path` holds.
     ///
-    /// This is the one place the command reaches below `Keychain`: the Swift API sees only
-    /// certificates, and a token also holds what PKCS#11 applications store (data objects,
-    /// keys). The count is one index scan; no object is loaded.
+    /// One of the few places the command reaches below `Keychain` (with list-tokens' PIN
+    /// state and ``TokenLimits``): the Swift API sees only the kinds of item it models, and a
+    /// token also holds what PKCS#11 applications store (any data object or key). The count
+    /// is one index scan; no object is loaded.
     static func objectCount(path: String, readOnly: Bool) throws(KeychainCore.KeychainError) -> Int {
         let token = Token(configuration: TokenConfiguration(name: "", path: path, readOnly: readOnly))
         return try token.findObjects([.token: [1]], context: AccessContext(readWrite: false)).count
     }
+}
+
+/// The token's PIN rules, for checks made before a PIN reaches the token.
+enum TokenLimits {
+    /// The lengths a PIN may have, in bytes (CK_TOKEN_INFO's ulMinPinLen…ulMaxPinLen).
+    static var pinLengths: ClosedRange<Int> { Token.pinLengths }
+    /// Failed attempts after which a PIN locks.
+    static var maximumFailures: Int { Token.maximumFailures }
 }

@@ -92,7 +92,9 @@ enum Tool {
     static let globalOptions = [tokenOption, storeOption]
 
     /// Every command, in the order help lists them.
-    static let commands: [Command] = CertificateCommands.all + TokenCommands.all + ModuleCommands.all
+    static let commands: [Command] =
+        CertificateCommands.all + IdentityCommands.all + KeyCommands.all + PasswordCommands.all
+        + PINCommands.all + TokenCommands.all + ModuleCommands.all
 
     /// Runs the command line and returns the exit status: 0 success, 1 failure, 2 usage error.
     static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
@@ -200,8 +202,8 @@ enum Tool {
         var text = """
             usage: p11keychain [--token NAME | --store PATH] COMMAND [OPTIONS] [ARGUMENTS]
 
-            Manage the certificates of the p11keychain store, the one the PKCS#11 module
-            (libp11keychain-pkcs11.so) and the Swift API serve.
+            Manage the certificates, keys, identities and passwords of the p11keychain store,
+            the one the PKCS#11 module (libp11keychain-pkcs11.so) and the Swift API serve.
 
             commands:
 
@@ -217,8 +219,12 @@ enum Tool {
 
             `p11keychain help COMMAND` or `p11keychain COMMAND --help` describes one command.
 
-            exit status: 0 success; 1 failure (nothing matches, a bad file, a store error);
-            2 usage error (an unknown option, a missing value or argument).
+            Keys and passwords are private: the commands on them unlock the token with its
+            user PIN, from --pin, --pin-file, $P11KEYCHAIN_PIN, else asked on the terminal.
+            Certificates need no PIN. A new token has none: `p11keychain init` sets them.
+
+            exit status: 0 success; 1 failure (nothing matches, a bad file, a wrong or missing
+            PIN, a store error); 2 usage error (an unknown option, a missing value or argument).
 
             """
         return text

@@ -1,0 +1,310 @@
+import Foundation
+import Keychain
+
+/// The commands on key pairs: generate, find, delete. Private keys are private items, so
+/// each unlocks the keychain with the user PIN.
+enum KeyCommands {
+    static let all = [generateKey, findKey, deleteKey]
+
+    private static let label = Option(short: "l", value: "LABEL", help: "the key's label, exactly")
+    private static let id = Option(
+        long: "id", value: "HEX", help: "the key with this ID (CKA_ID) in hexadecimal, as find-key shows it")
+    private static let type = Option(long: "type", value: "TYPE", help: "rsa, ec or ed25519")
+
+    // MARK: generate-key
+
+    static let generateKey = Command(
+        name: "generate-key",
+        synopsis: "--type rsa|ec|ed25519 [--bits 2048|3072|4096] [--curve p256|p384|p521] -l LABEL",
+        summary: "Generate a key pair in the token; print its ID and PKCS#11 URI",
+        options: [
+            Option(long: "type", value: "TYPE", help: "rsa, ec or ed25519"),
+            Option(long: "bits", value: "BITS", help: "an RSA key's size: 2048 (default), 3072 or 4096"),
+            Option(long: "curve", value: "CURVE", help: "an EC key's curve: p256 (default), p384 or p521"),
+            Option(short: "l", value: "LABEL", help: "the label of both halves (required)"),
+        ] + PINs.unlockOptions,
+        notes: [
+            """
+            The private key never leaves the token: it is marked sensitive and not extractable,
+            and used through the PKCS#11 module by the URI printed, e.g.
+            openssl req -new -x509 -engine pkcs11 -keyform engine -key 'pkcs11:...;type=private'.
+            Its ID is the SHA-1 of the public key: a certificate issued for the key, once added,
+            pairs with it as an identity (see: find-identity).
+            """,
+            PINs.unlockNote,
+        ],
+        run: { invocation throws(Failure) in try generate(invocation) })
+
+    private static func generate(_ invocation: Invocation) throws(Failure) {
+        let algorithm = try requestedAlgorithm(invocation)
+        guard let label = invocation.value("l") else { throw .usage("say what to call the key: -l LABEL") }
+        let keychain = try invocation.unlockedKeychain()
+        let pair: KeyPair
+        do {
+            pair = try keychain.generateKeyPair(algorithm, label: label)
+        } catch {
+            throw Failure(error, doing: "cannot generate the key")
+        }
+        let tokenLabel = (try? keychain.authenticationStatus.label) ?? nil
+        let id = Format.hex(pair.privateKey.applicationLabel)
+        Console.print(
+            "generated \(describe(pair.privateKey.algorithm)) key pair \(Format.quoted(label)) "
+                + "in token \(Format.quoted(keychain.name))\n"
+                + "id:  \(id)\n"
+                + "uri: \(Format.pkcs11URI(token: tokenLabel ?? keychain.name, object: label, type: "private"))\n"
+        )
+    }
+
+    /// The algorithm --type, --bits and --curve ask for.
+    private static func requestedAlgorithm(_ invocation: Invocation) throws(Failure) -> KeyAlgorithm {
+        guard let typeName = invocation.value("type") else {
+            throw .usage("say which kind of key: --type rsa, ec or ed25519")
+        }
+        let type = try keyType(typeName)
+        let bits = invocation.value("bits")
+        let curve = invocation.value("curve")
+        if type != .rsa, bits != nil {
+            throw .usage(
+                "--bits is the size of an RSA key; \(type) keys take \(type == .ed25519 ? "none" : "--curve")"
+            )
+        }
+        if type != .ellipticCurve, curve != nil { throw .usage("--curve is for EC keys, not \(type) keys") }
+        switch type {
+        case .rsa:
+            guard let size = Int(bits ?? "2048"), [2048, 3072, 4096].contains(size) else {
+                throw .usage("--bits takes 2048, 3072 or 4096, not \(Format.quoted(bits ?? ""))")
+            }
+            return .rsa(bits: size)
+        case .ellipticCurve:
+            let name = (curve ?? "p256").lowercased().replacingOccurrences(of: "-", with: "")
+            switch name {
+            case "p256", "secp256r1", "prime256v1": return .p256
+            case "p384", "secp384r1": return .p384
+            case "p521", "secp521r1": return .p521
+            default: throw .usage("--curve takes p256, p384 or p521, not \(Format.quoted(curve ?? ""))")
+            }
+        case .ed25519:
+            return .ed25519
+        }
+    }
+
+    /// The key type a --type value names.
+    static func keyType(_ name: String) throws(Failure) -> KeyType {
+        switch name.lowercased() {
+        case "rsa": return .rsa
+        case "ec", "ecdsa": return .ellipticCurve
+        case "ed25519", "eddsa": return .ed25519
+        default: throw .usage("--type takes rsa, ec or ed25519, not \(Format.quoted(name))")
+        }
+    }
+
+    /// `RSA-2048`, `EC P-256`, `Ed25519`.
+    static func describe(_ algorithm: KeyAlgorithm) -> String {
+        switch algorithm.type {
+        case .rsa: "RSA-\(algorithm.sizeInBits)"
+        case .ellipticCurve: "EC P-\(algorithm.sizeInBits)"
+        case .ed25519: "Ed25519"
+        }
+    }
+
+    /// `RSA-2048`, `EC-P256`, `Ed25519`: a table cell without blanks.
+    private static func column(_ algorithm: KeyAlgorithm) -> String {
+        algorithm.type == .ellipticCurve ? "EC-P\(algorithm.sizeInBits)" : describe(algorithm)
+    }
+
+    // MARK: find-key
+
+    static let findKey = Command(
+        name: "find-key", synopsis: "[-l LABEL] [--id HEX] [--type rsa|ec|ed25519]",
+        summary: "List the keys that match: class, type, ID and label",
+        options: [label, id, type] + PINs.unlockOptions,
+        notes: [
+            """
+            With no criteria, every key matches: those made by generate-key or import, and those
+            PKCS#11 applications stored (pkcs11-tool --keypairgen, p11tool). The ID is what
+            delete-key --id and pkcs11-tool --id take. Private keys are listed once the
+            keychain is unlocked: when the token has a user PIN, the command asks for it. No
+            match is a failure (exit status 1).
+            """,
+            PINs.unlockNote,
+        ],
+        run: { invocation throws(Failure) in try find(invocation) })
+
+    private static func find(_ invocation: Invocation) throws(Failure) {
+        let selection = try KeySelection(invocation)
+        let keychain = try invocation.keychainUnlockedIfPINSet()
+        let keys = try selection.keys(in: keychain)
+        var rows = [["CLASS", "TYPE", "ID", "LABEL"]]
+        for key in keys {
+            rows.append([
+                key.keyClass == .private ? "private" : "public", column(key.algorithm),
+                key.applicationLabel.isEmpty ? "-" : Format.hex(key.applicationLabel), key.label,
+            ])
+        }
+        Console.print(Format.table(rows))
+    }
+
+    // MARK: delete-key
+
+    static let deleteKey = Command(
+        name: "delete-key", synopsis: "(-l LABEL | --id HEX) [-a]",
+        summary: "Delete the key pair that matches: its private and public key",
+        options: [
+            label, id,
+            Option(short: "a", help: "delete every matching key instead of refusing when several match"),
+        ] + PINs.unlockOptions,
+        notes: [
+            """
+            Exactly one key must match: its private and public halves are deleted (they share
+            the ID). When several keys match (labels need not be unique), nothing is deleted and
+            the command fails; delete by --id instead, or give -a to delete them all.
+            Certificates issued for the key are kept (see: delete-certificate). No match is a
+            failure (exit status 1).
+            """,
+            PINs.unlockNote,
+        ],
+        run: { invocation throws(Failure) in try delete(invocation) })
+
+    private static func delete(_ invocation: Invocation) throws(Failure) {
+        let selection = try KeySelection(invocation)
+        guard !selection.isEmpty else { throw .usage("say which key: -l LABEL or --id HEX") }
+        let keychain = try invocation.keychainUnlockedIfPINSet()
+        let matches = try selection.keys(in: keychain)
+        // One key is one public key: its two halves, whatever their labels.
+        var pairs: [[KeyItem]] = []
+        for key in matches {
+            if let index = pairs.firstIndex(where: { $0[0].publicKey == key.publicKey }) {
+                pairs[index].append(key)
+            } else {
+                pairs.append([key])
+            }
+        }
+        if pairs.count > 1, !invocation.flag("a") {
+            throw .failed(
+                "\(selection.description) matches \(pairs.count) keys and nothing was deleted (list them: "
+                    + "p11keychain find-key \(selection.arguments); then delete one with --id HEX, or all with -a)"
+            )
+        }
+        var text = ""
+        for pair in pairs {
+            let first = pair[0]
+            // The other half of the pair, should the selection have matched one half only.
+            var halves = pair
+            if !first.applicationLabel.isEmpty {
+                let sameID =
+                    (try? keychain.keys(matching: KeyQuery(applicationLabel: first.applicationLabel))) ?? []
+                for key in sameID where key.publicKey == first.publicKey && !halves.contains(key) {
+                    halves.append(key)
+                }
+            }
+            var deleted: [String] = []
+            for key in halves {
+                do {
+                    try keychain.delete(key)
+                } catch  where error.code == .itemNotFound {
+                    continue  // another process deleted it meanwhile: the goal is reached
+                } catch {
+                    throw Failure(error, doing: "cannot delete the key \(Format.quoted(key.label))")
+                }
+                deleted.append(key.keyClass == .private ? "private" : "public")
+            }
+            text +=
+                "deleted \(describe(first.algorithm)) key \(Format.quoted(first.label)) "
+                + "(id \(first.applicationLabel.isEmpty ? "none" : Format.hex(first.applicationLabel)); "
+                + "\(Set(deleted).sorted().joined(separator: " and ")) key)\n"
+        }
+        Console.print(text)
+    }
+}
+
+/// Which keys a command applies to, from its -l, --id and --type options.
+struct KeySelection {
+    private var query = KeyQuery()
+    private var terms: [String] = []
+    private var spelled: [String] = []
+
+    init(_ invocation: Invocation) throws(Failure) {
+        if let label = invocation.value("l") {
+            query.label = label
+            terms.append("label \(Format.quoted(label))")
+            spelled.append("-l \(Selection.shellQuoted(label))")
+        }
+        if let text = invocation.value("id") {
+            guard let bytes = Format.bytes(fromHex: text) else {
+                throw .usage("--id takes hexadecimal digits, not \(Format.quoted(text))")
+            }
+            query.applicationLabel = bytes
+            terms.append("id \(Format.hex(bytes))")
+            spelled.append("--id \(Format.hex(bytes))")
+        }
+        if let name = invocation.value("type") {
+            let type = try KeyCommands.keyType(name)
+            query.type = type
+            terms.append("type \(type)")
+            spelled.append("--type \(name.lowercased())")
+        }
+    }
+
+    /// True when no criterion was given: every key matches.
+    var isEmpty: Bool { terms.isEmpty }
+
+    /// The criteria for a message: `label "Web" and type EC`.
+    var description: String { terms.joined(separator: " and ") }
+
+    /// The criteria as find-key options, for a hint.
+    var arguments: String { spelled.joined(separator: " ") }
+
+    /// The matching keys, private ones first, each in the order they were added.
+    ///
+    /// - Throws: a failure when nothing matches, saying so and how to look.
+    func keys(in keychain: Keychain) throws(Failure) -> [KeyItem] {
+        let keys: [KeyItem]
+        do {
+            keys = try keychain.keys(matching: query)
+        } catch {
+            throw Failure(error, doing: "cannot search the keychain")
+        }
+        guard keys.isEmpty else {
+            return keys.filter { $0.keyClass == .private } + keys.filter { $0.keyClass == .public }
+        }
+        if isEmpty {
+            throw .failed(
+                "token \(Format.quoted(keychain.name)) has no keys "
+                    + "(make one: p11keychain generate-key --type ec -l LABEL)")
+        }
+        throw .failed("no key matches \(description) (list them: p11keychain find-key)")
+    }
+}
+
+extension Format {
+    /// Rows as columns padded to their widest cell, the last one unpadded (it may hold blanks).
+    static func table(_ rows: [[String]]) -> String {
+        guard let columns = rows.first?.count, columns > 0 else { return "" }
+        let widths = (0..<columns - 1).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }
+        return rows.map { row in
+            (0..<columns - 1).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined() + row[columns - 1] + "\n"
+        }.joined()
+    }
+
+    /// A PKCS#11 URI (RFC 7512) naming an object of a token by their labels. The token label
+    /// is cut to the 32 bytes CK_TOKEN_INFO holds, as the module shows it.
+    static func pkcs11URI(token: String, object: String, type: String) -> String {
+        var tokenBytes = Array(token.utf8)
+        if tokenBytes.count > 32 {
+            var end = 32
+            while end > 0, tokenBytes[end] & 0xC0 == 0x80 { end -= 1 }
+            tokenBytes = Array(tokenBytes[..<end])
+        }
+        return "pkcs11:token=\(uriEncoded(tokenBytes));object=\(uriEncoded(Array(object.utf8)));type=\(type)"
+    }
+
+    /// An RFC 7512 attribute value: unreserved characters as they are, every other byte
+    /// percent-encoded (as p11-kit writes them: safe in a shell word and in every parser).
+    private static func uriEncoded(_ bytes: [UInt8]) -> String {
+        let plain = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        return bytes.map { byte in
+            plain.contains(byte) ? String(UnicodeScalar(byte)) : "%" + hex([byte])
+        }.joined()
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Keychain
+
+/// Generic passwords (a secret filed under a service and an account), named and shaped like
+/// macOS `security(1)`'s commands. Each unlocks the keychain: passwords are private items.
+enum PasswordCommands {
+    static let all = [addGenericPassword, findGenericPassword, deleteGenericPassword]
+
+    private static let service = Option(short: "s", value: "SERVICE", help: "the service, exactly")
+    private static let account = Option(short: "a", value: "ACCOUNT", help: "the account, exactly")
+    private static let password = Option(
+        short: "w", value: "PASSWORD", help: "the password (other users may see it in ps: prefer the prompt)")
+    private static let passwordFile = Option(
+        long: "password-file", value: "FILE",
+        help: "read the password from the first line of FILE (- for stdin)")
+
+    // MARK: add-generic-password
+
+    static let addGenericPassword = Command(
+        name: "add-generic-password",
+        synopsis: "-s SERVICE -a ACCOUNT [-w PASSWORD | --password-file FILE] [-l LABEL] [-U]",
+        summary: "Add a password for a service and account (-U: or replace it)",
+        options: [
+            service, account, password, passwordFile,
+            Option(short: "l", value: "LABEL", help: "the item's label (default: the service)"),
+            Option(short: "U", help: "update the password (and label) if the service and account have one"),
+        ] + PINs.unlockOptions,
+        notes: [
+            """
+            A service and an account identify one password: adding a second fails and keeps the
+            first, unless -U is given. Without -w or --password-file the password is asked
+            twice on the terminal, without echo.
+            """,
+            PINs.unlockNote,
+        ],
+        run: { invocation throws(Failure) in try add(invocation) })
+
+    private static func add(_ invocation: Invocation) throws(Failure) {
+        guard let service = invocation.value("s"), let account = invocation.value("a") else {
+            throw .usage("say whose password it is: -s SERVICE and -a ACCOUNT")
+        }
+        let label = invocation.value("l")
+        let secret = Secret(
+            name: "password", option: password, fileOption: passwordFile, environmentVariable: nil,
+            prompt: "Password for \(Format.quoted(service)), account \(Format.quoted(account)): ")
+        // The password's options are read (and a file's errors reported) before the PIN is.
+        let given = try secret.given(invocation)
+        let keychain = try invocation.unlockedKeychain()
+        let value: String
+        if let given {
+            value = given
+        } else {
+            value = try secret.required(invocation, confirming: true)
+        }
+        let item = "service \(Format.quoted(service)), account \(Format.quoted(account))"
+        do {
+            let added = try keychain.addGenericPassword(
+                Array(value.utf8), service: service, account: account, label: label)
+            Console.print("added generic password \(Format.quoted(added.label)) (\(item))\n")
+            return
+        } catch  where error.code == .duplicateItem && invocation.flag("U") {
+            // Replaced below.
+        } catch  where error.code == .duplicateItem {
+            throw .failed(
+                "a password for \(item) is already stored; nothing was changed (replace it: add -U)")
+        } catch {
+            throw Failure(error, doing: "cannot add the password")
+        }
+        let updated: [GenericPasswordItem]
+        do {
+            updated = try keychain.updateGenericPasswords(
+                matching: GenericPasswordQuery(service: service, account: account),
+                setting: GenericPasswordChanges(label: label, password: Array(value.utf8)))
+        } catch {
+            throw Failure(error, doing: "cannot update the password")
+        }
+        guard let first = updated.first else {
+            throw .failed("the password for \(item) was deleted meanwhile; try again")
+        }
+        Console.print("updated generic password \(Format.quoted(first.label)) (\(item))\n")
+    }
+
+    // MARK: find-generic-password
+
+    static let findGenericPassword = Command(
+        name: "find-generic-password", synopsis: "-s SERVICE [-a ACCOUNT] [-w | -g]",
+        summary: "Show the generic password of a service (and account)",
+        options: [
+            service, account,
+            Option(short: "w", help: "print only the password"),
+            Option(short: "g", help: "show the password too"),
+        ] + PINs.unlockOptions,
+        notes: [
+            """
+            Shows the service, account and label of the first match; with -g also the password
+            (quoted, or in hexadecimal when it is not printable text). With -w only the
+            password is written, exactly its bytes, followed by a line break only when standard
+            output is a terminal: PASSWORD=$(p11keychain find-generic-password -s S -w).
+            No match is a failure (exit status 1).
+            """,
+            PINs.unlockNote,
+        ],
+        run: { invocation throws(Failure) in try find(invocation) })
+
+    private static func find(_ invocation: Invocation) throws(Failure) {
+        guard let service = invocation.value("s") else { throw .usage("say which service: -s SERVICE") }
+        if invocation.flag("w"), invocation.flag("g") {
+            throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
+        }
+        let account = invocation.value("a")
+        let keychain = try invocation.unlockedKeychain()
+        let found: GenericPasswordItem?
+        do {
+            found = try keychain.firstGenericPassword(
+                matching: GenericPasswordQuery(service: service, account: account))
+        } catch {
+            throw Failure(error, doing: "cannot search the keychain")
+        }
+        guard let item = found else {
+            throw .failed(
+                "no generic password for \(describe(service, account)) (add one: p11keychain "
+                    + "add-generic-password -s \(Selection.shellQuoted(service)) -a "
+                    + "\(account.map(Selection.shellQuoted) ?? "ACCOUNT"))")
+        }
+        let secret: [UInt8]
+        do {
+            secret = try keychain.password(for: item)
+        } catch {
+            throw Failure(error, doing: "cannot read the password")
+        }
+        if invocation.flag("w") {
+            Console.write(
+                secret + (Console.isTerminal(Console.output) ? [UInt8(ascii: "\n")] : []), to: Console.output)
+            return
+        }
+        var fields = [("service", item.service), ("account", item.account), ("label", item.label)]
+        if invocation.flag("g") { fields.append(("password", shown(secret))) }
+        let width = (fields.map(\.0.count).max() ?? 0) + 2
+        Console.print(
+            fields.map { name, value in
+                (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value + "\n"
+            }.joined())
+    }
+
+    /// A password for -g: quoted text, or `0x…` hexadecimal when it is not printable UTF-8.
+    private static func shown(_ secret: [UInt8]) -> String {
+        if let text = String(bytes: secret, encoding: .utf8),
+            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            return Format.quoted(text)
+        }
+        return "0x" + Format.hex(secret)
+    }
+
+    // MARK: delete-generic-password
+
+    static let deleteGenericPassword = Command(
+        name: "delete-generic-password", synopsis: "-s SERVICE [-a ACCOUNT]",
+        summary: "Delete the generic password of a service (and account)",
+        options: [service, account] + PINs.unlockOptions,
+        notes: [
+            """
+            Exactly one password must match: when the service has passwords for several
+            accounts, nothing is deleted and the command fails; say which with -a ACCOUNT.
+            No match is a failure (exit status 1).
+            """,
+            PINs.unlockNote,
+        ],
+        run: { invocation throws(Failure) in try delete(invocation) })
+
+    private static func delete(_ invocation: Invocation) throws(Failure) {
+        guard let service = invocation.value("s") else { throw .usage("say which service: -s SERVICE") }
+        let account = invocation.value("a")
+        let keychain = try invocation.unlockedKeychain()
+        let matches: [GenericPasswordItem]
+        do {
+            matches = try keychain.genericPasswords(
+                matching: GenericPasswordQuery(service: service, account: account, limit: .maximum(2)))
+        } catch {
+            throw Failure(error, doing: "cannot search the keychain")
+        }
+        guard let item = matches.first else {
+            throw .failed("no generic password for \(describe(service, account))")
+        }
+        guard matches.count == 1 else {
+            throw .failed(
+                "service \(Format.quoted(service)) has passwords for several accounts and nothing was deleted "
+                    + "(say which: -a ACCOUNT)")
+        }
+        do {
+            try keychain.deleteGenericPasswords(
+                matching: GenericPasswordQuery(persistentReference: item.persistentReference))
+        } catch {
+            throw Failure(error, doing: "cannot delete the password")
+        }
+        Console.print(
+            "deleted generic password \(Format.quoted(item.label)) "
+                + "(service \(Format.quoted(item.service)), account \(Format.quoted(item.account)))\n")
+    }
+
+    /// `service "S"` or `service "S" and account "A"`.
+    private static func describe(_ service: String, _ account: String?) -> String {
+        "service \(Format.quoted(service))" + (account.map { " and account \(Format.quoted($0))" } ?? "")
+    }
+}
