@@ -51,9 +51,6 @@ enum IdentityCommands {
     private static func importFile(_ invocation: Invocation) throws(Failure) {
         guard let file = invocation.operands.first else { throw .usage("missing FILE") }
         let name = file == "-" ? "standard input" : file
-        if file == "-", [PINs.pinFile, passphraseFile].contains(where: { invocation.value($0.key) == "-" }) {
-            throw .usage("standard input cannot hold both the PKCS#12 file and a PIN or passphrase")
-        }
         let bytes = try Files.read(file)
         let secret = Secret(
             name: "passphrase", option: passphrase, fileOption: passphraseFile,

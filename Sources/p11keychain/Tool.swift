@@ -166,6 +166,15 @@ enum Tool {
         if arguments.value(tokenOption.key) != nil, arguments.value(storeOption.key) != nil {
             throw .usage("--token and --store choose the keychain two ways; give one")
         }
+        // A file option or operand of `-` reads standard input, which holds one thing only.
+        let readers =
+            command.options.filter { $0.long?.hasSuffix("-file") == true && arguments.value($0.key) == "-" }
+            .map(\.name) + (arguments.operands.contains("-") ? [command.operands.name] : [])
+        if readers.count > 1 {
+            throw .usage(
+                "\(readers.joined(separator: " and ")) cannot \(readers.count == 2 ? "both" : "all") read "
+                    + "standard input (-); give one")
+        }
         let count = arguments.operands.count
         let operands = command.operands
         if count < operands.minimum {

@@ -51,6 +51,9 @@ struct IdentityCommandTests {
         #expect(noPassphrase.failed(with: 1))
         #expect(noPassphrase.error.contains("P11KEYCHAIN_P12_PASSPHRASE"))
         #expect(try sandbox.p11keychain("import").failed(with: 2))
+        let twice = try sandbox.p11keychain("import", "-", "--passphrase-file", "-")
+        #expect(twice.failed(with: 2))
+        #expect(twice.error.contains("--passphrase-file and FILE cannot both read standard input"))
     }
 
     @Test(
