@@ -175,7 +175,6 @@ enum Terminal {
     /// afterwards, and also when Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends the program while
     /// it waits.
     static func readSecret(prompt: String) throws(Failure) -> String {
-        Console.write(Array(prompt.utf8), to: Console.error)
         var settings = termios()
         guard tcgetattr(0, &settings) == 0 else {
             throw .failed("cannot read the terminal's settings: \(Files.reason())")
@@ -193,6 +192,8 @@ enum Terminal {
         guard tcsetattr(0, TCSANOW, &quiet) == 0 else {
             throw .failed("cannot turn off the terminal's echo: \(Files.reason())")
         }
+        // Only now: whatever is typed once the question shows is not echoed.
+        Console.write(Array(prompt.utf8), to: Console.error)
         guard let line = readLineBytes() else {
             Console.write(Array("\n".utf8), to: Console.error)
             throw .failed("nothing was typed (end of input)")

@@ -224,10 +224,13 @@ struct PasswordCommandTests {
         let sandbox = try Sandbox()
         try sandbox.initializeToken()
         let command = "'\(Built.program)' add-generic-password -s svc -a me"
-        let differ = try sandbox.onTerminal(command, typing: ["first try", "second try"])
+        let question = "Password for \"svc\", account \"me\": "
+        let differ = try sandbox.onTerminal(
+            command, answering: [(question, "first try\n"), ("Retype the password: ", "second try\n")])
         #expect(differ.status == 1, "\(differ.output)")
         #expect(differ.output.contains("differ; nothing was changed"))
-        let added = try sandbox.onTerminal(command, typing: ["typed secret", "typed secret"])
+        let added = try sandbox.onTerminal(
+            command, answering: [(question, "typed secret\n"), ("Retype the password: ", "typed secret\n")])
         #expect(added.status == 0, "\(added.output)")
         #expect(added.output.contains("Password for \"svc\", account \"me\": "))
         #expect(added.output.contains("Retype the password: "))

@@ -220,7 +220,8 @@ struct PINCommandTests {
                 "add-generic-password", "-s", "svc", "-a", "me", "-w", "pw", "--pin", PIN.user
             ).status == 0)
         let outcome = try sandbox.onTerminal(
-            "'\(Built.program)' find-generic-password -s svc", typing: [PIN.user])
+            "'\(Built.program)' find-generic-password -s svc",
+            answering: [("PIN for token \"login\": ", PIN.user + "\n")])
         #expect(outcome.status == 0, "\(outcome.output)")
         #expect(outcome.output.contains("PIN for token \"login\": "))
         #expect(outcome.output.contains("account: me"))
@@ -259,14 +260,20 @@ struct PINCommandTests {
         let sandbox = try Sandbox()
         try sandbox.initializeToken()
         #expect(try sandbox.p11keychain("add-certificates", Fixture.ca.path).status == 0)
-        let refused = try sandbox.onTerminal("'\(Built.program)' init", typing: ["no"])
+        let refused = try sandbox.onTerminal(
+            "'\(Built.program)' init", answering: [("Type yes to go on: ", "no\n")])
         #expect(refused.status == 1, "\(refused.output)")
         #expect(refused.output.contains("erases every certificate, key and password"))
         #expect(refused.output.contains("not confirmed; nothing was changed"))
         #expect(try sandbox.p11keychain("find-certificate").status == 0)
         sandbox.environment["P11KEYCHAIN_PIN"] = nil
         let confirmed = try sandbox.onTerminal(
-            "'\(Built.program)' init", typing: ["yes", PIN.securityOfficer, ""])
+            "'\(Built.program)' init",
+            answering: [
+                ("Type yes to go on: ", "yes\n"),
+                ("SO PIN for token \"login\": ", PIN.securityOfficer + "\n"),
+                ("(Enter for none): ", "\n"),
+            ])
         #expect(confirmed.status == 0, "\(confirmed.output)")
         #expect(confirmed.output.contains("SO PIN for token \"login\": "))
         #expect(confirmed.output.contains("New user PIN for token \"login\" (Enter for none): "))

@@ -76,13 +76,22 @@ extension Sandbox {
     }
 
     /// Runs `command` (a shell command line) on a terminal: script(1) gives it one, and what
-    /// script prints is what the terminal showed. Each input line is typed a second after the
-    /// one before, so that it reaches the terminal once the program is waiting for it (with
-    /// its echo off, for a secret). A timeout ends a program that waits for more.
-    func onTerminal(_ command: String, typing lines: [String]) throws -> Outcome {
-        let typing = lines.map { "sleep 1; printf '%s\\n' '\($0)'" }.joined(separator: "; ")
+    /// script prints is what the terminal showed. Each answer is typed once its question shows
+    /// in script's transcript: the program turns echo off before it asks for a secret, so
+    /// nothing typed then is echoed, however slowly the program starts. Questions and answers
+    /// hold no single quote. A timeout ends a program that waits for more.
+    func onTerminal(_ command: String, answering answers: [(question: String, typed: String)]) throws
+        -> Outcome
+    {
+        let transcript = path + "/.typescript-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: transcript) }
+        let typing = answers.map { question, typed in
+            "i=0; until grep -qF -- '\(question)' '\(transcript)' 2>/dev/null; do "
+                + "i=$((i + 1)); [ $i -gt 600 ] && exit 0; sleep 0.1; done; printf '%s' '\(typed)'; "
+        }.joined()
         return try run(
-            "/bin/sh", ["-c", "(\(typing); sleep 1) | timeout 60 script -qec \"\(command)\" /dev/null"])
+            "/bin/sh",
+            ["-c", "(\(typing)sleep 1) | timeout 90 script -qefc \"\(command)\" '\(transcript)'"])
     }
 
     /// True when script(1) is there to give a command a terminal.
