@@ -93,6 +93,26 @@ struct KeyCommandTests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultStore))
     }
 
+    @Test("the URI names the token by its label, percent-encoded, and p11tool finds the key by it")
+    func uriFindsTheKey() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/p11tool") else { return }
+        let sandbox = try Sandbox()
+        let initialized = try sandbox.p11keychain(
+            "init", "--label", "My Token", "--so-pin", PIN.securityOfficer, "--pin", PIN.user)
+        #expect(initialized.status == 0, "\(initialized.error)")
+        let generated = try sandbox.p11keychain(
+            "generate-key", "--type", "ec", "-l", "web key/1", "--pin", PIN.user)
+        #expect(generated.status == 0, "\(generated.error)")
+        let uri = "pkcs11:token=My%20Token;object=web%20key%2F1;type=private"
+        #expect(generated.output.hasSuffix("uri: \(uri)\n"), "\(generated.output)")
+        let listed = try sandbox.run(
+            "/usr/bin/p11tool",
+            ["--provider", Built.module, "--batch", "--login", "--set-pin", PIN.user, "--list-privkeys", uri])
+        #expect(listed.status == 0, "\(listed.error)")
+        #expect(listed.output.contains("Label: web key/1"), "\(listed.output)")
+        #expect(listed.output.components(separatedBy: "Object ").count == 2, "one key: \(listed.output)")
+    }
+
     @Test("a key made by pkcs11-tool --keypairgen is listed by find-key and deleted by delete-key --id")
     func keyFromPKCS11Tool() throws {
         guard Sandbox.hasPKCS11Tool else { return }
