@@ -131,10 +131,14 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     public var serialNumberDER: [UInt8] { parsed.serialNumber }
 
     /// The start of the validity period (notBefore).
-    public var notValidBefore: Date { Date(timeIntervalSince1970: TimeInterval(parsed.notBefore.secondsSince1970)) }
+    public var notValidBefore: Date {
+        Date(timeIntervalSince1970: TimeInterval(parsed.notBefore.secondsSince1970))
+    }
 
     /// The end of the validity period (notAfter).
-    public var notValidAfter: Date { Date(timeIntervalSince1970: TimeInterval(parsed.notAfter.secondsSince1970)) }
+    public var notValidAfter: Date {
+        Date(timeIntervalSince1970: TimeInterval(parsed.notAfter.secondsSince1970))
+    }
 
     /// Whether `date` lies in the validity period, both ends included.
     public func isValid(at date: Date = Date()) -> Bool {

@@ -18,7 +18,8 @@ public struct CertificateItem: Hashable, Sendable {
 
     /// Creates an item value. Items come from a ``Keychain``; this initializer is for tests
     /// and for code that builds expected values.
-    public init(certificate: Certificate, label: String, publicKeyHash: [UInt8], persistentReference: [UInt8]) {
+    public init(certificate: Certificate, label: String, publicKeyHash: [UInt8], persistentReference: [UInt8])
+    {
         self.certificate = certificate
         self.label = label
         self.publicKeyHash = publicKeyHash

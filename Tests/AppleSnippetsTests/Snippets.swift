@@ -45,12 +45,13 @@ func retrieveCertificate(label: String) throws -> SecCertificate {
 
 /// "Searching for Keychain Items": every certificate's attributes and data.
 func certificateSummaries() throws -> [String] {
-    let query = [
-        kSecClass: kSecClassCertificate,
-        kSecMatchLimit: kSecMatchLimitAll,
-        kSecReturnAttributes: true,
-        kSecReturnData: true,
-    ] as CFDictionary
+    let query =
+        [
+            kSecClass: kSecClassCertificate,
+            kSecMatchLimit: kSecMatchLimitAll,
+            kSecReturnAttributes: true,
+            kSecReturnData: true,
+        ] as CFDictionary
     var items: CFTypeRef?
     let status = SecItemCopyMatching(query, &items)
     guard status != errSecItemNotFound else { throw KeychainError.noCertificate }
@@ -103,7 +104,9 @@ func certificate(persistentReference: Data) -> SecCertificate? {
 }
 
 /// The certificate accessors, as Apple's samples call them.
-func describeCertificate(_ certificate: SecCertificate) -> (commonName: String?, emails: [String], serial: Data?, der: Data) {
+func describeCertificate(_ certificate: SecCertificate) -> (
+    commonName: String?, emails: [String], serial: Data?, der: Data
+) {
     var commonName: CFString?
     let status = SecCertificateCopyCommonName(certificate, &commonName)
     var emailAddresses: CFArray?
@@ -111,7 +114,9 @@ func describeCertificate(_ certificate: SecCertificate) -> (commonName: String?,
     var error: Unmanaged<CFError>?
     let serial = SecCertificateCopySerialNumberData(certificate, &error) as Data?
     let data = SecCertificateCopyData(certificate) as Data
-    return (status == errSecSuccess ? commonName as String? : nil, emailAddresses as? [String] ?? [], serial, data)
+    return (
+        status == errSecSuccess ? commonName as String? : nil, emailAddresses as? [String] ?? [], serial, data
+    )
 }
 
 /// "Updating and Deleting Keychain Items".
@@ -124,7 +129,9 @@ func renameCertificate(from oldLabel: String, to newLabel: String) throws {
 }
 
 func deleteCertificate(_ certificate: SecCertificate) throws {
-    let query: [String: Any] = [kSecClass as String: kSecClassCertificate, kSecValueRef as String: certificate]
+    let query: [String: Any] = [
+        kSecClass as String: kSecClassCertificate, kSecValueRef as String: certificate,
+    ]
     let status = SecItemDelete(query as CFDictionary)
     guard status == errSecSuccess || status == errSecItemNotFound else {
         throw KeychainError.unhandledError(status: status)

@@ -9,7 +9,8 @@ import Testing
 /// Runs `body` with a fresh default keychain (P11KEYCHAIN_DIR, P11KEYCHAIN_CONF=/dev/null),
 /// holding the environment lock every test target of the package takes (they share a process).
 private func withDefaultKeychain(_ body: () throws -> Void) throws {
-    let lock = open(NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+    let lock = open(
+        NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
     guard lock >= 0 else { throw KeychainError.noCertificate }
     defer { close(lock) }
     flock(lock, LOCK_EX)
@@ -18,7 +19,9 @@ private func withDefaultKeychain(_ body: () throws -> Void) throws {
     guard let made = mkdtemp(&template) else { throw KeychainError.noCertificate }
     let directory = String(cString: made)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map { ($0, getenv($0).map { String(cString: $0) }) }
+    let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map {
+        ($0, getenv($0).map { String(cString: $0) })
+    }
     defer {
         for (name, value) in saved {
             if let value { setenv(name, value, 1) } else { unsetenv(name) }

@@ -8,7 +8,8 @@ import Testing
 
 /// Expects `body` to throw a `KeychainError` with `code` whose message contains `text`.
 func expectError(
-    _ code: KeychainError.Code, containing text: String = "", sourceLocation: SourceLocation = #_sourceLocation,
+    _ code: KeychainError.Code, containing text: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> Void
 ) {
     do {
@@ -16,7 +17,9 @@ func expectError(
         Issue.record("expected error \(code), got success", sourceLocation: sourceLocation)
     } catch let error as KeychainError {
         #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
-        #expect(text.isEmpty || error.message.contains(text), "message: \(error.message)", sourceLocation: sourceLocation)
+        #expect(
+            text.isEmpty || error.message.contains(text), "message: \(error.message)",
+            sourceLocation: sourceLocation)
     } catch {
         Issue.record("expected KeychainError, got \(error)", sourceLocation: sourceLocation)
     }
@@ -91,7 +94,8 @@ struct OpeningTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let configuration = directory.path + "/p11keychain.conf"
-        let text = "[token Work]\npath = \(directory.path)/work.sqlite3\n[token Archive]\npath = \(directory.path)/archive.sqlite3\nread-only = yes\n"
+        let text =
+            "[token Work]\npath = \(directory.path)/work.sqlite3\n[token Archive]\npath = \(directory.path)/archive.sqlite3\nread-only = yes\n"
         #expect(FileManager.default.createFile(atPath: configuration, contents: Data(text.utf8)))
         try withKeychainEnvironment(configuration: configuration) { home in
             let work = try Keychain(tokenNamed: "Work")
@@ -102,7 +106,9 @@ struct OpeningTests {
             #expect(tokens.map(\.name) == ["login", "Work", "Archive"])
             #expect(tokens[0].path == home + "/login.sqlite3")
             #expect(tokens[2].isReadOnly)
-            expectError(.noSuchKeychain, containing: "login, Work, Archive") { _ = try Keychain(tokenNamed: "Nope") }
+            expectError(.noSuchKeychain, containing: "login, Work, Archive") {
+                _ = try Keychain(tokenNamed: "Nope")
+            }
         }
     }
 
@@ -136,10 +142,12 @@ struct AddingTests {
     @Test("a caller's label and key identifier win")
     func addWithLabelAndID() throws {
         try withTemporaryKeychain { keychain, _ in
-            let item = try keychain.add(Fixture.bob.certificate, label: "My Certificate", publicKeyHash: [1, 2, 3])
+            let item = try keychain.add(
+                Fixture.bob.certificate, label: "My Certificate", publicKeyHash: [1, 2, 3])
             #expect(item.label == "My Certificate")
             #expect(item.publicKeyHash == [1, 2, 3])
-            #expect(try keychain.firstCertificate(matching: CertificateQuery(publicKeyHash: [1, 2, 3])) == item)
+            #expect(
+                try keychain.firstCertificate(matching: CertificateQuery(publicKeyHash: [1, 2, 3])) == item)
         }
     }
 
@@ -211,19 +219,40 @@ struct FindingTests {
                 ("label", CertificateQuery(label: "Bob Example"), [bob]),
                 ("subject DER", CertificateQuery(subject: alice.certificate.subjectDER), [alice]),
                 ("issuer DER", CertificateQuery(issuer: ca.certificate.subjectDER), items),
-                ("serial content with its leading 00", CertificateQuery(serialNumber: [0x00, 0x80, 0xA1, 0xB2, 0xC3]), [alice]),
-                ("issuer and serial", CertificateQuery(issuer: ca.certificate.subjectDER, serialNumber: [2]), [bob]),
+                (
+                    "serial content with its leading 00",
+                    CertificateQuery(serialNumber: [0x00, 0x80, 0xA1, 0xB2, 0xC3]), [alice]
+                ),
+                (
+                    "issuer and serial",
+                    CertificateQuery(issuer: ca.certificate.subjectDER, serialNumber: [2]), [bob]
+                ),
                 ("public-key hash", CertificateQuery(publicKeyHash: bob.certificate.publicKeyHash), [bob]),
-                ("subject key identifier", CertificateQuery(subjectKeyIdentifier: alice.certificate.subjectKeyIdentifier), [alice]),
+                (
+                    "subject key identifier",
+                    CertificateQuery(subjectKeyIdentifier: alice.certificate.subjectKeyIdentifier), [alice]
+                ),
                 ("subject contains, any case", CertificateQuery(subjectContains: "alice EXAMPLE"), [alice]),
-                ("subject contains an organisation", CertificateQuery(subjectContains: "p11keychain tests"), items),
+                (
+                    "subject contains an organisation",
+                    CertificateQuery(subjectContains: "p11keychain tests"), items
+                ),
                 ("subject e-mail", CertificateQuery(emailAddress: "ALICE@example.org"), [alice]),
                 ("alternative-name e-mail", CertificateQuery(emailAddress: "alice.alt@example.org"), [alice]),
                 ("valid now", CertificateQuery(validOn: Date()), items),
-                ("SHA-1 fingerprint", CertificateQuery(sha1Fingerprint: bob.certificate.sha1Fingerprint), [bob]),
-                ("SHA-256 fingerprint", CertificateQuery(sha256Fingerprint: ca.certificate.sha256Fingerprint), [ca]),
+                (
+                    "SHA-1 fingerprint", CertificateQuery(sha1Fingerprint: bob.certificate.sha1Fingerprint),
+                    [bob]
+                ),
+                (
+                    "SHA-256 fingerprint",
+                    CertificateQuery(sha256Fingerprint: ca.certificate.sha256Fingerprint), [ca]
+                ),
                 ("exact certificate", CertificateQuery(certificate: alice.certificate), [alice]),
-                ("persistent reference", CertificateQuery(persistentReference: bob.persistentReference), [bob]),
+                (
+                    "persistent reference", CertificateQuery(persistentReference: bob.persistentReference),
+                    [bob]
+                ),
                 ("two criteria", CertificateQuery(label: "Bob Example", subjectContains: "alice"), []),
             ]
             for (name, query, expected) in cases {
@@ -261,7 +290,9 @@ struct FindingTests {
             #expect(two == Array(items.prefix(2)))
             let first = try keychain.firstCertificate(matching: CertificateQuery(serialNumber: [2]))
             #expect(first == items[2])
-            expectError(.parameter) { _ = try keychain.certificates(matching: CertificateQuery(limit: .maximum(0))) }
+            expectError(.parameter) {
+                _ = try keychain.certificates(matching: CertificateQuery(limit: .maximum(0)))
+            }
         }
     }
 
@@ -272,10 +303,12 @@ struct FindingTests {
             let item = try keychain.add(printable)
             #expect(printable.normalizedSubjectSequence != printable.subjectDER)
             #expect(
-                try keychain.certificates(matching: CertificateQuery(subject: printable.normalizedSubjectSequence)) == [item])
+                try keychain.certificates(
+                    matching: CertificateQuery(subject: printable.normalizedSubjectSequence)) == [item])
             #expect(
                 try keychain.certificates(
-                    matching: CertificateQuery(issuer: printable.normalizedIssuerSequence, serialNumber: [9])) == [item])
+                    matching: CertificateQuery(issuer: printable.normalizedIssuerSequence, serialNumber: [9]))
+                    == [item])
         }
     }
 }
@@ -287,12 +320,16 @@ struct ChangingTests {
         try withTemporaryKeychain { keychain, _ in
             try keychain.add(contentsOf: [Fixture.alice.certificate, Fixture.bob.certificate], label: "team")
             let updated = try keychain.updateCertificates(
-                matching: CertificateQuery(label: "team"), setting: CertificateChanges(label: "renamed", publicKeyHash: [9]))
+                matching: CertificateQuery(label: "team"),
+                setting: CertificateChanges(label: "renamed", publicKeyHash: [9]))
             #expect(updated.count == 2)
             #expect(try keychain.certificates(matching: CertificateQuery(label: "renamed")) == updated)
             #expect(try keychain.certificates(matching: CertificateQuery(label: "team")).isEmpty)
             #expect(try keychain.certificates(matching: CertificateQuery(publicKeyHash: [9])).count == 2)
-            #expect(try keychain.updateCertificates(matching: CertificateQuery(label: "none"), setting: CertificateChanges(label: "x")).isEmpty)
+            #expect(
+                try keychain.updateCertificates(
+                    matching: CertificateQuery(label: "none"), setting: CertificateChanges(label: "x")
+                ).isEmpty)
         }
     }
 
@@ -329,7 +366,10 @@ struct ChangingTests {
             let items = try keychain.add(contentsOf: [
                 Fixture.ca.certificate, Fixture.alice.certificate, Fixture.bob.certificate,
             ])
-            #expect(try keychain.deleteCertificates(matching: CertificateQuery(issuer: items[0].certificate.subjectDER, limit: .maximum(2))) == 2)
+            #expect(
+                try keychain.deleteCertificates(
+                    matching: CertificateQuery(issuer: items[0].certificate.subjectDER, limit: .maximum(2)))
+                    == 2)
             #expect(try keychain.certificates() == [items[2]])
             #expect(try keychain.deleteCertificates(matching: CertificateQuery(label: "nobody")) == 0)
         }
@@ -392,7 +432,9 @@ struct CertificateTests {
             expectError(.decode) { _ = try Certificate(derEncoded: bad) }
         }
         expectError(.decode) { _ = try Certificate(pemEncoded: "no PEM here") }
-        expectError(.decode) { _ = try Certificate(pemEncoded: "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n") }
+        expectError(.decode) {
+            _ = try Certificate(pemEncoded: "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n")
+        }
     }
 
     @Test("PEM bundles decode in order and PEM round-trips")

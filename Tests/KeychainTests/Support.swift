@@ -51,7 +51,9 @@ func withKeychainEnvironment(configuration: String = "/dev/null", _ body: (Strin
     try EnvironmentLock.withLock {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map { ($0, getenv($0).map { String(cString: $0) }) }
+        let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map {
+            ($0, getenv($0).map { String(cString: $0) })
+        }
         defer {
             for (name, value) in saved {
                 if let value { setenv(name, value, 1) } else { unsetenv(name) }
@@ -68,7 +70,9 @@ func withKeychainEnvironment(configuration: String = "/dev/null", _ body: (Strin
 /// share no code still exclude each other.
 enum EnvironmentLock {
     static func withLock<T>(_ body: () throws -> T) throws -> T {
-        let fd = open(NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let fd = open(
+            NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC,
+            0o600)
         guard fd >= 0 else { throw KeychainError(.io, "cannot open the environment lock file") }
         defer { close(fd) }
         flock(fd, LOCK_EX)

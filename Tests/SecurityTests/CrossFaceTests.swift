@@ -12,16 +12,19 @@ struct CrossFaceTests {
         try withDefaultKeychain { directory in
             let status = SecItemAdd(
                 [
-                    kSecClass as String: kSecClassCertificate, kSecValueRef as String: try Fixture.alice.certificate,
+                    kSecClass as String: kSecClassCertificate,
+                    kSecValueRef as String: try Fixture.alice.certificate,
                     kSecAttrLabel as String: "My Certificate",
                 ] as CFDictionary, nil)
             #expect(status == errSecSuccess)
-            let listing = try p11tool(["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory)
+            let listing = try p11tool(
+                ["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory)
             #expect(listing.status == 0, "\(listing.output)")
             #expect(listing.output.contains("Label: My Certificate"), "\(listing.output)")
             #expect(listing.output.contains("type=cert"), "\(listing.output)")
             // CKA_ID is the public-key hash, shown by p11tool as the ID.
-            let hash = try Fixture.alice.publicKeyHash.map { String(format: "%02x", $0) }.joined(separator: ":")
+            let hash = try Fixture.alice.publicKeyHash.map { String(format: "%02x", $0) }.joined(
+                separator: ":")
             #expect(listing.output.contains("ID: \(hash)"), "\(listing.output)")
         }
     }
@@ -47,7 +50,8 @@ struct CrossFaceTests {
             let alice = try Fixture.alice.certificate
             #expect(attributes[kSecValueRef as String] as? SecCertificate == alice)
             #expect(attributes[kSecAttrLabel as String] as? String == "written by p11tool")
-            #expect(attributes[kSecAttrSerialNumber as String] as? Data == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
+            #expect(
+                attributes[kSecAttrSerialNumber as String] as? Data == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
             #expect(attributes[kSecAttrIssuer as String] as? Data == (try Fixture.ca.subjectDER))
             #expect(attributes[kSecAttrSubject as String] as? Data == (try Fixture.alice.subjectDER))
             #expect(attributes[kSecAttrPublicKeyHash as String] as? Data == (try Fixture.alice.publicKeyHash))
@@ -61,9 +65,15 @@ struct CrossFaceTests {
     func secItemDeleteIsVisibleToP11tool() throws {
         try withDefaultKeychain { directory in
             #expect(try add(.bob, label: "short-lived") == errSecSuccess)
-            #expect(try p11tool(["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory).output.contains("short-lived"))
-            #expect(SecItemDelete([kSecClass as String: kSecClassCertificate, kSecAttrLabel as String: "short-lived"] as CFDictionary) == errSecSuccess)
-            let listing = try p11tool(["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory)
+            #expect(
+                try p11tool(["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory).output
+                    .contains("short-lived"))
+            #expect(
+                SecItemDelete(
+                    [kSecClass as String: kSecClassCertificate, kSecAttrLabel as String: "short-lived"]
+                        as CFDictionary) == errSecSuccess)
+            let listing = try p11tool(
+                ["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory)
             #expect(!listing.output.contains("short-lived"), "\(listing.output)")
         }
     }
@@ -71,7 +81,8 @@ struct CrossFaceTests {
     @Test("the example program stores Examples/sample.cer as \"My Certificate\" and prints its summary")
     func exampleProgram() throws {
         try withDefaultKeychain { directory in
-            let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                .deletingLastPathComponent()
                 .appendingPathComponent("store-certificate-example").path
             guard FileManager.default.fileExists(atPath: executable) else {
                 Issue.record("no \(executable): build it with `swift build`")
@@ -83,7 +94,9 @@ struct CrossFaceTests {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: executable)
                 process.arguments = [sample]
-                process.environment = ["P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "HOME": directory]
+                process.environment = [
+                    "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "HOME": directory,
+                ]
                 let pipe = Pipe()
                 process.standardOutput = pipe
                 try process.run()
@@ -93,7 +106,8 @@ struct CrossFaceTests {
                 #expect(output.contains(expected), "\(output)")
                 #expect(output.contains("Subject summary: p11keychain Sample"), "\(output)")
             }
-            let listing = try p11tool(["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory)
+            let listing = try p11tool(
+                ["--list-all-certs", "pkcs11:token=login"], keychainDirectory: directory)
             #expect(listing.output.contains("Label: My Certificate"), "\(listing.output)")
         }
     }

@@ -22,7 +22,8 @@ struct CopyMatchingTests {
             #expect(added == [errSecSuccess, errSecSuccess])
             var item: CFTypeRef?
             let status = SecItemCopyMatching(
-                query([kSecAttrLabel as String: "team", kSecReturnRef as String: true]) as CFDictionary, &item)
+                query([kSecAttrLabel as String: "team", kSecReturnRef as String: true]) as CFDictionary, &item
+            )
             #expect(status == errSecSuccess)
             #expect(!(item is NSArray))
             let alice = try Fixture.alice.certificate
@@ -37,7 +38,8 @@ struct CopyMatchingTests {
             for limit in [kSecMatchLimitAll as Any, 5, NSNumber(value: 2)] {
                 var item: CFTypeRef?
                 let status = SecItemCopyMatching(
-                    query([kSecMatchLimit as String: limit, kSecReturnRef as String: true]) as CFDictionary, &item)
+                    query([kSecMatchLimit as String: limit, kSecReturnRef as String: true]) as CFDictionary,
+                    &item)
                 #expect(status == errSecSuccess)
                 let certificates = item as? [SecCertificate]
                 #expect(certificates == [try Fixture.alice.certificate], "limit \(limit)")
@@ -46,7 +48,8 @@ struct CopyMatchingTests {
             var item: CFTypeRef?
             #expect(
                 SecItemCopyMatching(
-                    query([kSecMatchLimit as String: 1, kSecReturnRef as String: true]) as CFDictionary, &item)
+                    query([kSecMatchLimit as String: 1, kSecReturnRef as String: true]) as CFDictionary, &item
+                )
                     == errSecSuccess)
             #expect(item is SecCertificate)
         }
@@ -70,7 +73,9 @@ struct CopyMatchingTests {
             #expect(SecItemDelete(certificateClass as CFDictionary) == errSecSuccess)
             var item: CFTypeRef?
             #expect(
-                SecItemCopyMatching(query([kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnData as String: true]) as CFDictionary, &item)
+                SecItemCopyMatching(
+                    query([kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnData as String: true])
+                        as CFDictionary, &item)
                     == errSecItemNotFound)
         }
     }
@@ -86,7 +91,9 @@ struct CopyMatchingTests {
             ]
             var item: CFTypeRef?
             #expect(
-                SecItemCopyMatching(query(returns.merging([kSecMatchLimit as String: kSecMatchLimitAll]) { $1 }) as CFDictionary, &item)
+                SecItemCopyMatching(
+                    query(returns.merging([kSecMatchLimit as String: kSecMatchLimitAll]) { $1 })
+                        as CFDictionary, &item)
                     == errSecSuccess)
             let dictionaries = try #require(item as? [[String: Any]])
             #expect(dictionaries.count == 2)
@@ -109,17 +116,25 @@ struct CopyMatchingTests {
         try withDefaultKeychain { _ in
             try add(.alice, label: "Alice")
             var data: CFTypeRef?
-            #expect(SecItemCopyMatching(query([kSecReturnData as String: true]) as CFDictionary, &data) == errSecSuccess)
+            #expect(
+                SecItemCopyMatching(query([kSecReturnData as String: true]) as CFDictionary, &data)
+                    == errSecSuccess)
             #expect(data as? Data == Fixture.alice.der)
             #expect(CFGetTypeID(data) == CFDataGetTypeID())
 
             var reference: CFTypeRef?
-            #expect(SecItemCopyMatching(query([kSecReturnPersistentRef as String: true]) as CFDictionary, &reference) == errSecSuccess)
+            #expect(
+                SecItemCopyMatching(
+                    query([kSecReturnPersistentRef as String: true]) as CFDictionary, &reference)
+                    == errSecSuccess)
             let persistent = try #require(reference as? Data)
             var found: CFTypeRef?
             #expect(
                 SecItemCopyMatching(
-                    [kSecClass as String: kSecClassCertificate, kSecValuePersistentRef as String: persistent, kSecReturnRef as String: true] as CFDictionary,
+                    [
+                        kSecClass as String: kSecClassCertificate,
+                        kSecValuePersistentRef as String: persistent, kSecReturnRef as String: true,
+                    ] as CFDictionary,
                     &found) == errSecSuccess)
             #expect(found as? SecCertificate == (try Fixture.alice.certificate))
             #expect(CFGetTypeID(found) == SecCertificateGetTypeID())
@@ -131,13 +146,18 @@ struct CopyMatchingTests {
         try withDefaultKeychain { _ in
             try add(.alice)
             var item: CFTypeRef?
-            #expect(SecItemCopyMatching(query([kSecReturnAttributes as String: true]) as CFDictionary, &item) == errSecSuccess)
+            #expect(
+                SecItemCopyMatching(query([kSecReturnAttributes as String: true]) as CFDictionary, &item)
+                    == errSecSuccess)
             let attributes = try #require(item as? [String: Any])
             let alice = try Fixture.alice.certificate
             #expect(attributes[kSecClass as String] as? String == kSecClassCertificate)
             #expect(attributes[kSecAttrLabel as String] as? String == "Alice Example")
-            #expect(attributes[kSecAttrSerialNumber as String] as? Data == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
-            #expect(attributes[kSecAttrSerialNumber as String] as? Data == SecCertificateCopySerialNumberData(alice, nil))
+            #expect(
+                attributes[kSecAttrSerialNumber as String] as? Data == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
+            #expect(
+                attributes[kSecAttrSerialNumber as String] as? Data
+                    == SecCertificateCopySerialNumberData(alice, nil))
             #expect(attributes[kSecAttrIssuer as String] as? Data == (try Fixture.ca.subjectDER))
             #expect(attributes[kSecAttrSubject as String] as? Data == (try Fixture.alice.subjectDER))
             #expect((attributes[kSecAttrPublicKeyHash as String] as? Data)?.count == 20)
@@ -155,7 +175,9 @@ struct CopyMatchingTests {
             #expect(SecItemCopyMatching(certificateClass as CFDictionary, &item) == errSecSuccess)
             #expect(item == nil)
             #expect(SecItemCopyMatching(certificateClass as CFDictionary, nil) == errSecSuccess)
-            #expect(SecItemCopyMatching(query([kSecAttrLabel as String: "x"]) as CFDictionary, nil) == errSecItemNotFound)
+            #expect(
+                SecItemCopyMatching(query([kSecAttrLabel as String: "x"]) as CFDictionary, nil)
+                    == errSecItemNotFound)
         }
     }
 
@@ -169,12 +191,14 @@ struct CopyMatchingTests {
         }
     }
 
-    @Test("every attribute and search key finds exactly its certificates", arguments: [
-        "serial content", "issuer DER", "issuer and serial", "subject DER", "normalized subject",
-        "normalized issuer", "public-key hash", "subject key ID", "certificate type 3",
-        "certificate type 1", "encoding", "subject contains", "valid now", "valid in 1970",
-        "valid now as kCFNull", "value ref", "value data", "label",
-    ])
+    @Test(
+        "every attribute and search key finds exactly its certificates",
+        arguments: [
+            "serial content", "issuer DER", "issuer and serial", "subject DER", "normalized subject",
+            "normalized issuer", "public-key hash", "subject key ID", "certificate type 3",
+            "certificate type 1", "encoding", "subject contains", "valid now", "valid in 1970",
+            "valid now as kCFNull", "value ref", "value data", "label",
+        ])
     func searchKeys(_ name: String) throws {
         try withDefaultKeychain { _ in
             for fixture in [Fixture.ca, .alice, .bob, .printable] { try add(fixture) }
@@ -183,21 +207,39 @@ struct CopyMatchingTests {
             let all: [Fixture] = [.ca, .alice, .bob, .printable]
             let (keys, expected): ([String: Any], [Fixture]) =
                 switch name {
-                case "serial content": ([kSecAttrSerialNumber as String: Data([0x00, 0x80, 0xA1, 0xB2, 0xC3])], [.alice])
-                case "issuer DER": ([kSecAttrIssuer as String: try Fixture.ca.subjectDER], [.ca, .alice, .bob])
+                case "serial content":
+                    ([kSecAttrSerialNumber as String: Data([0x00, 0x80, 0xA1, 0xB2, 0xC3])], [.alice])
+                case "issuer DER":
+                    ([kSecAttrIssuer as String: try Fixture.ca.subjectDER], [.ca, .alice, .bob])
                 case "issuer and serial":
-                    ([kSecAttrIssuer as String: try Fixture.ca.subjectDER, kSecAttrSerialNumber as String: Data([2])], [.bob])
+                    (
+                        [
+                            kSecAttrIssuer as String: try Fixture.ca.subjectDER,
+                            kSecAttrSerialNumber as String: Data([2]),
+                        ], [.bob]
+                    )
                 case "subject DER": ([kSecAttrSubject as String: try Fixture.alice.subjectDER], [.alice])
                 case "normalized subject":
-                    ([kSecAttrSubject as String: SecCertificateCopyNormalizedSubjectSequence(printable) as Any], [.printable])
+                    (
+                        [
+                            kSecAttrSubject as String: SecCertificateCopyNormalizedSubjectSequence(printable)
+                                as Any
+                        ], [.printable]
+                    )
                 case "normalized issuer":
-                    ([kSecAttrIssuer as String: SecCertificateCopyNormalizedIssuerSequence(alice) as Any], [.ca, .alice, .bob])
-                case "public-key hash": ([kSecAttrPublicKeyHash as String: try Fixture.bob.publicKeyHash], [.bob])
-                case "subject key ID": ([kSecAttrSubjectKeyID as String: try Fixture.alice.subjectKeyID], [.alice])
+                    (
+                        [kSecAttrIssuer as String: SecCertificateCopyNormalizedIssuerSequence(alice) as Any],
+                        [.ca, .alice, .bob]
+                    )
+                case "public-key hash":
+                    ([kSecAttrPublicKeyHash as String: try Fixture.bob.publicKeyHash], [.bob])
+                case "subject key ID":
+                    ([kSecAttrSubjectKeyID as String: try Fixture.alice.subjectKeyID], [.alice])
                 case "certificate type 3": ([kSecAttrCertificateType as String: 3], [.ca, .alice])
                 case "certificate type 1": ([kSecAttrCertificateType as String: 1], [.bob, .printable])
                 case "encoding": ([kSecAttrCertificateEncoding as String: 3], all)
-                case "subject contains": ([kSecMatchSubjectContains as String: "EXAMPLE"], [.alice, .bob, .printable])
+                case "subject contains":
+                    ([kSecMatchSubjectContains as String: "EXAMPLE"], [.alice, .bob, .printable])
                 case "valid now": ([kSecMatchValidOnDate as String: Date()], all)
                 case "valid in 1970": ([kSecMatchValidOnDate as String: Date(timeIntervalSince1970: 0)], [])
                 case "valid now as kCFNull": ([kSecMatchValidOnDate as String: NSNull()], all)
@@ -208,7 +250,9 @@ struct CopyMatchingTests {
                 }
             var item: CFTypeRef?
             let status = SecItemCopyMatching(
-                query(keys.merging([kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnRef as String: true]) { $1 })
+                query(
+                    keys.merging([kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnRef as String: true])
+                    { $1 })
                     as CFDictionary, &item)
             if expected.isEmpty {
                 #expect(status == errSecItemNotFound)
@@ -227,7 +271,8 @@ struct AddTests {
     func addByData() throws {
         try withDefaultKeychain { _ in
             let status = SecItemAdd(
-                query([kSecValueData as String: Fixture.bob.der, kSecAttrLabel as String: "by data"]) as CFDictionary, nil)
+                query([kSecValueData as String: Fixture.bob.der, kSecAttrLabel as String: "by data"])
+                    as CFDictionary, nil)
             #expect(status == errSecSuccess)
             #expect(storedLabels() == ["by data"])
         }
@@ -248,7 +293,8 @@ struct AddTests {
             var result: CFTypeRef?
             let status = SecItemAdd(
                 query([
-                    kSecValueRef as String: try Fixture.alice.certificate, kSecAttrPublicKeyHash as String: Data([1, 2, 3]),
+                    kSecValueRef as String: try Fixture.alice.certificate,
+                    kSecAttrPublicKeyHash as String: Data([1, 2, 3]),
                     kSecReturnAttributes as String: true, kSecReturnRef as String: true,
                 ]) as CFDictionary, &result)
             #expect(status == errSecSuccess)
@@ -264,7 +310,8 @@ struct AddTests {
             let statuses = [try add(.alice, label: "first"), try add(.alice, label: "second")]
             #expect(statuses == [errSecSuccess, errSecDuplicateItem])
             #expect(
-                SecItemAdd(query([kSecValueData as String: Fixture.alice.der]) as CFDictionary, nil) == errSecDuplicateItem)
+                SecItemAdd(query([kSecValueData as String: Fixture.alice.der]) as CFDictionary, nil)
+                    == errSecDuplicateItem)
             #expect(storedLabels() == ["first"])
         }
     }
@@ -277,7 +324,9 @@ struct AddTests {
             #expect(SecCertificateCreateWithData(nil, Data(Fixture.alice.der.dropLast()) as CFData) == nil)
             let pem = try Data(contentsOf: URL(fileURLWithPath: Fixture.alice.pemPath))
             #expect(SecCertificateCreateWithData(nil, pem as CFData) == nil, "PEM is not DER")
-            #expect(SecItemAdd(query([kSecValueData as String: Data("junk".utf8)]) as CFDictionary, nil) == errSecDecode)
+            #expect(
+                SecItemAdd(query([kSecValueData as String: Data("junk".utf8)]) as CFDictionary, nil)
+                    == errSecDecode)
             #expect(storedLabels().isEmpty)
         }
     }
@@ -286,7 +335,8 @@ struct AddTests {
     func nullResultPointer() throws {
         try withDefaultKeychain { _ in
             let status = SecItemAdd(
-                query([kSecValueRef as String: try Fixture.alice.certificate, kSecReturnRef as String: true]) as CFDictionary, nil)
+                query([kSecValueRef as String: try Fixture.alice.certificate, kSecReturnRef as String: true])
+                    as CFDictionary, nil)
             #expect(status == errSecParam)
             #expect(storedLabels().isEmpty)
         }
@@ -303,13 +353,17 @@ struct UpdateDeleteTests {
             try add(.ca)
             let status = SecItemUpdate(
                 query([kSecAttrLabel as String: "team"]) as CFDictionary,
-                [kSecAttrLabel as String: "renamed", kSecAttrPublicKeyHash as String: Data([7])] as CFDictionary)
+                [kSecAttrLabel as String: "renamed", kSecAttrPublicKeyHash as String: Data([7])]
+                    as CFDictionary)
             #expect(status == errSecSuccess)
             #expect(storedLabels() == ["renamed", "renamed", "p11keychain Test CA"])
             var item: CFTypeRef?
             #expect(
                 SecItemCopyMatching(
-                    query([kSecAttrPublicKeyHash as String: Data([7]), kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnRef as String: true])
+                    query([
+                        kSecAttrPublicKeyHash as String: Data([7]),
+                        kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnRef as String: true,
+                    ])
                         as CFDictionary, &item) == errSecSuccess)
             #expect((item as? [SecCertificate])?.count == 2)
         }
@@ -320,15 +374,19 @@ struct UpdateDeleteTests {
         try withDefaultKeychain { _ in
             try add(.alice)
             #expect(
-                SecItemUpdate(query([kSecAttrLabel as String: "nobody"]) as CFDictionary, [kSecAttrLabel as String: "x"] as CFDictionary)
+                SecItemUpdate(
+                    query([kSecAttrLabel as String: "nobody"]) as CFDictionary,
+                    [kSecAttrLabel as String: "x"] as CFDictionary)
                     == errSecItemNotFound)
         }
     }
 
-    @Test("SecItemUpdate refuses what it cannot do, and changes nothing", arguments: [
-        "return key", "limit one", "numeric limit", "search key", "subject change", "value change",
-        "unknown change key", "class change", "wrong type change",
-    ])
+    @Test(
+        "SecItemUpdate refuses what it cannot do, and changes nothing",
+        arguments: [
+            "return key", "limit one", "numeric limit", "search key", "subject change", "value change",
+            "unknown change key", "class change", "wrong type change",
+        ])
     func updateRefuses(_ name: String) throws {
         try withDefaultKeychain { _ in
             try add(.alice, label: "before")
@@ -360,15 +418,20 @@ struct UpdateDeleteTests {
             try add(.bob, label: "team")
             #expect(SecItemDelete(query([kSecAttrLabel as String: "team"]) as CFDictionary) == errSecSuccess)
             #expect(storedLabels() == ["p11keychain Test CA"])
-            #expect(SecItemDelete(query([kSecAttrLabel as String: "team"]) as CFDictionary) == errSecItemNotFound)
-            #expect(SecItemDelete([kSecValueRef as String: try Fixture.ca.certificate] as CFDictionary) == errSecSuccess)
+            #expect(
+                SecItemDelete(query([kSecAttrLabel as String: "team"]) as CFDictionary) == errSecItemNotFound)
+            #expect(
+                SecItemDelete([kSecValueRef as String: try Fixture.ca.certificate] as CFDictionary)
+                    == errSecSuccess)
             #expect(storedLabels().isEmpty)
         }
     }
 
-    @Test("SecItemDelete refuses return keys, limits other than all and search keys, and deletes nothing", arguments: [
-        "return key", "limit one", "subject contains", "valid on date",
-    ])
+    @Test(
+        "SecItemDelete refuses return keys, limits other than all and search keys, and deletes nothing",
+        arguments: [
+            "return key", "limit one", "subject contains", "valid on date",
+        ])
     func deleteRefuses(_ name: String) throws {
         try withDefaultKeychain { _ in
             try add(.alice)
@@ -381,7 +444,9 @@ struct UpdateDeleteTests {
                 }
             #expect(SecItemDelete(query(extra) as CFDictionary) == errSecParam)
             #expect(storedLabels() == ["Alice Example"])
-            #expect(SecItemDelete(query([kSecMatchLimit as String: kSecMatchLimitAll]) as CFDictionary) == errSecSuccess)
+            #expect(
+                SecItemDelete(query([kSecMatchLimit as String: kSecMatchLimitAll]) as CFDictionary)
+                    == errSecSuccess)
         }
     }
 }
@@ -390,43 +455,59 @@ struct UpdateDeleteTests {
 struct BadDictionaryTests {
     /// Runs all four calls with `dictionary` and expects `status` from each, nothing stored
     /// and nothing changed.
-    func expectEveryCall(_ dictionary: [String: Any], _ status: OSStatus, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectEveryCall(
+        _ dictionary: [String: Any], _ status: OSStatus, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         try withDefaultKeychain { _ in
             try add(.bob)
             var item: CFTypeRef?
-            #expect(SecItemAdd(dictionary as CFDictionary, nil) == status, "SecItemAdd", sourceLocation: sourceLocation)
-            #expect(SecItemCopyMatching(dictionary as CFDictionary, &item) == status, "SecItemCopyMatching", sourceLocation: sourceLocation)
+            #expect(
+                SecItemAdd(dictionary as CFDictionary, nil) == status, "SecItemAdd",
+                sourceLocation: sourceLocation)
+            #expect(
+                SecItemCopyMatching(dictionary as CFDictionary, &item) == status, "SecItemCopyMatching",
+                sourceLocation: sourceLocation)
             #expect(item == nil, sourceLocation: sourceLocation)
             #expect(
-                SecItemUpdate(dictionary as CFDictionary, [kSecAttrLabel as String: "changed"] as CFDictionary) == status,
+                SecItemUpdate(
+                    dictionary as CFDictionary, [kSecAttrLabel as String: "changed"] as CFDictionary)
+                    == status,
                 "SecItemUpdate", sourceLocation: sourceLocation)
-            #expect(SecItemDelete(dictionary as CFDictionary) == status, "SecItemDelete", sourceLocation: sourceLocation)
+            #expect(
+                SecItemDelete(dictionary as CFDictionary) == status, "SecItemDelete",
+                sourceLocation: sourceLocation)
             #expect(storedLabels() == ["Bob Example"], sourceLocation: sourceLocation)
         }
     }
 
     @Test("a missing kSecClass is errSecParam for every call")
     func missingClass() throws {
-        try expectEveryCall([kSecAttrLabel as String: "Bob Example", kSecValueData as String: Fixture.alice.der], errSecParam)
+        try expectEveryCall(
+            [kSecAttrLabel as String: "Bob Example", kSecValueData as String: Fixture.alice.der], errSecParam)
     }
 
     @Test("an unknown key is errSecParam for every call")
     func unknownKey() throws {
-        try expectEveryCall(query([kSecValueData as String: Fixture.alice.der, "acct": "someone"]), errSecParam)
+        try expectEveryCall(
+            query([kSecValueData as String: Fixture.alice.der, "acct": "someone"]), errSecParam)
     }
 
     @Test("an unknown class is errSecNoSuchClass; internet passwords are errSecUnimplemented")
     func classes() throws {
         try expectEveryCall([kSecClass as String: "nonsense"], errSecNoSuchClass)
-        try expectEveryCall([kSecClass as String: kSecClassInternetPassword, kSecAttrLabel as String: "x"], errSecUnimplemented)
+        try expectEveryCall(
+            [kSecClass as String: kSecClassInternetPassword, kSecAttrLabel as String: "x"],
+            errSecUnimplemented)
         try expectEveryCall([kSecClass as String: 42], errSecParam)
     }
 
-    @Test("a value of the wrong type is errSecParam and nothing is stored or changed", arguments: [
-        "label number", "subject string", "serial array", "return string", "limit word", "limit zero",
-        "limit negative", "limit boolean", "value ref data", "valid date string", "type string",
-        "contains number", "persistent ref string", "optional none",
-    ])
+    @Test(
+        "a value of the wrong type is errSecParam and nothing is stored or changed",
+        arguments: [
+            "label number", "subject string", "serial array", "return string", "limit word", "limit zero",
+            "limit negative", "limit boolean", "value ref data", "valid date string", "type string",
+            "contains number", "persistent ref string", "optional none",
+        ])
     func wrongValueTypes(_ name: String) throws {
         let bad: [String: Any] =
             switch name {
@@ -451,27 +532,38 @@ struct BadDictionaryTests {
             #expect(SecItemCopyMatching(query(bad) as CFDictionary, &item) == errSecParam)
             #expect(SecItemDelete(query(bad) as CFDictionary) == errSecParam)
             #expect(
-                SecItemAdd(query(bad.merging([kSecValueData as String: Fixture.alice.der]) { $1 }) as CFDictionary, nil)
+                SecItemAdd(
+                    query(bad.merging([kSecValueData as String: Fixture.alice.der]) { $1 }) as CFDictionary,
+                    nil)
                     == errSecParam)
             #expect(storedLabels() == ["Bob Example"])
         }
     }
 
-    @Test("contradictory keys are errSecParam and nothing is stored", arguments: [
-        "ref and data differ", "limit in add", "search key in add", "subject disagrees", "serial disagrees",
-        "persistent ref in add", "no certificate in add",
-    ])
+    @Test(
+        "contradictory keys are errSecParam and nothing is stored",
+        arguments: [
+            "ref and data differ", "limit in add", "search key in add", "subject disagrees",
+            "serial disagrees",
+            "persistent ref in add", "no certificate in add",
+        ])
     func contradictions(_ name: String) throws {
         try withDefaultKeychain { _ in
             let alice = try Fixture.alice.certificate
             let attributes: [String: Any] =
                 switch name {
-                case "ref and data differ": [kSecValueRef as String: alice, kSecValueData as String: Fixture.bob.der]
-                case "limit in add": [kSecValueRef as String: alice, kSecMatchLimit as String: kSecMatchLimitOne]
-                case "search key in add": [kSecValueRef as String: alice, kSecMatchSubjectContains as String: "Alice"]
-                case "subject disagrees": [kSecValueRef as String: alice, kSecAttrSubject as String: try Fixture.bob.subjectDER]
-                case "serial disagrees": [kSecValueRef as String: alice, kSecAttrSerialNumber as String: Data([1])]
-                case "persistent ref in add": [kSecValueRef as String: alice, kSecValuePersistentRef as String: Data([1])]
+                case "ref and data differ":
+                    [kSecValueRef as String: alice, kSecValueData as String: Fixture.bob.der]
+                case "limit in add":
+                    [kSecValueRef as String: alice, kSecMatchLimit as String: kSecMatchLimitOne]
+                case "search key in add":
+                    [kSecValueRef as String: alice, kSecMatchSubjectContains as String: "Alice"]
+                case "subject disagrees":
+                    [kSecValueRef as String: alice, kSecAttrSubject as String: try Fixture.bob.subjectDER]
+                case "serial disagrees":
+                    [kSecValueRef as String: alice, kSecAttrSerialNumber as String: Data([1])]
+                case "persistent ref in add":
+                    [kSecValueRef as String: alice, kSecValuePersistentRef as String: Data([1])]
                 default: [kSecAttrLabel as String: "nothing to add"]
                 }
             #expect(SecItemAdd(query(attributes) as CFDictionary, nil) == errSecParam)
@@ -480,7 +572,8 @@ struct BadDictionaryTests {
             var item: CFTypeRef?
             #expect(
                 SecItemCopyMatching(
-                    query([kSecValueRef as String: alice, kSecValueData as String: Fixture.bob.der]) as CFDictionary, &item)
+                    query([kSecValueRef as String: alice, kSecValueData as String: Fixture.bob.der])
+                        as CFDictionary, &item)
                     == errSecParam)
         }
     }
@@ -500,7 +593,9 @@ struct KeychainLocationTests {
             let message = SecCopyErrorMessageString(status, nil) as String?
             #expect(message?.contains(blocker + "/login.sqlite3") == true, "\(message ?? "nil")")
             var item: CFTypeRef?
-            #expect(SecItemCopyMatching(query([kSecReturnRef as String: true]) as CFDictionary, &item) == errSecNoSuchKeychain)
+            #expect(
+                SecItemCopyMatching(query([kSecReturnRef as String: true]) as CFDictionary, &item)
+                    == errSecNoSuchKeychain)
         }
     }
 
@@ -509,7 +604,8 @@ struct KeychainLocationTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = directory + "/p11keychain.conf"
-        #expect(FileManager.default.createFile(atPath: configuration, contents: Data("\n\nnonsense = 1\n".utf8)))
+        #expect(
+            FileManager.default.createFile(atPath: configuration, contents: Data("\n\nnonsense = 1\n".utf8)))
         try withDefaultKeychain(configuration: configuration) { _ in
             let status = try add(.alice)
             #expect(status == errSecNotAvailable)
@@ -557,7 +653,8 @@ struct KeychainLocationTests {
             #expect(SecCopyErrorMessageString(status, nil)?.contains("write-protected") == true)
             #expect(SecItemDelete(certificateClass as CFDictionary) == errSecReadOnly)
             #expect(
-                SecItemUpdate(certificateClass as CFDictionary, [kSecAttrLabel as String: "x"] as CFDictionary)
+                SecItemUpdate(
+                    certificateClass as CFDictionary, [kSecAttrLabel as String: "x"] as CFDictionary)
                     == errSecReadOnly)
             #expect(storedLabels() == ["Alice Example"])
         }
@@ -627,7 +724,11 @@ struct CertificateTests {
             errSecDuplicateItem, errSecItemNotFound, errSecInvalidItemRef, errSecNoSuchClass,
             errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode, errSecInternal,
         ]
-        #expect(codes == [0, -4, -34, -36, -50, -108, -25291, -25292, -25293, -25294, -25295, -25299, -25300, -25304, -25306, -25308, -25309, -26275, -26276])
+        #expect(
+            codes == [
+                0, -4, -34, -36, -50, -108, -25291, -25292, -25293, -25294, -25295, -25299, -25300, -25304,
+                -25306, -25308, -25309, -26275, -26276,
+            ])
         for code in codes {
             #expect(SecCopyErrorMessageString(code, nil)?.isEmpty == false)
         }

@@ -52,7 +52,9 @@ func withDefaultKeychain(configuration: String = "/dev/null", _ body: (String) t
     try EnvironmentLock.withLock {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map { ($0, getenv($0).map { String(cString: $0) }) }
+        let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map {
+            ($0, getenv($0).map { String(cString: $0) })
+        }
         defer {
             for (name, value) in saved {
                 if let value { setenv(name, value, 1) } else { unsetenv(name) }
@@ -69,7 +71,9 @@ func withDefaultKeychain(configuration: String = "/dev/null", _ body: (String) t
 /// share no code still exclude each other.
 enum EnvironmentLock {
     static func withLock<T>(_ body: () throws -> T) throws -> T {
-        let fd = open(NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let fd = open(
+            NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC,
+            0o600)
         guard fd >= 0 else { throw FixtureError(message: "cannot open the environment lock file") }
         defer { close(fd) }
         flock(fd, LOCK_EX)
@@ -81,7 +85,9 @@ enum EnvironmentLock {
 /// Adds a fixture certificate to the default keychain, optionally with a label.
 @discardableResult
 func add(_ fixture: Fixture, label: String? = nil) throws -> OSStatus {
-    var attributes: [String: Any] = [kSecClass as String: kSecClassCertificate, kSecValueRef as String: try fixture.certificate]
+    var attributes: [String: Any] = [
+        kSecClass as String: kSecClassCertificate, kSecValueRef as String: try fixture.certificate,
+    ]
     if let label { attributes[kSecAttrLabel as String] = label }
     return SecItemAdd(attributes as CFDictionary, nil)
 }
@@ -108,14 +114,17 @@ func modulePath() throws -> String {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     let path = executable.deletingLastPathComponent().appendingPathComponent("libp11keychain-pkcs11.so").path
     guard FileManager.default.fileExists(atPath: path) else {
-        throw FixtureError(message: "no \(path): build it with `swift build --build-tests` or set P11KEYCHAIN_TEST_MODULE")
+        throw FixtureError(
+            message: "no \(path): build it with `swift build --build-tests` or set P11KEYCHAIN_TEST_MODULE")
     }
     return path
 }
 
 /// Runs `p11tool` with the PKCS#11 module on the keychain in `directory`; returns its exit
 /// status and output (stdout and stderr).
-func p11tool(_ arguments: [String], keychainDirectory directory: String) throws -> (status: Int32, output: String) {
+func p11tool(_ arguments: [String], keychainDirectory directory: String) throws -> (
+    status: Int32, output: String
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/p11tool")
     process.arguments = ["--provider", try modulePath(), "--batch"] + arguments
