@@ -63,8 +63,10 @@ public final class Token: @unchecked Sendable {
     private var sessionStore: ObjectStore?
     /// The store's serial number, read once when it opens: it never changes.
     private var storeSerial = ""
-    /// Prefix of this process's session-object unique IDs.
-    private let sessionPrefix: String
+    /// Prefix of this process's session-object unique IDs, made with the session store:
+    /// random numbers are not drawn in C_Initialize, whose time every host pays.
+    private var sessionPrefix = ""
+
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
     var login: (user: UserType, tokenKey: [UInt8])?
@@ -73,8 +75,6 @@ public final class Token: @unchecked Sendable {
 
     public init(configuration: TokenConfiguration) {
         self.configuration = configuration
-        let random = (try? SecureRandom.bytes(8)) ?? []
-        sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
     }
 
     // MARK: Opening
@@ -111,13 +111,11 @@ public final class Token: @unchecked Sendable {
 
     private func volatileStore() throws(KeychainError) -> ObjectStore {
         if let sessionStore { return sessionStore }
-        do {
-            let store = try ObjectStore(path: ":memory:", create: true)
-            sessionStore = store
-            return store
-        } catch {
-            throw KeychainError(error)
-        }
+        let store = try KeychainError.mapping { try ObjectStore(path: ":memory:", create: true) }
+        let random = try KeychainError.mapping { try SecureRandom.bytes(8) }
+        sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
+        sessionStore = store
+        return store
     }
 
     private func store(for reference: ObjectReference) throws(KeychainError) -> ObjectStore {

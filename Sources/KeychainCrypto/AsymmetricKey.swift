@@ -115,6 +115,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     private init(_ pkey: OpaquePointer, hasPrivateKey: Bool) {
         self.pkey = pkey
         self.hasPrivateKey = hasPrivateKey
+        algorithm = AsymmetricKey.algorithm(of: pkey)
     }
 
     /// Takes ownership of an EVP_PKEY made elsewhere in this module.
@@ -196,8 +197,11 @@ public final class AsymmetricKey: @unchecked Sendable {
 
     // MARK: Describing keys
 
-    /// The key's algorithm, or nil for a kind the token does not support.
-    public var algorithm: KeyAlgorithm? {
+    /// The key's algorithm, or nil for a kind the token does not support. Asked of OpenSSL
+    /// once: every signature needs it, and the EC curve's lookup costs microseconds.
+    public let algorithm: KeyAlgorithm?
+
+    private static func algorithm(of pkey: OpaquePointer) -> KeyAlgorithm? {
         switch EVP_PKEY_get_base_id(pkey) {
         case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(pkey)))
         case EVP_PKEY_ED25519: return .ed25519

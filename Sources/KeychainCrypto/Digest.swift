@@ -4,7 +4,11 @@ internal import COpenSSL
 public enum DigestAlgorithm: Sendable, CaseIterable {
     case sha1, sha224, sha256, sha384, sha512
 
-    var evp: OpaquePointer? {
+    /// The algorithm's EVP_MD, fetched from the default provider once: OpenSSL 3 otherwise
+    /// looks it up again on every digest and signature.
+    var evp: OpaquePointer? { DigestAlgorithm.fetched[self] ?? legacy }
+
+    private var legacy: OpaquePointer? {
         switch self {
         case .sha1: EVP_sha1()
         case .sha224: EVP_sha224()
@@ -13,6 +17,27 @@ public enum DigestAlgorithm: Sendable, CaseIterable {
         case .sha512: EVP_sha512()
         }
     }
+
+    private var name: String {
+        switch self {
+        case .sha1: "SHA1"
+        case .sha224: "SHA224"
+        case .sha256: "SHA256"
+        case .sha384: "SHA384"
+        case .sha512: "SHA512"
+        }
+    }
+
+    // nonisolated(unsafe): written once by the lazy initialiser (thread-safe), then only read;
+    // an EVP_MD is immutable and OpenSSL allows sharing it between threads.
+    nonisolated(unsafe) private static let fetched: [DigestAlgorithm: OpaquePointer] = {
+        var table: [DigestAlgorithm: OpaquePointer] = [:]
+        for algorithm in DigestAlgorithm.allCases {
+            if let md = EVP_MD_fetch(nil, algorithm.name, nil) { table[algorithm] = md }
+        }
+        ERR_clear_error()
+        return table
+    }()
 
     /// Output length in bytes.
     public var length: Int {

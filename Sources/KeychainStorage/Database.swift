@@ -119,7 +119,7 @@ final class Database {
     /// open even after COMMIT; the next transaction would then not see other processes'
     /// changes. Called at the end of every transaction.
     func resetStatements() {
-        for statement in statements.values { statement.reset() }
+        for statement in statements.values { statement.finish() }
     }
 
     func setBusyTimeout(milliseconds: Int32) {

@@ -9,8 +9,10 @@ internal import KeychainCrypto
 final class SignatureOperation {
     let key: AsymmetricKey
     let scheme: SignatureScheme
-    /// Hashes the parts of a multi-part operation of a hashing mechanism.
-    let digest: Digest?
+    /// Hashes the parts of a multi-part operation of a hashing mechanism; made by the first
+    /// C_SignUpdate, as a single-part C_Sign hashes in one call.
+    private var digest: Digest?
+    /// True for a hashing mechanism: the key then signs a digest the token computed.
     /// Collects the parts of a multi-part operation of a raw mechanism.
     var buffer: [UInt8] = []
     var isMultiPart = false
@@ -22,11 +24,6 @@ final class SignatureOperation {
     init(key: AsymmetricKey, scheme: SignatureScheme) throws(P11Error) {
         self.key = key
         self.scheme = scheme
-        do {
-            digest = try scheme.messageDigest.map { (algorithm) throws(CryptoError) in try Digest(algorithm) }
-        } catch {
-            throw P11Error(CKR_DEVICE_MEMORY, error.message)
-        }
         switch key.algorithm {
         case .rsa(let bits): signatureLength = (bits + 7) / 8
         case .ec(let curve): signatureLength = 2 * ((curve.bits + 7) / 8)
@@ -34,22 +31,32 @@ final class SignatureOperation {
         }
     }
 
+    var isHashing: Bool { scheme.messageDigest != nil }
+
     func update(_ part: UnsafeRawBufferPointer) throws(P11Error) {
         isMultiPart = true
-        if let digest {
-            do {
-                try digest.update(part)
-            } catch {
-                throw P11Error(CKR_FUNCTION_FAILED, error.message)
-            }
-        } else {
+        guard let algorithm = scheme.messageDigest else {
             buffer += part
+            return
+        }
+        do throws(CryptoError) {
+            let digest: Digest
+            if let existing = self.digest {
+                digest = existing
+            } else {
+                digest = try Digest(algorithm)
+                self.digest = digest
+            }
+            try digest.update(part)
+        } catch {
+            throw P11Error(CKR_FUNCTION_FAILED, error.message)
         }
     }
 
     /// What the key signs: the digest of the parts, or the collected input.
     func finalInput() throws(P11Error) -> [UInt8] {
-        guard let digest else { return buffer }
+        guard let algorithm = scheme.messageDigest else { return buffer }
+        guard let digest else { return algorithm.hash([]) }  // no part at all: the empty message
         do {
             return try digest.finish()
         } catch {
@@ -341,7 +348,7 @@ private func deliverSignature(
     let signature: [UInt8]
     do {
         signature =
-            operation.digest != nil
+            operation.isHashing
             ? try operation.key.signHash(data, scheme: operation.scheme)
             : try operation.key.sign(data, scheme: operation.scheme)
     } catch {
@@ -458,7 +465,7 @@ private func checkSignature(_ operation: SignatureOperation, _ signature: [UInt8
     let valid: Bool
     do {
         valid =
-            operation.digest != nil
+            operation.isHashing
             ? try operation.key.verifyHash(signature, input: input, scheme: operation.scheme)
             : try operation.key.verify(signature, message: input, scheme: operation.scheme)
     } catch {
@@ -482,7 +489,7 @@ func C_Verify(
             let data = try input(pData, ulDataLen)
             let signature = Array(try input(pSignature, ulSignatureLen))
             var message = Array(data)
-            if operation.digest != nil, let algorithm = operation.scheme.messageDigest {
+            if let algorithm = operation.scheme.messageDigest {
                 message = algorithm.hash(data)
             }
             try checkSignature(operation, signature, message)
