@@ -229,12 +229,14 @@ public final class ObjectStore {
 
     /// Every attribute of the object, or nil when the object does not exist.
     public func attributes(of id: Int64) throws -> [StoredAttribute]? {
-        try read {
-            let statement = try database.statement("SELECT attributes FROM objects WHERE id = ?1")
-            statement.bind(1, id)
-            guard try statement.step() else { return nil }
-            return try decode(statement.bytes(0), of: id)
-        }
+        // One statement is its own consistent snapshot: no BEGIN/COMMIT around it (this is
+        // the read every C_SignInit makes). The statement is finished before returning, so
+        // its snapshot does not outlive the call.
+        let statement = try database.statement("SELECT attributes FROM objects WHERE id = ?1")
+        defer { if !inTransaction { statement.finish() } }
+        statement.bind(1, id)
+        guard try statement.step() else { return nil }
+        return try decode(statement.bytes(0), of: id)
     }
 
     private func decode(_ bytes: [UInt8], of id: Int64) throws(StorageError) -> [StoredAttribute] {
