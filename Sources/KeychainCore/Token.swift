@@ -53,8 +53,9 @@ public struct AccessContext: Sendable {
 /// One token: a store of items and the rules every face applies to them.
 ///
 /// Thread-safe: one lock serialises the store connection (DESIGN §9, lock order: the
-/// PKCS#11 adapter's session lock, then this lock). Nothing of the store is cached across
-/// calls, so other processes' changes are seen on the next call.
+/// PKCS#11 adapter's session lock, then this lock). Only private keys are kept across calls,
+/// and only while the store's change counter says no process has written since they were
+/// read, so other processes' changes are seen on the next call.
 public final class Token: @unchecked Sendable {
     // @unchecked: every mutable property is touched only with `lock` held.
     public let configuration: TokenConfiguration
@@ -70,8 +71,17 @@ public final class Token: @unchecked Sendable {
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
     var login: (user: UserType, tokenKey: [UInt8])?
-    /// Parsed private keys by object, with the PKCS#8 they came from (KeyObjects.swift).
-    var keyCache: [ObjectReference: (material: [UInt8], key: AsymmetricKey)] = [:]
+    /// Parsed private keys by object, with what they came from (KeyObjects.swift).
+    var keyCache: [ObjectReference: CachedKey] = [:]
+
+    /// A private key as last read: its sealed PKCS#8, the parsed key, the attributes a caller
+    /// may see, and the store's change count when it was read (nil: read during a write).
+    struct CachedKey {
+        var material: [UInt8]
+        var key: AsymmetricKey
+        var attributes: AttributeSet
+        var changeCount: UInt64?
+    }
 
     public init(configuration: TokenConfiguration) {
         self.configuration = configuration
@@ -118,7 +128,7 @@ public final class Token: @unchecked Sendable {
         return store
     }
 
-    private func store(for reference: ObjectReference) throws(KeychainError) -> ObjectStore {
+    func store(for reference: ObjectReference) throws(KeychainError) -> ObjectStore {
         reference.isSessionObject ? try volatileStore() : try store()
     }
 

@@ -308,20 +308,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     /// Signs input already hashed by the caller (the multi-part path and CKM_ECDSA /
     /// CKM_RSA_PKCS / CKM_RSA_PKCS_PSS).
     public func signHash(_ input: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
-        guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
-        let context = try operationContext(scheme: scheme, initialize: EVP_PKEY_sign_init)
-        defer { EVP_PKEY_CTX_free(context) }
-        var length = 0
-        guard EVP_PKEY_sign(context, nil, &length, input, input.count) == 1 else {
-            throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key")
-        }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_sign(context, &signature, &length, input, input.count) == 1 else {
-            throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key")
-        }
-        signature.removeLast(signature.count - length)
-        if case .ecdsa = scheme { return try rawECDSA(fromDER: signature) }
-        return signature
+        try SigningContext(key: self, scheme: scheme).sign(hash: input)
     }
 
     /// Verifies `signature` over `message`. False for a wrong signature; throws only when the
@@ -349,7 +336,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         return result == 1
     }
 
-    private func operationContext(
+    func operationContext(
         scheme: SignatureScheme, initialize: (OpaquePointer?) -> Int32
     ) throws(CryptoError) -> OpaquePointer {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {

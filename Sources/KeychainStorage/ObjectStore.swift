@@ -33,6 +33,13 @@ public final class ObjectStore {
     /// True when this process cannot write the store (permissions, read-only mount).
     public var isReadOnly: Bool { database.isReadOnly }
     private var inTransaction = false
+    private let storePath: String
+    private let changes: ChangeCounter
+
+    /// A value that stays the same for as long as nobody, in any process, writes the store;
+    /// nil while a write is under way. What was read between two equal values may be kept
+    /// until the value changes (ChangeCounter).
+    public var changeCount: UInt64? { changes.value }
 
     /// Opens (and, when `create`, creates) the store at `path` and brings its schema up to
     /// date. `":memory:"` gives a private in-memory store (session objects).
@@ -41,6 +48,10 @@ public final class ObjectStore {
     {
         if create, path != ":memory:" { ObjectStore.createFile(path) }
         database = try Database(path: path, allowCreate: create)
+        storePath = path
+        changes =
+            path == ":memory:"
+            ? ChangeCounter() : ChangeCounter(storePath: path, create: !database.isReadOnly)
         do {
             try configure(durability: durability)
         } catch let error where database.isReadOnly && error.code != .newerSchema {
@@ -75,7 +86,7 @@ public final class ObjectStore {
 
     /// Runs `body` in one read transaction (a consistent snapshot).
     public func read<T>(_ body: () throws -> T) throws -> T {
-        try transaction(begin: "BEGIN", body)
+        try transaction(begin: "BEGIN", writing: false, body)
     }
 
     /// Runs `body` in one write transaction; rolls everything back if it throws.
@@ -83,16 +94,26 @@ public final class ObjectStore {
         guard !database.isReadOnly else {
             throw StorageError(.readOnly, "store \(path) is read-only for this process")
         }
-        return try transaction(begin: "BEGIN IMMEDIATE", body)
+        if !changes.isWritable, !inTransaction {
+            // Other processes keep what they read until the counter moves: writing without
+            // moving it would leave them serving stale values.
+            changes.retry(storePath: storePath)
+            if !changes.isWritable, let failure = changes.failure { throw failure }
+        }
+        return try transaction(begin: "BEGIN IMMEDIATE", writing: true, body)
     }
 
-    private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
+    private func transaction<T>(begin: String, writing: Bool, _ body: () throws -> T) throws -> T {
         if inTransaction { return try body() }
         // Prepared once like every other statement: a signature's key lookup is one
         // transaction, and compiling BEGIN and COMMIT each time was a measurable part of it.
         try database.statement(begin).run()
         inTransaction = true
-        defer { inTransaction = false }
+        if writing { changes.beginWrite() }
+        defer {
+            inTransaction = false
+            if writing { changes.endWrite() }
+        }
         do {
             let result = try body()
             database.resetStatements()
@@ -153,6 +174,8 @@ public final class ObjectStore {
         }
         guard version < ObjectStore.schemaVersion, !database.isReadOnly else { return }
         try database.execute("BEGIN IMMEDIATE")
+        changes.beginWrite()
+        defer { changes.endWrite() }
         do {
             // Another process may have migrated while we waited for the lock.
             let current = try userVersion()

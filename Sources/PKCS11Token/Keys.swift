@@ -80,6 +80,27 @@ final class CipherOperation {
     }
 }
 
+/// The hashing signature mechanisms, each family in the order of `digests`.
+private enum SignatureMechanisms {
+    static let digests: [DigestAlgorithm] = [.sha1, .sha224, .sha256, .sha384, .sha512]
+    static let rsaPKCS = [
+        CKM_SHA1_RSA_PKCS, CKM_SHA224_RSA_PKCS, CKM_SHA256_RSA_PKCS, CKM_SHA384_RSA_PKCS, CKM_SHA512_RSA_PKCS,
+    ].map(CK_MECHANISM_TYPE.init)
+    static let rsaPSS = [
+        CKM_SHA1_RSA_PKCS_PSS, CKM_SHA224_RSA_PKCS_PSS, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA384_RSA_PKCS_PSS,
+        CKM_SHA512_RSA_PKCS_PSS,
+    ].map(CK_MECHANISM_TYPE.init)
+    static let ecdsa = [
+        CKM_ECDSA_SHA1, CKM_ECDSA_SHA224, CKM_ECDSA_SHA256, CKM_ECDSA_SHA384, CKM_ECDSA_SHA512,
+    ]
+    .map(CK_MECHANISM_TYPE.init)
+
+    /// The digest of `type` when it belongs to `family`.
+    static func digest(of type: CK_MECHANISM_TYPE, in family: [CK_MECHANISM_TYPE]) -> DigestAlgorithm? {
+        family.firstIndex(of: type).map { digests[$0] }
+    }
+}
+
 /// A mechanism's signature scheme and the key type it needs, from its type and parameters.
 private func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureScheme, KeyType) {
     let type = mechanism.mechanism
@@ -89,38 +110,26 @@ private func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (Sig
                 CKR_MECHANISM_PARAM_INVALID, "mechanism 0x\(String(type, radix: 16)) takes no parameter")
         }
     }
-    let hashed: [CK_MECHANISM_TYPE: DigestAlgorithm] = [
-        CK_MECHANISM_TYPE(CKM_SHA1_RSA_PKCS): .sha1, CK_MECHANISM_TYPE(CKM_SHA224_RSA_PKCS): .sha224,
-        CK_MECHANISM_TYPE(CKM_SHA256_RSA_PKCS): .sha256, CK_MECHANISM_TYPE(CKM_SHA384_RSA_PKCS): .sha384,
-        CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS): .sha512,
-    ]
-    let pss: [CK_MECHANISM_TYPE: DigestAlgorithm] = [
-        CK_MECHANISM_TYPE(CKM_SHA1_RSA_PKCS_PSS): .sha1, CK_MECHANISM_TYPE(CKM_SHA224_RSA_PKCS_PSS): .sha224,
-        CK_MECHANISM_TYPE(CKM_SHA256_RSA_PKCS_PSS): .sha256,
-        CK_MECHANISM_TYPE(CKM_SHA384_RSA_PKCS_PSS): .sha384,
-        CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS_PSS): .sha512,
-    ]
-    let ecdsa: [CK_MECHANISM_TYPE: DigestAlgorithm] = [
-        CK_MECHANISM_TYPE(CKM_ECDSA_SHA1): .sha1, CK_MECHANISM_TYPE(CKM_ECDSA_SHA224): .sha224,
-        CK_MECHANISM_TYPE(CKM_ECDSA_SHA256): .sha256, CK_MECHANISM_TYPE(CKM_ECDSA_SHA384): .sha384,
-        CK_MECHANISM_TYPE(CKM_ECDSA_SHA512): .sha512,
-    ]
+    // Built once: a dictionary made on every C_SignInit was 2 % of an ECDSA signature.
+    let hashed = SignatureMechanisms.digest(of: type, in: SignatureMechanisms.rsaPKCS)
+    let pss = SignatureMechanisms.digest(of: type, in: SignatureMechanisms.rsaPSS)
+    let ecdsa = SignatureMechanisms.digest(of: type, in: SignatureMechanisms.ecdsa)
     if type == CK_MECHANISM_TYPE(CKM_RSA_PKCS) {
         try noParameter()
         return (.rsaPKCS1(nil), .rsa)
     }
-    if let digest = hashed[type] {
+    if let digest = hashed {
         try noParameter()
         return (.rsaPKCS1(digest), .rsa)
     }
-    if type == CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS) || pss[type] != nil {
+    if type == CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS) || pss != nil {
         let parameters = try pssParameters(mechanism)
-        if let digest = pss[type], digest != parameters.hash {
+        if let digest = pss, digest != parameters.hash {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "hashAlg differs from the mechanism's hash")
         }
         return (
             .rsaPSS(
-                digest: pss[type], hash: parameters.hash, mgf1: parameters.mgf1, saltLength: parameters.salt),
+                digest: pss, hash: parameters.hash, mgf1: parameters.mgf1, saltLength: parameters.salt),
             .rsa
         )
     }
@@ -128,7 +137,7 @@ private func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (Sig
         try noParameter()
         return (.ecdsa(nil), .ec)
     }
-    if let digest = ecdsa[type] {
+    if let digest = ecdsa {
         try noParameter()
         return (.ecdsa(digest), .ec)
     }
@@ -346,11 +355,20 @@ private func deliverSignature(
     session.signing = nil
     let data = try input()
     let signature: [UInt8]
-    do {
-        signature =
-            operation.isHashing
-            ? try operation.key.signHash(data, scheme: operation.scheme)
-            : try operation.key.sign(data, scheme: operation.scheme)
+    do throws(CryptoError) {
+        if operation.scheme == .ed25519 {
+            signature = try operation.key.sign(data, scheme: .ed25519)
+        } else {
+            // The input is the digest for a hashing mechanism, the data as given otherwise.
+            let signer: SigningContext
+            if let idle = session.idleSigner(for: operation) {
+                signer = idle
+            } else {
+                signer = try SigningContext(key: operation.key, scheme: operation.scheme)
+            }
+            signature = try signer.sign(hash: data)
+            session.lastSigner = signer
+        }
     } catch {
         throw P11Error(error.code == .invalidInput ? CKR_DATA_LEN_RANGE : CKR_FUNCTION_FAILED, error.message)
     }

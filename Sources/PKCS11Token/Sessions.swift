@@ -46,6 +46,7 @@ private func end(_ session: Session) {
         session.verifying = nil
         session.encrypting = nil
         session.decrypting = nil
+        session.lastSigner = nil
         defer { session.objects = [] }
         return session.objects
     }
@@ -171,11 +172,15 @@ func C_LoginUser(
 
 @c @implementation
 func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_Logout", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_Logout", hSession) { (state, session) throws(P11Error) in
         guard session.slot.token.loggedInUser != nil else {
             throw P11Error(CKR_USER_NOT_LOGGED_IN, "nobody is logged in")
         }
         session.slot.token.logOut()
+        // No private key outlives the login, not even in a session's idle signing context.
+        for other in state.sessions(on: session.slot) {
+            other.lock.withLock { other.lastSigner = nil }
+        }
     }
 }
 

@@ -55,3 +55,21 @@ test_four_concurrent_importers_lose_nothing_and_report_no_error() {
     done >"$expected"
     assert_labels_present "$expected" "labels of 4 x 50 concurrent imports"
 }
+
+test_a_process_signing_in_a_loop_is_refused_as_soon_as_another_deletes_the_key() {
+    local out=$TEST_TMP/signer.out signer status
+    init_pins
+    ok pk11 --login --pin "$USER_PIN" --keypairgen --key-type EC:prime256v1 --id 51 --label loop
+    # One process signs again and again, the key kept between signatures.
+    P11DRIVE_PIN=$USER_PIN "$P11DRIVE" sign-until-refused loop 60 >"$out" 2>&1 &
+    signer=$!
+    defer "kill $signer 2>/dev/null || true"
+    wait_for_line "$out" '^signing$' 30 "$signer" ||
+        fail "the signer did not sign: $(summarize "$(cat "$out")")"
+    # Another process deletes the key; the signer's next C_SignInit must fail.
+    ok pk11 --login --pin "$USER_PIN" --delete-object --type privkey --label loop
+    wait "$signer" && status=0 || status=$?
+    [[ $status == 0 ]] ||
+        fail "after another process deleted the key, the signer ended with $(describe_status "$status"): $(summarize "$(cat "$out")")"
+    assert_contains "$(cat "$out")" "refused CKR_KEY_HANDLE_INVALID" "the long-lived signer's last C_SignInit"
+}

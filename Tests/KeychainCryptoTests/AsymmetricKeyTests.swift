@@ -48,6 +48,43 @@ import Testing
         }
     }
 
+    @Test(
+        "a signing context signs again and again, each signature valid, beside contexts of other schemes",
+        arguments: [KeyAlgorithm.rsa(bits: 2048), .ec(.p256)])
+    func signingContextIsReusable(algorithm: KeyAlgorithm) throws {
+        let key = try AsymmetricKey.generate(algorithm)
+        let publicKey = try key.publicKey()
+        let schemes: [SignatureScheme] =
+            algorithm == .ec(.p256)
+            ? [.ecdsa(.sha256), .ecdsa(nil)]
+            : [
+                .rsaPKCS1(.sha256), .rsaPSS(digest: .sha256, hash: .sha256, mgf1: .sha256, saltLength: 32),
+                .rsaPKCS1(nil),
+            ]
+        let contexts = try schemes.map { try SigningContext(key: key, scheme: $0) }
+        for round in 0..<3 {
+            for (scheme, context) in zip(schemes, contexts) {
+                let message = Array("message \(round)".utf8)
+                let digest = DigestAlgorithm.sha256.hash(message)
+                // A raw PKCS#1 signature signs a DigestInfo; the other raw schemes a digest.
+                let input = scheme == .rsaPKCS1(nil) ? Self.sha256DigestInfoPrefix + digest : digest
+                let signature = try context.sign(hash: input)
+                #expect(
+                    try publicKey.verifyHash(signature, input: input, scheme: scheme),
+                    "\(scheme), round \(round)")
+                #expect(
+                    !(try publicKey.verifyHash(signature, input: Array(input.reversed()), scheme: scheme)))
+            }
+        }
+        #expect(throws: CryptoError.self) { try SigningContext(key: publicKey, scheme: schemes[0]) }
+    }
+
+    /// The DER prefix of a DigestInfo for SHA-256 (RFC 8017 §9.2, note 1).
+    static let sha256DigestInfoPrefix: [UInt8] = [
+        0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00,
+        0x04, 0x20,
+    ]
+
     @Test("a raw PKCS#1 signature over a DigestInfo equals the hashing mechanism's")
     func rawPKCS1MatchesHashed() throws {
         let key = try AsymmetricKey.generate(.rsa(bits: 2048))

@@ -26,10 +26,19 @@
  *   p11drive read-secret LABEL         reads the secret value of the
  *                                      private key LABEL (hex), or names
  *                                      the CK_RV that refused it
+ *   p11drive sign-until-refused LABEL SECONDS
+ *                                      signs with the private key LABEL
+ *                                      (RSA or EC) in one session, again and
+ *                                      again, until C_SignInit refuses it;
+ *                                      prints "signing" after the first
+ *                                      signature and "refused CKR_..." at
+ *                                      the end; exit 0 when the refusal is
+ *                                      CKR_KEY_HANDLE_INVALID, 1 when it is
+ *                                      another or never came in SECONDS
  *
  * set-pin and init-token print "calling C_SetPIN" / "calling C_InitToken"
  * (flushed) just before the call, so that a test can kill them in it.
- * genkey and read-secret log in with $P11DRIVE_PIN.
+ * genkey, read-secret and sign-until-refused log in with $P11DRIVE_PIN.
  *
  * Environment: P11KEYCHAIN_MODULE (required) is the module to load;
  * P11DRIVE_TOKEN (default "login") is the label of the token to use;
@@ -94,6 +103,7 @@ static const char *rv_name(CK_RV rv)
     NAME(CKR_KEY_SIZE_RANGE); NAME(CKR_KEY_TYPE_INCONSISTENT);
     NAME(CKR_KEY_UNEXTRACTABLE); NAME(CKR_SIGNATURE_INVALID);
     NAME(CKR_DOMAIN_PARAMS_INVALID); NAME(CKR_CURVE_NOT_SUPPORTED);
+    NAME(CKR_KEY_HANDLE_INVALID); NAME(CKR_KEY_FUNCTION_NOT_PERMITTED);
 #undef NAME
     default: return "unknown CK_RV";
     }
@@ -831,11 +841,46 @@ static int cmd_read_secret(const char *label)
     return 0;
 }
 
+/* Signs with one key until another process's change makes C_SignInit refuse
+ * it: the module must notice other processes' writes between signatures. */
+static int cmd_sign_until_refused(const char *label, const char *seconds)
+{
+    open_module(0);
+    login_from_env();
+    CK_OBJECT_HANDLE key = find_private_key(label);
+    CK_KEY_TYPE kt = 0;
+    CK_ATTRIBUTE type = { CKA_KEY_TYPE, &kt, sizeof kt };
+    CK_RV rv = p11->C_GetAttributeValue(session, key, &type, 1);
+    if (rv != CKR_OK)
+        die_rv("C_GetAttributeValue(CKA_KEY_TYPE)", rv);
+    CK_MECHANISM mech = { kt == CKK_RSA ? CKM_SHA256_RSA_PKCS : CKM_ECDSA_SHA256, NULL, 0 };
+    CK_BYTE msg[32] = { 1, 2, 3 }, sig[1024];
+    time_t deadline = time(NULL) + strtol(seconds, NULL, 10);
+    unsigned long count = 0;
+    while (time(NULL) < deadline) {
+        rv = p11->C_SignInit(session, &mech, key);
+        if (rv != CKR_OK) {
+            printf("refused %s after %lu signatures\n", rv_name(rv), count);
+            return rv == CKR_KEY_HANDLE_INVALID ? 0 : EXIT_CHECK;
+        }
+        CK_ULONG len = sizeof sig;
+        rv = p11->C_Sign(session, msg, sizeof msg, sig, &len);
+        if (rv != CKR_OK)
+            die_rv("C_Sign", rv);
+        if (count++ == 0) {
+            printf("signing\n");
+            fflush(stdout);
+        }
+    }
+    printf("still signing after %s s and %lu signatures\n", seconds, count);
+    return EXIT_CHECK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         die_usage("usage: p11drive import|watch|count|has-label|check-labels|login|set-pin|"
-                  "init-token|genkey|read-secret ...");
+                  "init-token|genkey|read-secret|sign-until-refused ...");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "import"))
         return cmd_import(argc - 2, argv + 2);
@@ -857,8 +902,10 @@ int main(int argc, char **argv)
         return cmd_genkey(argv[2], argv[3]);
     if (!strcmp(cmd, "read-secret") && argc == 3)
         return cmd_read_secret(argv[2]);
+    if (!strcmp(cmd, "sign-until-refused") && argc == 4)
+        return cmd_sign_until_refused(argv[2], argv[3]);
     die_usage("usage: p11drive import|watch|count|has-label LABEL|check-labels FILE|"
               "login user|so PIN|set-pin OLD NEW|init-token SO_PIN LABEL|"
-              "genkey TYPE LABEL|read-secret LABEL ...");
+              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS ...");
     return EXIT_USAGE;
 }
