@@ -6,13 +6,16 @@
 # bench/p11sign signs a 32-byte message for BENCH_SIGN_SECONDS with one thread,
 # then two (each thread its own session, the same key), on a fresh token of
 # each module; `openssl speed -seconds S rsa2048 ecdsap256` and the same with
-# `-multi 2` give OpenSSL's own rates. Prints a markdown table (also written to
+# `-multi 2` give OpenSSL's own rates. The whole sequence runs BENCH_SIGN_ROUNDS
+# times, interleaved, and every figure is the median of its rounds: on a
+# shared machine one 5-second window can be 10 % off. Prints a markdown table (also written to
 # bench/results/sign.md, the raw lines beside it in sign.txt) with the ratios
 # and the targets of issue 4: RSA-2048 ≥ 0.9× and ECDSA P-256 ≥ 0.8× of
 # openssl speed single-threaded, two threads ≥ 1.8× one, C_Login < 0.5 s.
 #
 # Settings (environment):
 #   BENCH_SIGN_SECONDS=5             seconds per measurement
+#   BENCH_SIGN_ROUNDS=3              rounds; figures are medians of the rounds
 #   BENCH_P11KEYCHAIN_MODULE=PATH    use this .so instead of building one (release)
 #   BENCH_SOFTHSM_MODULE=PATH        SoftHSM2 module (found under /usr/lib otherwise)
 #   BENCH_ONLY=softhsm2|p11keychain  measure one module only (openssl speed always runs)
@@ -21,6 +24,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${BENCH_SIGN_SECONDS:-5}
+rounds=${BENCH_SIGN_ROUNDS:-3}
 only=${BENCH_ONLY:-}
 results=$here/results
 build=$here/build
@@ -70,39 +74,46 @@ softhsm_module() {
 # The value of KEY= in a p11sign output line.
 field() { sed -nE "s/.*[[:space:]]$1=([^[:space:]]+).*/\\1/p" <<<"$2"; }
 
-# openssl speed's sign rates: "<rsa2048> <ecdsap256>" in ops/s. With -multi,
-# the summed line is the one without "Got:" in front.
+# openssl_rates THREADS: openssl speed's sign rates, appended to
+# $work/openssl.rsa2048.THREADS and openssl.ecp256.THREADS (ops/s). With
+# -multi, the summed line is the one without "Got:" in front.
 openssl_rates() {
-    local out rsa ec
-    out=$(openssl speed -seconds "$seconds" -mr "$@" rsa2048 ecdsap256 2>/dev/null)
+    local threads=$1 out rsa ec multi=()
+    [ "$threads" = 1 ] || multi=(-multi "$threads")
+    log "openssl speed -seconds $seconds ${multi[*]} rsa2048 ecdsap256"
+    out=$(openssl speed -seconds "$seconds" -mr "${multi[@]}" rsa2048 ecdsap256 2>/dev/null)
     printf '%s\n' "$out" | grep -E '^\+F[24]:' >>"$work/raw.txt"
     rsa=$(grep -E '^\+F2:[0-9]+:2048:' <<<"$out" | tail -n 1 | cut -d: -f4)
     ec=$(grep -E '^\+F4:[0-9]+:256:' <<<"$out" | tail -n 1 | cut -d: -f4)
     if [ -z "$rsa" ] || [ -z "$ec" ]; then
         fail "could not read openssl speed's output: $(tail -n 3 <<<"$out")"
     fi
-    echo "$rsa $ec"
+    echo "$rsa" >>"$work/openssl.rsa2048.$threads"
+    echo "$ec" >>"$work/openssl.ecp256.$threads"
 }
 
-# Runs p11sign on one module; results go to $work/NAME.KEY.THREADS and NAME.login.
+# measure_module NAME MODULE TOKEN ROUND: runs p11sign on one module; rates are
+# appended to $work/NAME.KEY.THREADS, C_Login times (first round) go to NAME.login.
 measure_module() {
-    local name=$1 module=$2 token=$3 key threads out
+    local name=$1 module=$2 token=$3 round=$4 key threads out
     for key in rsa2048 ecp256; do
         for threads in 1 2; do
-            log "$name: $key, $threads thread(s), ${seconds} s"
+            log "round $round: $name: $key, $threads thread(s), ${seconds} s"
             out=$("$build/p11sign" --module "$module" --token "$token" --pin "$pin" \
                 --key "$key" --threads "$threads" --seconds "$seconds")
-            echo "$name $out" >>"$work/raw.txt"
-            field ops_per_s "$out" >"$work/$name.$key.$threads"
+            echo "$name round=$round $out" >>"$work/raw.txt"
+            field ops_per_s "$out" >>"$work/$name.$key.$threads"
         done
     done
+    [ "$round" = 1 ] || return 0
     log "$name: C_Login, 5 times"
     out=$("$build/p11sign" --module "$module" --token "$token" --pin "$pin" --login-runs 5)
     echo "$name $out" >>"$work/raw.txt"
     echo "$(field first_ms "$out") $(field median_ms "$out") $(field max_ms "$out")" >"$work/$name.login"
 }
 
-run_p11keychain() {
+# setup_p11keychain MODULE: a fresh token with PINs; exports its environment.
+setup_p11keychain() {
     local module=$1
     mkdir -p "$work/p11keychain/store" "$work/p11keychain/config" "$work/p11keychain/data"
     export P11KEYCHAIN_DIR=$work/p11keychain/store P11KEYCHAIN_CONF=/dev/null \
@@ -111,25 +122,36 @@ run_p11keychain() {
         fail "pkcs11-tool --init-token failed on p11keychain"
     pkcs11-tool --module "$module" --login --login-type so --so-pin "$so_pin" --init-pin --pin "$pin" >/dev/null 2>&1 ||
         fail "pkcs11-tool --init-pin failed on p11keychain"
-    measure_module p11keychain "$module" login
-    unset P11KEYCHAIN_DIR P11KEYCHAIN_CONF XDG_CONFIG_HOME XDG_DATA_HOME
 }
 
-run_softhsm2() {
-    local module dir=$work/softhsm2
-    module=$(softhsm_module)
+# setup_softhsm2: a fresh SoftHSM2 token; exports SOFTHSM2_CONF.
+setup_softhsm2() {
+    local dir=$work/softhsm2
     mkdir -p "$dir/tokens"
     printf 'directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n' "$dir" >"$dir/softhsm2.conf"
     export SOFTHSM2_CONF=$dir/softhsm2.conf
     softhsm2-util --init-token --free --label bench --so-pin "$so_pin" --pin "$pin" >/dev/null
-    measure_module softhsm2 "$module" bench
-    unset SOFTHSM2_CONF
+}
+
+# with_env NAME=VALUE... -- FUNCTION ARGS...: runs a function of this script
+# with those variables exported, and unsets them afterwards.
+with_env() {
+    local assignments=() name
+    while [ "$1" != -- ]; do assignments+=("$1"); shift; done
+    shift
+    for name in "${assignments[@]}"; do export "${name?}"; done
+    "$@"
+    for name in "${assignments[@]}"; do unset "${name%%=*}"; done
 }
 
 # --- report -------------------------------------------------------------------
 
-# value NAME KEY THREADS: a module's rate, or empty when it was not measured.
-value() { if [ -f "$work/$1.$2.$3" ]; then cat "$work/$1.$2.$3"; fi; }
+# value NAME KEY THREADS: the median of a rate's rounds, or empty when it was
+# not measured.
+value() {
+    [ -f "$work/$1.$2.$3" ] || return 0
+    sort -g "$work/$1.$2.$3" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 # fmt N: a rate or ratio for the table.
 fmt() {
@@ -147,20 +169,19 @@ verdict() {
 
 # mechanisms: which ECDSA mechanism each module was measured with.
 mechanisms() {
-    awk '$3 == "key=ecp256" && $5 == "threads=1" { sub("mechanism=", "", $4); printf "%s%s %s", sep, $1, $4; sep = ", " }' "$work/raw.txt"
+    awk '$2 == "round=1" && $4 == "key=ecp256" && $6 == "threads=1" { sub("mechanism=", "", $5); printf "%s%s %s", sep, $1, $5; sep = ", " }' "$work/raw.txt"
 }
 
 report() {
-    local o1_rsa o1_ec o2_rsa o2_ec key label o1 o2 k1 k2 s1 s2 min r
-    read -r o1_rsa o1_ec <"$work/openssl.1"
-    read -r o2_rsa o2_ec <"$work/openssl.2"
+    local key label o1 o2 k1 k2 s1 s2 min r
     cat <<EOF
 # Signing speed: p11keychain, SoftHSM2 and openssl speed
 
 - date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr); load average $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the machine skews the figures, two threads most)
 - p11keychain: $p11k_origin; SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?'); $(openssl version)
-- p11sign: C_SignInit + C_Sign of 32 bytes, CKM_SHA256_RSA_PKCS (RSA-2048) and CKM_ECDSA_SHA256 (P-256; CKM_ECDSA of the 32 bytes where a module lacks it: $(mechanisms)), ${seconds} s per figure; two threads: two sessions, one key, rates summed
+- p11sign: C_SignInit + C_Sign of 32 bytes, CKM_SHA256_RSA_PKCS (RSA-2048) and CKM_ECDSA_SHA256 (P-256; CKM_ECDSA of the 32 bytes where a module lacks it: $(mechanisms)), ${seconds} s per measurement; two threads: two sessions, one key, rates summed
+- every rate is the median of $rounds rounds; each round runs openssl speed, then p11keychain, then SoftHSM2
 - openssl speed -seconds $seconds rsa2048 ecdsap256 (one process), and with -multi 2 (two processes)
 - ratio: the module's rate ÷ openssl speed's; scaling: two threads ÷ one thread
 
@@ -169,10 +190,11 @@ report() {
 EOF
     for key in rsa2048 ecp256; do
         if [ "$key" = rsa2048 ]; then
-            label="RSA-2048 sign/s" o1=$o1_rsa o2=$o2_rsa min=0.9
+            label="RSA-2048 sign/s" min=0.9
         else
-            label="ECDSA P-256 sign/s" o1=$o1_ec o2=$o2_ec min=0.8
+            label="ECDSA P-256 sign/s" min=0.8
         fi
+        o1=$(value openssl "$key" 1) o2=$(value openssl "$key" 2)
         k1=$(value p11keychain "$key" 1) k2=$(value p11keychain "$key" 2)
         s1=$(value softhsm2 "$key" 1) s2=$(value softhsm2 "$key" 2)
         r=$(ratio "$k1" "$o1")
@@ -207,12 +229,31 @@ main() {
             p11k_origin="commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none), release build"
         fi
     fi
-    log "openssl speed -seconds $seconds rsa2048 ecdsap256"
-    openssl_rates >"$work/openssl.1"
-    log "openssl speed -seconds $seconds -multi 2 rsa2048 ecdsap256"
-    openssl_rates -multi 2 >"$work/openssl.2"
-    [ -z "$p11k_module" ] || run_p11keychain "$p11k_module"
-    [ "$only" = p11keychain ] || run_softhsm2
+    local softhsm=
+    [ "$only" = p11keychain ] || softhsm=$(softhsm_module)
+    local p11k_env=() softhsm_env=()
+    if [ -n "$p11k_module" ]; then
+        setup_p11keychain "$p11k_module"
+        p11k_env=(P11KEYCHAIN_DIR="$P11KEYCHAIN_DIR" P11KEYCHAIN_CONF=/dev/null
+            XDG_CONFIG_HOME="$XDG_CONFIG_HOME" XDG_DATA_HOME="$XDG_DATA_HOME")
+        unset P11KEYCHAIN_DIR P11KEYCHAIN_CONF XDG_CONFIG_HOME XDG_DATA_HOME
+    fi
+    if [ -n "$softhsm" ]; then
+        setup_softhsm2
+        softhsm_env=(SOFTHSM2_CONF="$SOFTHSM2_CONF")
+        unset SOFTHSM2_CONF
+    fi
+    local round
+    for ((round = 1; round <= rounds; round++)); do
+        openssl_rates 1
+        openssl_rates 2
+        if [ -n "$p11k_module" ]; then
+            with_env "${p11k_env[@]}" -- measure_module p11keychain "$p11k_module" login "$round"
+        fi
+        if [ -n "$softhsm" ]; then
+            with_env "${softhsm_env[@]}" -- measure_module softhsm2 "$softhsm" bench "$round"
+        fi
+    done
     cp "$work/raw.txt" "$results/sign.txt"
     report | tee "$results/sign.md"
 }
