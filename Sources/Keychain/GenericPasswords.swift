@@ -104,8 +104,8 @@ public struct GenericPasswordChanges: Hashable, Sendable {
 
 /// Serialises this process's generic-password writes, so that the check for an existing
 /// (service, account) and the write that follows it are not interleaved with another
-/// thread's. Another process writing the same pair at the same instant could still slip
-/// between them: the store has no uniqueness index for passwords.
+/// thread's. Another process writing the same pair at the same instant is stopped by the
+/// store itself: a password's service and account are its uniqueness key (KeychainCore).
 private let passwordWrites = Lock()
 
 extension Keychain {

@@ -290,7 +290,30 @@ extension NewObject {
             if let value = spec.defaultValue { attributes[spec.type] = value }
         }
         if attributes[.label] == nil { attributes[.label] = [] }
-        self.init(attributes: attributes, uniqueKey: uniqueKey)
+        self.init(attributes: attributes, uniqueKey: uniqueKey ?? NewObject.passwordKey(of: attributes))
+    }
+
+    /// The uniqueness key of a generic password, a data object with an account: its service
+    /// (CKA_APPLICATION) and account, which identify one password as in Apple's keychain. In
+    /// the store's UNIQUE column it holds across processes, where a find-then-insert check
+    /// cannot. Prefixed, so that it never equals a certificate's (which starts with the
+    /// 8-byte certificate type); the service's length keeps ("ab", "c") apart from ("a", "bc").
+    static func passwordKey(of attributes: AttributeSet) -> [UInt8]? {
+        guard attributes.ulong(.class) == ObjectClass.data.rawValue, let account = attributes[.account] else {
+            return nil
+        }
+        let service = attributes[.application] ?? []
+        return Array("generic-password".utf8) + AttributeValue.encode(UInt64(service.count)) + service
+            + account
+    }
+
+    /// The error of a refused uniqueness key, naming what made the object a duplicate.
+    static func duplicate(_ attributes: AttributeSet) -> KeychainError {
+        passwordKey(of: attributes) != nil
+            ? KeychainError(
+                .duplicateItem, "a generic password with this service and account is already stored")
+            : KeychainError(
+                .duplicateItem, "a certificate with the same issuer and serial number is already stored")
     }
 
     /// Derives the certificate attributes of DESIGN §4 from CKA_VALUE and returns the

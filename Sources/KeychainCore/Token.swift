@@ -260,8 +260,7 @@ public final class Token: @unchecked Sendable {
             }
             return ObjectReference(isSessionObject: !isToken, rowID: id)
         } catch  where error.code == .duplicateItem {
-            throw KeychainError(
-                .duplicateItem, "a certificate with the same issuer and serial number is already stored")
+            throw NewObject.duplicate(object.attributes)
         }
     }
 
@@ -455,7 +454,18 @@ public final class Token: @unchecked Sendable {
             changes[.sealID] = nil
         }
         let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
-        try KeychainError.mapping { try store.update(reference.rowID, attributes: rows) }
+        // A generic password given another service or account takes that pair's key.
+        let changed = current.merging(template) { _, new in new }
+        let uniqueKey =
+            template[.application] != nil || template[.account] != nil
+            ? NewObject.passwordKey(of: changed) : nil
+        do throws(KeychainError) {
+            try KeychainError.mapping {
+                try store.update(reference.rowID, attributes: rows, uniqueKey: uniqueKey)
+            }
+        } catch  where error.code == .duplicateItem {
+            throw NewObject.duplicate(changed)
+        }
     }
 
     /// Copies an object with changes (C_CopyObject).
@@ -490,7 +500,7 @@ public final class Token: @unchecked Sendable {
             policy.objectClass == .certificate
             ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
                 + (attributes[.serialNumber] ?? [])
-            : nil
+            : NewObject.passwordKey(of: attributes)
         return try insert(NewObject(attributes: attributes, uniqueKey: uniqueKey), context: context)
     }
 

@@ -118,6 +118,49 @@ struct IdentityCommandTests {
 
 @Suite("generic passwords")
 struct PasswordCommandTests {
+    @Test("processes adding the same service and account at once: exactly one succeeds, one is stored")
+    func concurrentAddsStoreOne() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initializeToken()
+        // A thread each, so that all of them run at once: each unlocks (the slow PIN
+        // derivation), then they race from the check for the pair to the insert.
+        let results = Results()
+        let group = DispatchGroup()
+        for index in 1...6 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let outcome = Result {
+                    try sandbox.p11keychain(
+                        "add-generic-password", "-s", "race.example.org", "-a", "same", "-w",
+                        "secret \(index)")
+                }
+                results.append(outcome)
+            }.start()
+        }
+        group.wait()
+        let outcomes = try results.all.map { try $0.get() }
+        #expect(outcomes.filter { $0.status == 0 }.count == 1, "\(outcomes.map(\.error))")
+        for refused in outcomes where refused.status != 0 {
+            #expect(refused.failed(with: 1) && refused.error.contains("already stored"), "\(refused.error)")
+        }
+        let listing = try sandbox.pkcs11Tool("--login", "--pin", PIN.user, "--list-objects", "--type", "data")
+        let stored = listing.output.split(separator: "\n").filter {
+            $0.contains("label:") && $0.contains("race.example.org")
+        }
+        #expect(stored.count == 1, "\(listing.output)")
+    }
+
+    /// Outcomes collected from several threads.
+    private final class Results: @unchecked Sendable {
+        // @unchecked: `outcomes` is touched only with `lock` held.
+        private let lock = NSLock()
+        private var outcomes: [Result<Outcome, any Error>] = []
+
+        func append(_ outcome: Result<Outcome, any Error>) { lock.withLock { outcomes.append(outcome) } }
+        var all: [Result<Outcome, any Error>] { lock.withLock { outcomes } }
+    }
+
     @Test("add, find (-w prints exactly the secret), a refused duplicate, -U, delete")
     func lifecycle() throws {
         let sandbox = try Sandbox()
