@@ -370,6 +370,8 @@ private func deliverSignature(
             session.lastSigner = signer
         }
     } catch {
+        // A context that failed is not trusted with the next signature.
+        session.lastSigner = nil
         throw P11Error(error.code == .invalidInput ? CKR_DATA_LEN_RANGE : CKR_FUNCTION_FAILED, error.message)
     }
     try writeBytes(signature, to: pSignature, length: pulSignatureLen)
