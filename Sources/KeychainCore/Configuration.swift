@@ -24,7 +24,8 @@ public struct TokenConfiguration: Sendable, Equatable {
 
 /// The module's configuration (DESIGN §6): the tokens in slot order and diagnostics.
 ///
-/// File format, one `key = value` per line, `#` comments, sections for tokens:
+/// File format, one `key = value` per line, comments from a `#` at the start of a line or
+/// after white space, sections for tokens:
 ///
 ///     debug = yes
 ///     log-file = /tmp/p11keychain.log
@@ -97,6 +98,17 @@ public struct Configuration: Sendable, Equatable {
         return TokenConfiguration(name: defaultTokenName, path: directory + "/\(defaultTokenName).sqlite3")
     }
 
+    /// A line without its comment. `#` starts one at the start of the line or after white
+    /// space, so that a path or a token name may contain it (`/srv/keys#2/login.sqlite3`).
+    static func withoutComment(_ line: Substring) -> Substring {
+        var previous: Character?
+        for index in line.indices {
+            if line[index] == "#", previous.map(\.isWhitespace) ?? true { return line[..<index] }
+            previous = line[index]
+        }
+        return line
+    }
+
     /// Applies configuration text on top of the current values.
     public mutating func apply(_ text: String, file: String, home: String) throws(ParseError) {
         var section: Int? = nil  // index into tokens, nil for the global section
@@ -106,9 +118,7 @@ public struct Configuration: Sendable, Equatable {
         // Character.isNewline: "\r\n" is one Character, which a split on "\n" never matches.
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
-            let line =
-                rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
-                .first.map { $0.trimmingWhitespace() } ?? ""
+            let line = Configuration.withoutComment(rawLine).trimmingWhitespace()
             if line.isEmpty { continue }
             func fail(_ reason: String) -> ParseError {
                 ParseError(file: file, line: lineNumber, reason: reason)
