@@ -18,6 +18,10 @@
  *
  *   sign key=rsa2048 mechanism=CKM_SHA256_RSA_PKCS threads=2 ops=1234 seconds=5.000 ops_per_s=246.8
  *
+ * With --verify, each thread signs once before the clock starts and then
+ * verifies that signature (C_VerifyInit + C_Verify) for S seconds; the line
+ * starts with "verify" instead of "sign".
+ *
  * Login mode: N times C_OpenSession, C_Login(CKU_USER) (timed), C_Logout,
  * C_CloseSession in this process. Prints:
  *
@@ -165,6 +169,7 @@ struct worker {
     CK_MECHANISM_TYPE mech;
     const char *label;
     double seconds_wanted;
+    int verify;
     pthread_barrier_t *start;
     long ops;
     double seconds;
@@ -183,17 +188,30 @@ static void *sign_loop(void *arg)
     CK_ULONG sig_len = 0;
     for (size_t i = 0; i < sizeof msg; i++)
         msg[i] = (CK_BYTE)(i * 7 + 1);
+    if (w->verify) {
+        /* --verify: one signature before the clock, then C_VerifyInit + C_Verify of it. */
+        CK_RV rv = p11->C_SignInit(s, &mech, key);
+        sig_len = sizeof sig;
+        if (rv != CKR_OK || (rv = p11->C_Sign(s, msg, sizeof msg, sig, &sig_len)) != CKR_OK)
+            die_rv("C_SignInit/C_Sign", rv);
+    }
     pthread_barrier_wait(w->start);
     double t0 = now_sec(), t, deadline = t0 + w->seconds_wanted;
     long ops = 0;
     do {
-        CK_RV rv = p11->C_SignInit(s, &mech, key);
-        if (rv != CKR_OK)
-            die_rv("C_SignInit", rv);
-        sig_len = sizeof sig;
-        rv = p11->C_Sign(s, msg, sizeof msg, sig, &sig_len);
-        if (rv != CKR_OK)
-            die_rv("C_Sign", rv);
+        CK_RV rv;
+        if (w->verify) {
+            if ((rv = p11->C_VerifyInit(s, &mech, pub)) != CKR_OK)
+                die_rv("C_VerifyInit", rv);
+            if ((rv = p11->C_Verify(s, msg, sizeof msg, sig, sig_len)) != CKR_OK)
+                die_rv("C_Verify", rv);
+        } else {
+            if ((rv = p11->C_SignInit(s, &mech, key)) != CKR_OK)
+                die_rv("C_SignInit", rv);
+            sig_len = sizeof sig;
+            if ((rv = p11->C_Sign(s, msg, sizeof msg, sig, &sig_len)) != CKR_OK)
+                die_rv("C_Sign", rv);
+        }
         ops++;
         t = now_sec();
     } while (t < deadline);
@@ -218,20 +236,21 @@ static int cmp_double(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: p11sign --module PATH --token LABEL --pin PIN "
-                    "(--key rsa2048|ecp256 [--threads N] [--seconds S] | --login-runs N)\n");
+                    "(--key rsa2048|ecp256 [--threads N] [--seconds S] [--verify] | --login-runs N)\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const char *module = NULL, *token = NULL, *pin = NULL, *key = NULL;
-    int threads = 1, login_runs = 0;
+    int threads = 1, login_runs = 0, verify = 0;
     double seconds = 5;
     static const struct option opts[] = {
         { "module", required_argument, NULL, 'm' }, { "token", required_argument, NULL, 't' },
         { "pin", required_argument, NULL, 'p' },    { "key", required_argument, NULL, 'k' },
         { "threads", required_argument, NULL, 'n' }, { "seconds", required_argument, NULL, 's' },
-        { "login-runs", required_argument, NULL, 'l' }, { NULL, 0, NULL, 0 },
+        { "login-runs", required_argument, NULL, 'l' }, { "verify", no_argument, NULL, 'v' },
+        { NULL, 0, NULL, 0 },
     };
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -243,6 +262,7 @@ int main(int argc, char **argv)
         case 'n': threads = atoi(optarg); break;
         case 's': seconds = atof(optarg); break;
         case 'l': login_runs = atoi(optarg); break;
+        case 'v': verify = 1; break;
         default: usage();
         }
     }
@@ -309,6 +329,7 @@ int main(int argc, char **argv)
         w[i].label = label;
         w[i].start = &start;
         w[i].seconds_wanted = seconds;
+        w[i].verify = verify;
         if (pthread_create(&w[i].thread, NULL, sign_loop, &w[i]))
             die("pthread_create failed");
     }
@@ -324,7 +345,8 @@ int main(int argc, char **argv)
         if (w[i].seconds > longest)
             longest = w[i].seconds;
     }
-    printf("sign key=%s mechanism=%s threads=%d ops=%ld seconds=%.3f ops_per_s=%.1f\n", key,
+    printf("%s key=%s mechanism=%s threads=%d ops=%ld seconds=%.3f ops_per_s=%.1f\n",
+           verify ? "verify" : "sign", key,
            mechanism == CKM_SHA256_RSA_PKCS ? "CKM_SHA256_RSA_PKCS"
            : mechanism == CKM_ECDSA_SHA256  ? "CKM_ECDSA_SHA256"
                                             : "CKM_ECDSA",

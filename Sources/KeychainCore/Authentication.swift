@@ -220,6 +220,7 @@ extension Token {
         lock.withLock {
             login = nil
             keyCache.removeAll()
+            publicKeyCache.removeAll()
         }
     }
 

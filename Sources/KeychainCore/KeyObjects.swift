@@ -215,16 +215,40 @@ extension Token {
     }
 
     /// The public key behind a key object, for verification and encryption. A certificate
-    /// is not a key (v2.40 §5.12): its handle is refused like any other non-key.
+    /// is not a key (v2.40 §5.12): its handle is refused like any other non-key. Kept between
+    /// calls like private keys (a SubjectPublicKeyInfo parse costs more than an ECDSA
+    /// verification); the attributes returned never include sealed values.
     public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
-        let attributes = try self.attributes(of: reference, context: context)
-        guard let info = attributes[.publicKeyInfo], !info.isEmpty,
-            attributes.ulong(.class) == ObjectClass.publicKey.rawValue
-                || attributes.ulong(.class) == ObjectClass.privateKey.rawValue
-        else { throw KeychainError(.objectNotFound, "the handle is not a key") }
-        return (try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }, attributes)
+        try lock.withLock { () throws(KeychainError) in
+            let store = try store(for: reference)
+            let before = store.changeCount
+            if let before, let cached = publicKeyCache[reference], cached.changeCount == before {
+                guard context.canSee(privateObject: cached.attributes.bool(.private) ?? false) else {
+                    throw KeychainError(.objectNotFound, "the object is private: log in first")
+                }
+                return (cached.key, cached.attributes)
+            }
+            var attributes = try load(reference, context: context, unseal: false)
+            for type in Token.sealedTypes { attributes[type] = nil }
+            attributes[.sealID] = nil
+            guard let info = attributes[.publicKeyInfo], !info.isEmpty,
+                attributes.ulong(.class) == ObjectClass.publicKey.rawValue
+                    || attributes.ulong(.class) == ObjectClass.privateKey.rawValue
+            else { throw KeychainError(.objectNotFound, "the handle is not a key") }
+            let key: AsymmetricKey
+            if let cached = publicKeyCache[reference], cached.material == info {
+                key = cached.key
+            } else {
+                key = try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
+            }
+            if publicKeyCache.count >= 256, publicKeyCache[reference] == nil { publicKeyCache.removeAll() }
+            let after = store.changeCount
+            publicKeyCache[reference] = CachedKey(
+                material: info, key: key, attributes: attributes, changeCount: before == after ? before : nil)
+            return (key, attributes)
+        }
     }
 }
 

@@ -53,7 +53,7 @@ public struct AccessContext: Sendable {
 /// One token: a store of items and the rules every face applies to them.
 ///
 /// Thread-safe: one lock serialises the store connection (DESIGN §9, lock order: the
-/// PKCS#11 adapter's session lock, then this lock). Only private keys are kept across calls,
+/// PKCS#11 adapter's session lock, then this lock). Only parsed keys are kept across calls,
 /// and only while the store's change counter says no process has written since they were
 /// read, so other processes' changes are seen on the next call.
 public final class Token: @unchecked Sendable {
@@ -73,9 +73,12 @@ public final class Token: @unchecked Sendable {
     var login: (user: UserType, tokenKey: [UInt8])?
     /// Parsed private keys by object, with what they came from (KeyObjects.swift).
     var keyCache: [ObjectReference: CachedKey] = [:]
+    /// Parsed public keys by key object (public or private), likewise.
+    var publicKeyCache: [ObjectReference: CachedKey] = [:]
 
-    /// A private key as last read: its sealed PKCS#8, the parsed key, the attributes a caller
-    /// may see, and the store's change count when it was read (nil: read during a write).
+    /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
+    /// key's SubjectPublicKeyInfo), the parsed key, the attributes a caller may see, and the
+    /// store's change count when it was read (nil: read during a write).
     struct CachedKey {
         var material: [UInt8]
         var key: AsymmetricKey

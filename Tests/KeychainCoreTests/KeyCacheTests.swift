@@ -10,7 +10,8 @@ struct KeyCacheTests {
 
     /// Runs `body` with two logged-in tokens on one store and an EC key pair made by the first.
     private func withTwoTokens(
-        _ body: (_ first: Token, _ second: Token, _ key: ObjectReference) throws -> Void
+        _ body: (_ first: Token, _ second: Token, _ key: ObjectReference) throws -> Void,
+        publicKey: ((_ first: Token, _ second: Token, _ key: ObjectReference) throws -> Void)? = nil
     ) throws {
         try withToken { first, directory in
             try logInUser(first)
@@ -22,6 +23,7 @@ struct KeyCacheTests {
                 privateTemplate: [.token: yes, .private: yes, .sign: yes, .label: bytes("k")],
                 context: Contexts.user)
             try body(first, second, pair.privateKey)
+            try publicKey?(first, second, pair.publicKey)
         }
     }
 
@@ -62,6 +64,30 @@ struct KeyCacheTests {
             _ = try second.createObject(dataTemplate(label: "other"), context: Contexts.user)
             let after = try first.privateKey(key, context: Contexts.user)
             #expect(before.key === after.key)
+        }
+    }
+
+    @Test("a public key's usage flag cleared or the key destroyed by another process is seen at once")
+    func publicKeyChangesAreSeen() throws {
+        try withTwoTokens(
+            { _, _, _ in },
+            publicKey: { first, second, key in
+                let one = try first.publicKey(key, context: Contexts.user)
+                #expect(one.attributes.bool(.verify) == true)
+                #expect(try first.publicKey(key, context: Contexts.user).key === one.key)
+                try second.updateObject(key, with: [.verify: [0]], context: Contexts.user)
+                #expect(try first.publicKey(key, context: Contexts.user).attributes.bool(.verify) == false)
+                try second.destroyObject(key, context: Contexts.user)
+                expectKeychainError(.objectNotFound) { _ = try first.publicKey(key, context: Contexts.user) }
+            })
+    }
+
+    @Test("the public half of a private key object comes without any secret attribute")
+    func publicHalfOfAPrivateKey() throws {
+        try withTwoTokens { first, _, key in
+            let attributes = try first.publicKey(key, context: Contexts.user).attributes
+            #expect(attributes.bool(.sign) == true)
+            #expect(attributes[.value] == nil && attributes[.privateExponent] == nil)
         }
     }
 
