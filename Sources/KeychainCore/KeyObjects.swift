@@ -176,41 +176,20 @@ extension Token {
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
         try lock.withLock { () throws(KeychainError) in
-            let store = try store(for: reference)
-            // Every C_SignInit comes here: while nobody has written the store since the key
-            // was read, the parsed key and its attributes are served without a read.
-            let before = store.changeCount
-            if let before, let cached = keyCache[reference], cached.changeCount == before {
-                guard context.canSee(privateObject: cached.attributes.bool(.private) ?? false) else {
-                    throw KeychainError(.objectNotFound, "the object is private: log in first")
-                }
-                return (cached.key, cached.attributes)
-            }
-            let stored = try load(reference, context: context, unseal: false)
-            guard stored.ulong(.class) == ObjectClass.privateKey.rawValue, let sealed = stored[.keyMaterial]
-            else {
-                throw KeychainError(.objectNotFound, "the handle is not a private key")
-            }
-            var visible = stored
-            for type in Token.sealedTypes { visible[type] = nil }
-            visible[.sealID] = nil
-            // Equal sealed bytes are the same key: a write elsewhere in the store does not
-            // cost a new parse (380 µs for an EC key in OpenSSL 3.0).
-            let key: AsymmetricKey
-            if let cached = keyCache[reference], cached.material == sealed {
-                key = cached.key
-            } else {
-                guard let material = try unsealed(stored, only: [.keyMaterial])[.keyMaterial] else {
-                    throw KeychainError(.storageCorrupt, "a private key has no key material")
-                }
-                key = try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
-            }
-            if keyCache.count >= 256, keyCache[reference] == nil { keyCache.removeAll() }
-            // Kept only when no write began or ended during the read.
-            let after = store.changeCount
-            keyCache[reference] = CachedKey(
-                material: sealed, key: key, attributes: visible, changeCount: before == after ? before : nil)
-            return (key, visible)
+            try keptKey(
+                reference, context: context, in: \.keyCache,
+                source: { (stored) throws(KeychainError) in
+                    guard stored.ulong(.class) == ObjectClass.privateKey.rawValue,
+                        let sealed = stored[.keyMaterial]
+                    else { throw KeychainError(.objectNotFound, "the handle is not a private key") }
+                    return sealed
+                },
+                parse: { (_, stored) throws(KeychainError) in
+                    guard let material = try unsealed(stored, only: [.keyMaterial])[.keyMaterial] else {
+                        throw KeychainError(.storageCorrupt, "a private key has no key material")
+                    }
+                    return try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
+                })
         }
     }
 
@@ -222,33 +201,60 @@ extension Token {
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
         try lock.withLock { () throws(KeychainError) in
-            let store = try store(for: reference)
-            let before = store.changeCount
-            if let before, let cached = publicKeyCache[reference], cached.changeCount == before {
-                guard context.canSee(privateObject: cached.attributes.bool(.private) ?? false) else {
-                    throw KeychainError(.objectNotFound, "the object is private: log in first")
-                }
-                return (cached.key, cached.attributes)
-            }
-            var attributes = try load(reference, context: context, unseal: false)
-            for type in Token.sealedTypes { attributes[type] = nil }
-            attributes[.sealID] = nil
-            guard let info = attributes[.publicKeyInfo], !info.isEmpty,
-                attributes.ulong(.class) == ObjectClass.publicKey.rawValue
-                    || attributes.ulong(.class) == ObjectClass.privateKey.rawValue
-            else { throw KeychainError(.objectNotFound, "the handle is not a key") }
-            let key: AsymmetricKey
-            if let cached = publicKeyCache[reference], cached.material == info {
-                key = cached.key
-            } else {
-                key = try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
-            }
-            if publicKeyCache.count >= 256, publicKeyCache[reference] == nil { publicKeyCache.removeAll() }
-            let after = store.changeCount
-            publicKeyCache[reference] = CachedKey(
-                material: info, key: key, attributes: attributes, changeCount: before == after ? before : nil)
-            return (key, attributes)
+            try keptKey(
+                reference, context: context, in: \.publicKeyCache,
+                source: { (stored) throws(KeychainError) in
+                    guard let info = stored[.publicKeyInfo], !info.isEmpty,
+                        stored.ulong(.class) == ObjectClass.publicKey.rawValue
+                            || stored.ulong(.class) == ObjectClass.privateKey.rawValue
+                    else { throw KeychainError(.objectNotFound, "the handle is not a key") }
+                    return info
+                },
+                parse: { (info, _) throws(KeychainError) in
+                    try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
+                })
         }
+    }
+
+    /// A parsed key of an object, kept in `cache` with the object's visible attributes (sealed
+    /// values removed). Every C_SignInit and C_VerifyInit comes here: while the store's change
+    /// count is the one the key was read at, nobody has written since, and no read is made.
+    /// Otherwise the object is read again; `source` picks the bytes the key is parsed from,
+    /// and `parse` runs only when they differ from the kept key's (a write elsewhere in the
+    /// store costs no new parse: 380 µs for an EC private key in OpenSSL 3.0). `lock` must be
+    /// held.
+    private func keptKey(
+        _ reference: ObjectReference, context: AccessContext,
+        in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey]>,
+        source: (AttributeSet) throws(KeychainError) -> [UInt8],
+        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(KeychainError) -> AsymmetricKey
+    ) throws(KeychainError) -> (key: AsymmetricKey, attributes: AttributeSet) {
+        let store = try store(for: reference)
+        let before = store.changeCount
+        let kept = self[keyPath: cache][reference]
+        if let before, let kept, kept.changeCount == before {
+            guard context.canSee(privateObject: kept.attributes.bool(.private) ?? false) else {
+                throw KeychainError(.objectNotFound, "the object is private: log in first")
+            }
+            return (kept.key, kept.attributes)
+        }
+        let stored = try load(reference, context: context, unseal: false)
+        let material = try source(stored)
+        var visible = stored
+        for type in Token.sealedTypes { visible[type] = nil }
+        visible[.sealID] = nil
+        let key: AsymmetricKey
+        if let kept, kept.material == material {
+            key = kept.key
+        } else {
+            key = try parse(material, stored)
+        }
+        if self[keyPath: cache].count >= 256, kept == nil { self[keyPath: cache].removeAll() }
+        // Kept for later calls only when no write began or ended during the read.
+        let after = store.changeCount
+        self[keyPath: cache][reference] = CachedKey(
+            material: material, key: key, attributes: visible, changeCount: before == after ? before : nil)
+        return (key, visible)
     }
 }
 
