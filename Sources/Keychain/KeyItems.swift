@@ -420,32 +420,28 @@ extension Keychain {
 
     /// Signs `data` with a stored private key. Needs the keychain unlocked.
     ///
-    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
+    /// - Parameter pin: the user PIN, for a key that needs it for each use (PKCS#11's
+    ///   CKA_ALWAYS_AUTHENTICATE); a wrong one counts as a failed unlock.
+    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked, or
+    ///   the key needs its PIN for each use and none was given;
     ///   ``KeychainError/Code/parameter`` when `key` is not a private key that may sign, the
     ///   algorithm does not fit it, or a digest has the wrong length;
     ///   ``KeychainError/Code/itemNotFound`` when the key no longer exists.
-    public func sign(_ data: [UInt8], with key: KeyItem, algorithm: SignatureAlgorithm) throws(KeychainError)
-        -> [UInt8]
-    {
-        let (privateKey, attributes) = try loadPrivateKey(key, to: "sign")
-        guard attributes.bool(.sign) != false else {
-            throw KeychainError(.parameter, "the key may not sign (CKA_SIGN is false)")
-        }
+    public func sign(
+        _ data: [UInt8], with key: KeyItem, algorithm: SignatureAlgorithm, pin: [UInt8]? = nil
+    ) throws(KeychainError) -> [UInt8] {
+        let privateKey = try use(key, for: .sign, pin: pin)
         return try algorithm.sign(data, with: privateKey)
     }
 
     /// Decrypts `data` with a stored RSA private key. Needs the keychain unlocked.
     ///
-    /// - Throws: as ``sign(_:with:algorithm:)``; ``KeychainError/Code/parameter`` also when
+    /// - Throws: as ``sign(_:with:algorithm:pin:)``; ``KeychainError/Code/parameter`` also when
     ///   the data does not decrypt.
-    public func decrypt(_ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm)
-        throws(KeychainError)
-        -> [UInt8]
-    {
-        let (privateKey, attributes) = try loadPrivateKey(key, to: "decrypt")
-        guard attributes.bool(.decrypt) != false else {
-            throw KeychainError(.parameter, "the key may not decrypt (CKA_DECRYPT is false)")
-        }
+    public func decrypt(
+        _ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm, pin: [UInt8]? = nil
+    ) throws(KeychainError) -> [UInt8] {
+        let privateKey = try use(key, for: .decrypt, pin: pin)
         try algorithm.check(privateKey)
         return try KeychainError.crypto { () throws(CryptoError) in
             try privateKey.decrypt(data, padding: algorithm.padding)
@@ -457,13 +453,31 @@ extension Keychain {
     /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the key is sensitive or
     ///   not extractable (PKCS#11's CKR_ATTRIBUTE_SENSITIVE), or the keychain is locked.
     public func exportPrivateKey(_ key: KeyItem) throws(KeychainError) -> PrivateKey {
-        let (privateKey, attributes) = try loadPrivateKey(key, to: "export a private key")
-        guard attributes.bool(.sensitive) == false, attributes.bool(.extractable) == true else {
-            throw KeychainError(
-                .interactionNotAllowed,
-                "the private key is not exportable: its secret never leaves the keychain")
+        let reference = try privateKeyReference(key, to: "export a private key")
+        let privateKey = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.exportablePrivateKey(reference, context: context)
         }
         return try PrivateKey(privateKey)
+    }
+
+    /// A stored private key for one use, through the core's one key-use check (usage
+    /// attribute, key class, login, CKA_ALWAYS_AUTHENTICATE), as the PKCS#11 face does.
+    private func use(_ key: KeyItem, for usage: KeychainCore.KeyUse, pin: [UInt8]?) throws(KeychainError) -> AsymmetricKey {
+        let reference = try privateKeyReference(key, to: "\(usage)")
+        let usable = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try token.useKey(reference, for: usage, context: context)
+        }
+        if usable.needsPINForEachUse {
+            guard let pin else {
+                throw KeychainError(
+                    .interactionNotAllowed,
+                    "the key needs the user PIN for each use (CKA_ALWAYS_AUTHENTICATE): pass pin:")
+            }
+            try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+                try token.reauthenticateUser(pin: pin)
+            }
+        }
+        return usable.key
     }
 
     // MARK: Matching keys
@@ -533,18 +547,15 @@ extension Keychain {
         return reference
     }
 
-    /// The private key behind a stored private key item, with its attributes.
-    private func loadPrivateKey(_ key: KeyItem, to action: String) throws(KeychainError)
-        -> (AsymmetricKey, AttributeSet)
+    /// The stored object of a private key item, once the keychain is unlocked.
+    private func privateKeyReference(_ key: KeyItem, to action: String) throws(KeychainError)
+        -> ObjectReference
     {
         guard key.keyClass == .private else {
             throw KeychainError(.parameter, "only a private key can \(action)")
         }
         try requireUnlocked(to: action)
-        let reference = try self.reference(of: key)
-        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
-            try token.privateKey(reference, context: context)
-        }
+        return try self.reference(of: key)
     }
 
     /// Throws a helpful error unless this process has unlocked the keychain.

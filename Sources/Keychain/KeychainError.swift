@@ -95,7 +95,9 @@ extension KeychainError {
         case .storageCorrupt: code = .invalidKeychain
         case .unsupported: code = .unimplemented
         case .pinIncorrect, .pinLocked: code = .authFailed
-        case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn: code = .parameter
+        case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn, .keyTypeInconsistent,
+            .keyFunctionNotPermitted:
+            code = .parameter
         case .userPINNotInitialized: code = .notAvailable
         }
         self.init(code, error.message)

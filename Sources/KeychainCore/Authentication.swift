@@ -40,9 +40,18 @@ struct PINRecord {
         self.sealedKey = sealedKey
     }
 
+    /// Iteration counts a stored record may name: a record is a file's content, so its count
+    /// is checked before any derivation (2^31 trapped a 32-bit conversion; 2^31 − 1 ran for
+    /// minutes). The default is 600,000.
+    static let iterationRange = 1_000...10_000_000
+
+    /// Decodes a stored record; nil when it is malformed or names an iteration count outside
+    /// `iterationRange`.
     init?(_ bytes: [UInt8]) {
         guard bytes.count > 4 + PINRecord.saltLength else { return nil }
-        iterations = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+        let count = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+        guard PINRecord.iterationRange.contains(count) else { return nil }
+        iterations = count
         salt = Array(bytes[4..<(4 + PINRecord.saltLength)])
         sealedKey = Array(bytes[(4 + PINRecord.saltLength)...])
     }
@@ -73,6 +82,17 @@ struct PINRecord {
     }
 }
 
+/// A login of this process: who, the token key their PIN opened, and the token's epoch it
+/// was opened for (a random value every C_InitToken replaces), so that a re-initialisation by
+/// another process ends it.
+struct Login {
+    var user: UserType
+    var tokenKey: [UInt8]
+    var epoch: [UInt8]?
+    /// The store's change count when the epoch was last found current (nil: check again).
+    var checkedAt: UInt64?
+}
+
 /// Token initialisation, PINs and login (PKCS#11 v2.40 §5.5–5.6, DESIGN §6–§7).
 ///
 /// A token created on first use has no PIN. Its first initialisation sets the security
@@ -92,6 +112,8 @@ extension Token {
         static let userPIN = "user.pin"
         static let securityOfficerFailures = "so.failures"
         static let userFailures = "user.failures"
+        /// Random, replaced by every C_InitToken: a login remembers the one it was made for.
+        static let epoch = "epoch"
 
         static func pin(_ user: UserType) -> String { user == .user ? userPIN : securityOfficerPIN }
         static func failures(_ user: UserType) -> String {
@@ -117,8 +139,58 @@ extension Token {
         }
     }
 
-    /// Who is logged in to this token in this process.
-    public var loggedInUser: UserType? { lock.withLock { login?.user } }
+    /// Who is logged in to this token in this process. A login the token no longer honours
+    /// (another process re-initialised it) has ended: see `checkLogin`.
+    public var loggedInUser: UserType? {
+        lock.withLock {
+            checkLogin()
+            return login?.user
+        }
+    }
+
+    /// Ends this process's login when another process has re-initialised the token since
+    /// (its epoch changed): the objects the login was for are gone, and anything sealed under
+    /// its token key could never be read again. Reads the store only when its change counter
+    /// has moved since the last check, so the call costs a memory load on the signing path.
+    /// `lock` must be held.
+    func checkLogin() {
+        guard let current = login, let store = persistentStore else { return }
+        let count = store.changeCount
+        if let count, count == current.checkedAt { return }
+        guard let epoch = try? store.metadata(Key.epoch) else { return }
+        guard epoch == current.epoch else {
+            endLogin()
+            return
+        }
+        login?.checkedAt = count
+    }
+
+    /// The token key of the current login, for sealing or opening values; `lock` must be held.
+    /// Without one, the error says what the caller must do: log in, or first set a user PIN.
+    func currentTokenKey(toSeal: Bool) throws(KeychainError) -> [UInt8] {
+        login?.checkedAt = nil
+        checkLogin()
+        if let login { return login.tokenKey }
+        let hasUserPIN = (try? store().metadata(Key.userPIN)) != nil
+        guard hasUserPIN || !toSeal else {
+            throw KeychainError(
+                .userPINNotInitialized,
+                "keys and private values are sealed under the token key, which the user PIN "
+                    + "protects: set a user PIN first (C_InitPIN, or p11keychain set-pin)")
+        }
+        throw KeychainError(
+            .userNotLoggedIn,
+            toSeal
+                ? "keys and private values are sealed under the token key: log in first"
+                : "the object's sealed values open only with a login")
+    }
+
+    /// Forgets the login and everything parsed under it; `lock` must be held.
+    private func endLogin() {
+        login = nil
+        keyCache.removeAll()
+        publicKeyCache.removeAll()
+    }
 
     private static func count(_ bytes: [UInt8]?) -> Int {
         guard let bytes, bytes.count == 4 else { return 0 }
@@ -146,6 +218,7 @@ extension Token {
         }
         let tokenKey = try KeychainError.mapping { try SecureRandom.bytes(SecretBox.keyLength) }
         let record = try PINRecord.make(pin: pin, tokenKey: tokenKey, user: .securityOfficer)
+        let epoch = try KeychainError.mapping { try SecureRandom.bytes(16) }
         try lock.withLock { () throws(KeychainError) in
             let store = try store()
             try KeychainError.mapping {
@@ -158,9 +231,10 @@ extension Token {
                     try store.setMetadata(Key.securityOfficerFailures, Token.encode(count: 0))
                     try store.setMetadata(Key.userFailures, Token.encode(count: 0))
                     try store.setMetadata(Key.label, Array(label.utf8))
+                    try store.setMetadata(Key.epoch, epoch)
                 }
             }
-            login = nil
+            endLogin()
         }
     }
 
@@ -186,7 +260,7 @@ extension Token {
     public func changePIN(from old: [UInt8], to new: [UInt8]) throws(KeychainError) {
         try Token.checkLength(new)
         let user = lock.withLock { login?.user } ?? .user
-        let tokenKey = try unwrapTokenKey(user, pin: old)
+        let tokenKey = try unwrapTokenKey(user, pin: old).tokenKey
         let record = try PINRecord.make(pin: new, tokenKey: tokenKey, user: user)
         try lock.withLock { () throws(KeychainError) in
             let store = try store()
@@ -194,75 +268,99 @@ extension Token {
         }
     }
 
-    /// C_Login: checks the PIN and keeps the token key for this process's sessions.
+    /// C_Login: checks the PIN and keeps the token key for this process's sessions. Logins
+    /// of this process run one at a time (`loginLock`), so SO and user cannot both get in.
     public func logIn(_ user: UserType, pin: [UInt8]) throws(KeychainError) {
-        if let current = lock.withLock({ login?.user }) {
-            throw current == user
-                ? KeychainError(.userAlreadyLoggedIn, "already logged in")
-                : KeychainError(
-                    .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
+        try loginLock.withLock { () throws(KeychainError) in
+            if let current = lock.withLock({ () -> UserType? in
+                checkLogin()
+                return login?.user
+            }) {
+                throw current == user
+                    ? KeychainError(.userAlreadyLoggedIn, "already logged in")
+                    : KeychainError(
+                        .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
+            }
+            let opened = try unwrapTokenKey(user, pin: pin)
+            lock.withLock {
+                login = Login(user: user, tokenKey: opened.tokenKey, epoch: opened.epoch)
+                sealClearKeys()
+            }
         }
-        let tokenKey = try unwrapTokenKey(user, pin: pin)
-        lock.withLock { login = (user, tokenKey) }
     }
 
     /// CKU_CONTEXT_SPECIFIC login: checks the user's PIN again (counting a failure) without
     /// changing who is logged in, for a key with CKA_ALWAYS_AUTHENTICATE.
     public func reauthenticateUser(pin: [UInt8]) throws(KeychainError) {
-        guard lock.withLock({ login?.user }) == .user else {
+        guard loggedInUser == .user else {
             throw KeychainError(.userNotLoggedIn, "a context-specific login needs the user logged in")
         }
         _ = try unwrapTokenKey(.user, pin: pin)
     }
 
-    /// C_Logout (and the end of the last session): forgets the token key.
+    /// C_Logout (and the end of the last session): forgets the token key and every key parsed
+    /// under it, and destroys this process's private session objects (v2.40 §5.6).
     public func logOut() {
         lock.withLock {
-            login = nil
-            keyCache.removeAll()
-            publicKeyCache.removeAll()
+            endLogin()
+            guard let sessionStore else { return }
+            let privateTerm = [StoredAttribute(AttributeType.private.rawValue, [1])]
+            if let ids = try? sessionStore.find(privateTerm) {
+                for id in ids { _ = try? sessionStore.delete(id) }
+            }
         }
     }
 
-    /// Opens the token key with `pin`, counting a failure in the store (and clearing the
-    /// count on success). The slow key derivation runs without the store locked.
-    private func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(KeychainError) -> [UInt8] {
-        let state = try authenticationState()
-        guard state.hasSecurityOfficerPIN || user == .user else {
-            throw KeychainError(.pinIncorrect, "no SO PIN is set yet: C_InitToken sets it")
-        }
-        guard state.hasUserPIN || user == .securityOfficer else {
-            throw KeychainError(
-                .userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
-        }
-        let locked = user == .user ? state.isUserPINLocked : state.isSecurityOfficerPINLocked
-        guard !locked else {
-            throw KeychainError(
-                .pinLocked,
-                "PIN locked after \(Token.maximumFailures) failed attempts"
-                    + (user == .user ? ": the SO must set a new one" : ""))
-        }
-        let recordBytes = try lock.withLock { () throws(KeychainError) in
+    /// Opens the token key with `pin`. The guess is counted before it is tried: one write
+    /// transaction refuses a locked PIN and adds one failure; then the slow derivation runs
+    /// with no lock held; only a right PIN clears the count. So the limit holds against any
+    /// number of threads and processes guessing at once: the eleventh guess is never tried.
+    private func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(KeychainError)
+        -> (tokenKey: [UInt8], epoch: [UInt8]?)
+    {
+        let (record, epoch, counted) = try lock.withLock { () throws(KeychainError) in
             let store = try store()
-            return try KeychainError.mapping { try store.metadata(Key.pin(user)) }
+            return try KeychainError.mapping {
+                // A store this process cannot write keeps no count (its PINs cannot change
+                // either, and its file can be copied and attacked offline anyway).
+                let counted = !store.isReadOnly
+                let claim = { () throws -> (PINRecord, [UInt8]?, Bool) in
+                    guard try store.metadata(Key.securityOfficerPIN) != nil || user == .user else {
+                        throw KeychainError(.pinIncorrect, "no SO PIN is set yet: C_InitToken sets it")
+                    }
+                    guard try store.metadata(Key.userPIN) != nil || user == .securityOfficer else {
+                        throw KeychainError(
+                            .userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
+                    }
+                    let failures = Token.count(try store.metadata(Key.failures(user)))
+                    guard failures < Token.maximumFailures else {
+                        throw KeychainError(
+                            .pinLocked,
+                            "PIN locked after \(Token.maximumFailures) failed attempts"
+                                + (user == .user ? ": the SO must set a new one" : ""))
+                    }
+                    guard let bytes = try store.metadata(Key.pin(user)), let record = PINRecord(bytes) else {
+                        throw KeychainError(.storageCorrupt, "the stored PIN record is malformed")
+                    }
+                    if counted {
+                        try store.setMetadata(Key.failures(user), Token.encode(count: failures + 1))
+                    }
+                    return (record, try store.metadata(Key.epoch), counted)
+                }
+                return counted ? try store.write(claim) : try store.read(claim)
+            }
         }
-        guard let recordBytes, let record = PINRecord(recordBytes) else {
-            throw KeychainError(.storageCorrupt, "the stored PIN record is malformed")
+        guard let tokenKey = try record.open(pin: pin, user: user) else {
+            throw KeychainError(.pinIncorrect, "wrong PIN")
         }
-        let tokenKey = try record.open(pin: Array(pin), user: user)
-        try lock.withLock { () throws(KeychainError) in
-            let store = try store()
-            // A store this process cannot write keeps no count (its PINs cannot change either).
-            guard !store.isReadOnly else { return }
-            try KeychainError.mapping {
-                try store.write {
-                    let failures =
-                        tokenKey == nil ? Token.count(try store.metadata(Key.failures(user))) + 1 : 0
-                    try store.setMetadata(Key.failures(user), Token.encode(count: failures))
+        if counted {
+            try lock.withLock { () throws(KeychainError) in
+                let store = try store()
+                try KeychainError.mapping {
+                    try store.write { try store.setMetadata(Key.failures(user), Token.encode(count: 0)) }
                 }
             }
         }
-        guard let tokenKey else { throw KeychainError(.pinIncorrect, "wrong PIN") }
-        return tokenKey
+        return (tokenKey, epoch)
     }
 }

@@ -62,8 +62,8 @@ extension Token {
             throw KeychainError(
                 .unsupported, "only RSA, EC P-256/384/521 and Ed25519 private keys can be stored")
         }
-        var publicKey = try Token.checked(publicTemplate, policy: .publicKey)
-        var privateKey = try Token.checked(privateTemplate, policy: .privateKey)
+        var publicKey = try Token.checked(publicTemplate, policy: .publicKey, context: context)
+        var privateKey = try Token.checked(privateTemplate, policy: .privateKey, context: context)
         let id = publicTemplate[.id] ?? privateTemplate[.id] ?? key.publicKeyHash
         let label = publicTemplate[.label] ?? privateTemplate[.label] ?? []
         let shared: AttributeSet = [
@@ -83,8 +83,10 @@ extension Token {
         privateKey[.private] = privateKey[.private] ?? [1]
         privateKey[.sensitive] = privateKey[.sensitive] ?? [1]
         privateKey[.extractable] = privateKey[.extractable] ?? [0]
-        privateKey[.alwaysSensitive] = [privateKey.bool(.sensitive) == true ? 1 : 0]
-        privateKey[.neverExtractable] = [privateKey.bool(.extractable) == true ? 0 : 1]
+        // A key made here starts its history from its own flags; an existing one (PKCS#12)
+        // was outside the token before.
+        ObjectPolicy.privateKey.settleHistory(
+            &privateKey, after: mechanism == nil ? .create : .generate, before: nil)
         privateKey[.keyMaterial] = pkcs8
         switch algorithm {
         case .rsa:
@@ -138,31 +140,21 @@ extension Token {
         return KeyPairReferences(publicKey: references[0], privateKey: references[1])
     }
 
-    /// Checks a key template: known attributes, settable, well-formed. Generation parameters
-    /// and key material may not be given.
-    private static func checked(_ template: AttributeSet, policy: ObjectPolicy) throws(KeychainError)
-        -> AttributeSet
+    /// Checks a generation template with the one rule check (`ObjectPolicy.check`, as
+    /// `.generate`: no key material, no attribute the token sets) and returns what the token
+    /// copies onto the key: everything but the generation parameters, which the caller read
+    /// into the key pair's kind, and the class and key type, which the token sets.
+    private static func checked(_ template: AttributeSet, policy: ObjectPolicy, context: AccessContext)
+        throws(KeychainError) -> AttributeSet
     {
-        var result: AttributeSet = [:]
-        let parameters: Set<AttributeType> = [.modulusBits, .publicExponent, .ecParams, .class, .keyType]
-        for (type, value) in template {
-            guard let spec = policy.specs[type] else {
-                throw KeychainError(
-                    .attributeTypeInvalid, "attribute \(type) does not belong to this key class")
-            }
-            try ObjectPolicy.validate(value, as: spec)
-            if parameters.contains(type) { continue }  // read by the caller, or fixed here
-            guard spec.rules.contains(.settableOnCreate), !Token.sealedTypes.contains(type),
-                ![.modulus, .ecPoint, .publicKeyInfo].contains(type)
-            else {
-                throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
-            }
-            result[type] = value
-        }
+        try policy.check(template, .generate, asSecurityOfficer: context.securityOfficer)
         if template.ulong(.class).map({ $0 != policy.objectClass.rawValue }) == true {
             throw KeychainError(.templateInconsistent, "CKA_CLASS contradicts the key's class")
         }
-        return result
+        return template.filter { type, _ in
+            type != .class && type != .keyType
+                && policy.specs[type]?.rules.contains(.generationParameter) != true
+        }
     }
 
     /// The private key behind a private key object, for signing and decryption, with the
@@ -185,7 +177,7 @@ extension Token {
                     return sealed
                 },
                 parse: { (_, stored) throws(KeychainError) in
-                    guard let material = try unsealed(stored, only: [.keyMaterial])[.keyMaterial] else {
+                    guard let material = try revealed(stored, [.keyMaterial])[.keyMaterial] else {
                         throw KeychainError(.storageCorrupt, "a private key has no key material")
                     }
                     return try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
@@ -238,11 +230,9 @@ extension Token {
             }
             return (kept.key, kept.attributes)
         }
-        let stored = try load(reference, context: context, unseal: false)
+        let stored = try loadStored(reference, context: context)
         let material = try source(stored)
-        var visible = stored
-        for type in Token.sealedTypes { visible[type] = nil }
-        visible[.sealID] = nil
+        let visible = Token.concealed(stored)
         let key: AsymmetricKey
         if let kept, kept.material == material {
             key = kept.key
@@ -341,8 +331,7 @@ extension NewObject {
             attributes[.private] = template[.private] ?? [1]
             attributes[.sensitive] = template[.sensitive] ?? [1]
             attributes[.extractable] = template[.extractable] ?? [0]
-            attributes[.alwaysSensitive] = [0]
-            attributes[.neverExtractable] = [0]
+            policy.settleHistory(&attributes, after: .create, before: nil)
         }
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }

@@ -38,6 +38,10 @@ public struct KeychainError: Error, CustomStringConvertible, Sendable {
         case userPINNotInitialized
         case userAlreadyLoggedIn
         case userAnotherAlreadyLoggedIn
+        /// The key's type does not fit the mechanism.
+        case keyTypeInconsistent
+        /// The key's usage attribute forbids the operation (CKA_SIGN, CKA_DECRYPT…).
+        case keyFunctionNotPermitted
     }
 
     public var code: Code

@@ -5,9 +5,11 @@ enum ValueKind {
     case bool, ulong, bytes, date
 }
 
-/// What a caller may do with an attribute (PKCS#11 v2.40 §4.2 table 10 footnotes).
+/// What a caller may do with an attribute (PKCS#11 v2.40 §4.2 table 10 footnotes, §4.9
+/// table 36 footnotes). The rules are data: `ObjectPolicy.check` is the one function that
+/// applies them, for every way an object comes to be or changes (`ObjectChange`).
 struct AttributeRules: OptionSet {
-    let rawValue: UInt8
+    let rawValue: UInt16
     /// May be given in C_CreateObject's template.
     static let settableOnCreate = AttributeRules(rawValue: 1 << 0)
     /// Must be given in C_CreateObject's template.
@@ -20,6 +22,37 @@ struct AttributeRules: OptionSet {
     static let derived = AttributeRules(rawValue: 1 << 4)
     /// Only the security officer may set it to TRUE (CKA_TRUSTED).
     static let securityOfficerOnly = AttributeRules(rawValue: 1 << 5)
+    /// A change may turn it on, never off (CKA_SENSITIVE, CKA_WRAP_WITH_TRUSTED).
+    static let onlyTurnsOn = AttributeRules(rawValue: 1 << 6)
+    /// A change may turn it off, never on (CKA_EXTRACTABLE; CKA_MODIFIABLE, CKA_COPYABLE and
+    /// CKA_DESTROYABLE in a copy).
+    static let onlyTurnsOff = AttributeRules(rawValue: 1 << 7)
+    /// A secret part of a key: sealed at rest whatever CKA_PRIVATE says (DESIGN §7), never
+    /// revealed while the key is sensitive or unextractable, and made by the token when it
+    /// generates (never in a generation template).
+    static let secret = AttributeRules(rawValue: 1 << 8)
+    /// A public part of the key itself (modulus, EC point, SubjectPublicKeyInfo): given at
+    /// import, made at generation, never changed.
+    static let material = AttributeRules(rawValue: 1 << 9)
+    /// Chooses what C_GenerateKeyPair makes (CKA_MODULUS_BITS, CKA_PUBLIC_EXPONENT,
+    /// CKA_EC_PARAMS): allowed in a generation template, read there by the caller.
+    static let generationParameter = AttributeRules(rawValue: 1 << 10)
+    /// Kept by the token from the key's history, never set by a caller: CKA_ALWAYS_SENSITIVE
+    /// and CKA_NEVER_EXTRACTABLE, settled after every change (`ObjectPolicy.settleHistory`).
+    static let history = AttributeRules(rawValue: 1 << 11)
+}
+
+/// Every way an object comes to be or changes. Each is checked by `ObjectPolicy.check`
+/// against the same rules, so no path can do what another refuses.
+enum ObjectChange {
+    /// C_CreateObject, SecItemAdd: the caller gives the object, key material included.
+    case create
+    /// C_GenerateKeyPair (and later C_GenerateKey): the token makes the key material.
+    case generate
+    /// C_CopyObject: a new object from an existing one, with changes.
+    case copy
+    /// C_SetAttributeValue, SecItemUpdate.
+    case update
 }
 
 struct AttributeSpec {
@@ -34,12 +67,15 @@ struct AttributeSpec {
 struct ObjectPolicy {
     let objectClass: ObjectClass
     let specs: [AttributeType: AttributeSpec]
+    /// The attribute types of this class that are a key's secret (`AttributeRules.secret`).
+    let secretTypes: Set<AttributeType>
 
     private init(_ objectClass: ObjectClass, _ specs: [AttributeSpec]) {
         self.objectClass = objectClass
         var table: [AttributeType: AttributeSpec] = [:]
         for spec in ObjectPolicy.common + specs { table[spec.type] = spec }
         self.specs = table
+        secretTypes = Set(table.values.filter { $0.rules.contains(.secret) }.map(\.type))
     }
 
     static func forClass(_ objectClass: ObjectClass) -> ObjectPolicy? {
@@ -65,11 +101,15 @@ struct ObjectPolicy {
         AttributeSpec(
             type: .private, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: no),
         AttributeSpec(
-            type: .modifiable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+            type: .modifiable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy, .onlyTurnsOff],
+            defaultValue: yes),
         AttributeSpec(
-            type: .copyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+            type: .copyable, kind: .bool,
+            rules: [.settableOnCreate, .settableOnCopy, .modifiable, .onlyTurnsOff],
+            defaultValue: yes),
         AttributeSpec(
-            type: .destroyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy], defaultValue: yes),
+            type: .destroyable, kind: .bool, rules: [.settableOnCreate, .settableOnCopy, .onlyTurnsOff],
+            defaultValue: yes),
         AttributeSpec(
             type: .label, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
         // CKA_UNIQUE_ID: assigned by the token, never settable (v3.0 §4.4.1).
@@ -139,11 +179,17 @@ struct ObjectPolicy {
             type: .keyGenMechanism, kind: .ulong, rules: [], defaultValue: AttributeValue.encode(UInt64.max)),
         AttributeSpec(
             type: .subject, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-        AttributeSpec(type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(
+            type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
         // RSA (v2.40 §2.1.2–2.1.3), EC and Edwards (§2.3.3–2.3.4, v3.0 §2.3.5–2.3.6).
-        AttributeSpec(type: .modulus, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-        AttributeSpec(type: .publicExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-        AttributeSpec(type: .ecParams, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(
+            type: .modulus, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
+        AttributeSpec(
+            type: .publicExponent, kind: .bytes, rules: [.settableOnCreate, .material, .generationParameter],
+            defaultValue: nil),
+        AttributeSpec(
+            type: .ecParams, kind: .bytes, rules: [.settableOnCreate, .generationParameter], defaultValue: nil
+        ),
         // Apple's kSecAttrApplicationTag (vendor-defined): absent unless given.
         AttributeSpec(
             type: .applicationTag, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
@@ -164,8 +210,11 @@ struct ObjectPolicy {
             AttributeSpec(
                 type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
                 defaultValue: no),
-            AttributeSpec(type: .modulusBits, kind: .ulong, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .ecPoint, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(
+                type: .modulusBits, kind: .ulong, rules: [.settableOnCreate, .generationParameter],
+                defaultValue: nil),
+            AttributeSpec(
+                type: .ecPoint, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
         ])
 
     /// Private keys (v2.40 §4.9). Key material is sealed and sensitive by default.
@@ -173,7 +222,8 @@ struct ObjectPolicy {
         .privateKey,
         key + [
             AttributeSpec(
-                type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+                type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
+                defaultValue: yes),
             AttributeSpec(
                 type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
             AttributeSpec(
@@ -183,20 +233,29 @@ struct ObjectPolicy {
             AttributeSpec(
                 type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
             AttributeSpec(
-                type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [], defaultValue: no),
-            AttributeSpec(type: .neverExtractable, kind: .bool, rules: [], defaultValue: no),
-            AttributeSpec(type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
+                type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOff],
+                defaultValue: no),
+            AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [.history], defaultValue: no),
+            AttributeSpec(type: .neverExtractable, kind: .bool, rules: [.history], defaultValue: no),
+            AttributeSpec(
+                type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
+                defaultValue: no),
             AttributeSpec(
                 type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
             AttributeSpec(
-                type: .privateExponent, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .prime1, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .prime2, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .exponent1, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .exponent2, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .coefficient, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(type: .value, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil),
+                type: .privateExponent, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
+            AttributeSpec(
+                type: .prime1, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
+            AttributeSpec(
+                type: .prime2, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
+            AttributeSpec(
+                type: .exponent1, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
+            AttributeSpec(
+                type: .exponent2, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
+            AttributeSpec(
+                type: .coefficient, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
+            AttributeSpec(
+                type: .value, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
         ])
 
     /// Data objects (v2.40 §4.5).
@@ -214,6 +273,83 @@ struct ObjectPolicy {
             AttributeSpec(
                 type: .account, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
         ])
+
+    /// The one check of a caller's template against the class's rules, for every way an
+    /// object comes to be or changes: each attribute must belong to the class, be well
+    /// formed, be settable by this kind of change, move only the way a one-way attribute may
+    /// (against `current`: the stored object, or a copy's source), and CKA_TRUSTED turns on
+    /// only for the security officer. Nothing is stored or changed here.
+    func check(
+        _ template: AttributeSet, _ change: ObjectChange, current: AttributeSet? = nil,
+        asSecurityOfficer: Bool
+    ) throws(KeychainError) {
+        for (type, value) in template {
+            guard let spec = specs[type] else {
+                throw KeychainError(
+                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+            }
+            try ObjectPolicy.validate(value, as: spec)
+            let rules = spec.rules
+            switch change {
+            case .create:
+                guard rules.contains(.settableOnCreate) else {
+                    throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
+                }
+            case .generate:
+                guard rules.contains(.generationParameter)
+                    || (rules.contains(.settableOnCreate) && rules.isDisjoint(with: [.secret, .material]))
+                else {
+                    throw KeychainError(
+                        .attributeReadOnly, "attribute \(type) is made by the token when it generates a key")
+                }
+            case .copy:
+                guard rules.contains(.modifiable) || rules.contains(.settableOnCopy) else {
+                    throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed by a copy")
+                }
+            case .update:
+                guard rules.contains(.modifiable) else {
+                    throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
+                }
+            }
+            let new = AttributeValue.bool(value)
+            if let old = current?.bool(type), let new {
+                if rules.contains(.onlyTurnsOn), old, !new {
+                    throw KeychainError(.attributeReadOnly, "attribute \(type) can be turned on, never off")
+                }
+                if rules.contains(.onlyTurnsOff), !old, new {
+                    throw KeychainError(.attributeReadOnly, "attribute \(type) can be turned off, never on")
+                }
+            }
+            if rules.contains(.securityOfficerOnly), new == true, !asSecurityOfficer {
+                throw KeychainError(.attributeReadOnly, "only the security officer may set \(type) to true")
+            }
+        }
+    }
+
+    /// Settles CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE after `change` (v2.40 §4.9):
+    /// a generated key starts with them from its own flags; an imported key was once outside
+    /// the token, so both are false; a copy or a change keeps each only while the key's
+    /// flags still allow it (`before`: the source or the stored object). No caller sets them.
+    func settleHistory(_ attributes: inout AttributeSet, after change: ObjectChange, before: AttributeSet?) {
+        guard specs[.alwaysSensitive] != nil else { return }
+        let sensitive = attributes.bool(.sensitive) == true
+        let extractable = attributes.bool(.extractable) != false
+        let always: Bool
+        let never: Bool
+        switch change {
+        case .generate:
+            always = sensitive
+            never = !extractable
+        case .create:
+            always = false
+            never = false
+        case .copy, .update:
+            always = before?.bool(.alwaysSensitive) == true && sensitive
+            never = before?.bool(.neverExtractable) == true && !extractable
+        }
+        attributes[.alwaysSensitive] = [always ? 1 : 0]
+        attributes[.neverExtractable] = [never ? 1 : 0]
+    }
 
     /// Checks a value's encoding against its kind.
     static func validate(_ value: [UInt8], as spec: AttributeSpec) throws(KeychainError) {
@@ -240,6 +376,9 @@ struct ObjectPolicy {
 struct NewObject {
     var attributes: AttributeSet
     var uniqueKey: [UInt8]?
+    /// True when the values `Token.sealedTypes` names are sealed already, under
+    /// `attributes[.sealID]` (a copy's, which moves its source's boxes as they are).
+    var isSealed = false
 }
 
 extension NewObject {
@@ -257,21 +396,7 @@ extension NewObject {
             throw KeychainError(
                 .attributeValueInvalid, "objects of class \(classValue) cannot be created on this token")
         }
-        for (type, value) in template {
-            guard let spec = policy.specs[type] else {
-                throw KeychainError(
-                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
-            }
-            guard spec.rules.contains(.settableOnCreate) else {
-                throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
-            }
-            try ObjectPolicy.validate(value, as: spec)
-            if spec.rules.contains(.securityOfficerOnly), AttributeValue.bool(value) == true,
-                !asSecurityOfficer
-            {
-                throw KeychainError(.attributeReadOnly, "only the security officer may set \(type) to true")
-            }
-        }
+        try policy.check(template, .create, asSecurityOfficer: asSecurityOfficer)
         for spec in policy.specs.values where spec.rules.contains(.requiredOnCreate) {
             guard template[spec.type] != nil else {
                 throw KeychainError(.templateIncomplete, "template lacks required attribute \(spec.type)")

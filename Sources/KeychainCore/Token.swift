@@ -60,8 +60,8 @@ public final class Token: @unchecked Sendable {
     // @unchecked: every mutable property is touched only with `lock` held.
     public let configuration: TokenConfiguration
     let lock = Lock()
-    private var persistentStore: ObjectStore?
-    private var sessionStore: ObjectStore?
+    var persistentStore: ObjectStore?
+    var sessionStore: ObjectStore?
     /// The store's serial number, read once when it opens: it never changes.
     private var storeSerial = ""
     /// Prefix of this process's session-object unique IDs, made with the session store:
@@ -70,7 +70,11 @@ public final class Token: @unchecked Sendable {
 
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
-    var login: (user: UserType, tokenKey: [UInt8])?
+    var login: Login?
+    /// Held for the whole of a login, PIN derivation included, so that two threads of this
+    /// process cannot both log in (as SO and as user) by checking before either has finished.
+    /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
+    let loginLock = Lock()
     /// Parsed private keys by object, with what they came from (KeyObjects.swift).
     var keyCache: [ObjectReference: CachedKey] = [:]
     /// Parsed public keys by key object (public or private), likewise.
@@ -190,7 +194,7 @@ public final class Token: @unchecked Sendable {
         throws(KeychainError) -> ObjectReference
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
-        return try insert(object, context: context)
+        return try lock.withLock { () throws(KeychainError) in try insertLocked(object, context: context) }
     }
 
     /// Creates several objects in one transaction: all are stored, or none (a batch import).
@@ -230,36 +234,33 @@ public final class Token: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction of `store`, or as it is when there is no store.
-    private static func write<T>(_ store: ObjectStore?, _ body: () throws -> T) throws -> T {
+    static func write<T>(_ store: ObjectStore?, _ body: () throws -> T) throws -> T {
         guard let store else { return try body() }
         return try store.write(body)
     }
 
-    private func insert(_ object: NewObject, context: AccessContext) throws(KeychainError)
-        -> ObjectReference
-    {
-        try lock.withLock { () throws(KeychainError) in try insertLocked(object, context: context) }
-    }
-
-    /// Stores a new object; `lock` must be held.
-    private func insertLocked(_ object: NewObject, context: AccessContext) throws(KeychainError)
-        -> ObjectReference
-    {
+    /// Stores a new object; `lock` must be held. A key's secret parts, and the values of any
+    /// private object, are sealed here, in the write transaction that stores them (so a
+    /// re-initialisation by another process cannot slip in between): no path reaches the
+    /// store with a key byte in clear (DESIGN §7).
+    func insertLocked(_ object: NewObject, context: AccessContext) throws(KeychainError) -> ObjectReference {
         let isToken = object.attributes.bool(.token) ?? false
         let isPrivate = object.attributes.bool(.private) ?? false
         let store = isToken ? try store() : try volatileStore()
         try context.checkWrite(
             tokenObject: isToken, privateObject: isPrivate,
             writeProtected: configuration.readOnly || store.isReadOnly)
-        var attributes = object.attributes
-        if isPrivate {
-            attributes[.sealID] = try KeychainError.mapping { try SecureRandom.bytes(16) }
-            attributes = try sealed(attributes)
-        }
-        let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
         do throws(KeychainError) {
             let id = try KeychainError.mapping {
-                try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
+                try store.write { () throws -> Int64 in
+                    var attributes = object.attributes
+                    if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
+                        attributes[.sealID] = try SecureRandom.bytes(16)
+                        attributes = try sealed(attributes, types: Token.sealedTypes(of: attributes))
+                    }
+                    let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+                    return try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
+                }
             }
             return ObjectReference(isSessionObject: !isToken, rowID: id)
         } catch  where error.code == .duplicateItem {
@@ -267,28 +268,37 @@ public final class Token: @unchecked Sendable {
         }
     }
 
-    /// Every attribute of an object, CKA_UNIQUE_ID included. Private objects are not found
-    /// unless the context may see them.
-    public func attributes(of reference: ObjectReference, context: AccessContext)
-        throws(KeychainError) -> AttributeSet
-    {
-        var attributes = try lock.withLock { () throws(KeychainError) in
-            try load(reference, context: context)
+    /// The attributes of an object a caller may read, CKA_UNIQUE_ID included. Sealed values
+    /// are opened only when asked for in `types` (nil: every one) and revealable: a
+    /// sensitive or unextractable key's secret parts never are, and reading a key's label
+    /// opens nothing. Private objects are not found unless the context may see them.
+    public func attributes(
+        of reference: ObjectReference, context: AccessContext, revealing types: Set<AttributeType>? = nil
+    ) throws(KeychainError) -> AttributeSet {
+        try lock.withLock { () throws(KeychainError) in
+            let stored = try loadStored(reference, context: context)
+            let hidden = Token.sensitiveTypes(of: stored).union([.keyMaterial])
+            var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
+            if let types { wanted.formIntersection(types) }
+            // A key that is not private is found without a login, but its sealed parts open
+            // only with the token key: without it they stay out, as if sensitive.
+            if login == nil { wanted = [] }
+            return try revealed(stored, wanted)
         }
-        attributes[.keyMaterial] = nil
-        return attributes
     }
 
-    /// The attributes of `attributes` whose values are never revealed: a private key's
-    /// secret parts while it is sensitive or unextractable (CKR_ATTRIBUTE_SENSITIVE).
+    /// The attributes of `attributes` whose values are never revealed: a key's secret parts
+    /// while it is sensitive or unextractable (CKR_ATTRIBUTE_SENSITIVE).
     public static func sensitiveTypes(of attributes: AttributeSet) -> Set<AttributeType> {
-        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue,
+        guard let policy = policy(ofStored: attributes), !policy.secretTypes.isEmpty,
             attributes.bool(.sensitive) != false || attributes.bool(.extractable) != true
         else { return [] }
-        return [.privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient, .value]
+        return policy.secretTypes
     }
 
-    func load(_ reference: ObjectReference, context: AccessContext, unseal: Bool = true) throws(KeychainError)
+    /// An object as stored, sealed values still sealed, with its unique ID; checks that the
+    /// context may see it. `lock` must be held.
+    func loadStored(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
         -> AttributeSet
     {
         let store = try store(for: reference)
@@ -298,59 +308,14 @@ public final class Token: @unchecked Sendable {
         }
         var attributes: AttributeSet = [:]
         for row in rows { attributes[AttributeType(row.type)] = row.value }
-        guard context.canSee(privateObject: attributes.bool(.private) ?? false) else {
+        // A private object needs the context's word and this token's login: a context kept
+        // from before a logout sees nothing.
+        let isPrivate = attributes.bool(.private) ?? false
+        guard context.canSee(privateObject: isPrivate), !isPrivate || login != nil else {
             throw KeychainError(.objectNotFound, "the object is private: log in first")
         }
-        if unseal, attributes[.sealID] != nil { attributes = try unsealed(attributes) }
         attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
         return attributes
-    }
-
-    /// The attribute types whose values a private object keeps sealed (DESIGN §7): secret
-    /// values and private key parts. Labels, IDs and public key parts stay readable for finds.
-    static let sealedTypes: Set<AttributeType> = [
-        .value, .privateExponent, .prime1, .prime2, .exponent1, .exponent2, .coefficient, .keyMaterial,
-    ]
-
-    /// Seals the secret values of a private object with the token key; the associated data
-    /// binds each box to its object (CKA seal ID) and attribute. `lock` must be held.
-    func sealed(_ attributes: AttributeSet) throws(KeychainError) -> AttributeSet {
-        guard let key = login?.tokenKey, let sealID = attributes[.sealID] else {
-            throw KeychainError(.userNotLoggedIn, "private objects need a logged-in user")
-        }
-        var result = attributes
-        for (type, value) in attributes where Token.sealedTypes.contains(type) {
-            result[type] = try KeychainError.mapping {
-                try SecretBox.seal(
-                    value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
-            }
-        }
-        return result
-    }
-
-    /// Opens the sealed values of a private object; drops the seal ID, which callers never see.
-    /// With `only`, opens just those types and drops the other sealed values.
-    func unsealed(_ attributes: AttributeSet, only: Set<AttributeType>? = nil) throws(KeychainError)
-        -> AttributeSet
-    {
-        guard let key = login?.tokenKey, let sealID = attributes[.sealID] else {
-            throw KeychainError(.objectNotFound, "the object is private: log in first")
-        }
-        var result = attributes
-        result[.sealID] = nil
-        for (type, value) in attributes where Token.sealedTypes.contains(type) {
-            if let only, !only.contains(type) {
-                result[type] = nil
-                continue
-            }
-            do {
-                result[type] = try SecretBox.open(
-                    value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
-            } catch {
-                throw KeychainError(.storageCorrupt, "a sealed value of a private object does not open")
-            }
-        }
-        return result
     }
 
     /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate).
@@ -409,102 +374,87 @@ public final class Token: @unchecked Sendable {
         }
     }
 
-    /// Changes attributes of an object; `lock` must be held.
+    /// Changes attributes of an object; `lock` must be held. The read, the rule check and
+    /// the write are one transaction, so another process's change or deletion cannot come
+    /// between them.
     private func updateLocked(
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
     ) throws(KeychainError) {
-        let current = try load(reference, context: context)
         let store = try store(for: reference)
-        try context.checkWrite(
-            tokenObject: !reference.isSessionObject,
-            privateObject: current.bool(.private) ?? false,
-            writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
-        guard current.bool(.modifiable) ?? true else {
-            throw KeychainError(
-                .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
-        }
-        let policy = try Token.policy(of: current)
-        for (type, value) in template {
-            guard let spec = policy.specs[type] else {
-                throw KeychainError(
-                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
+        try KeychainError.mapping {
+            try store.write { () throws in
+                let current = try loadStored(reference, context: context)
+                try context.checkWrite(
+                    tokenObject: !reference.isSessionObject,
+                    privateObject: current.bool(.private) ?? false,
+                    writeProtected: !reference.isSessionObject
+                        && (configuration.readOnly || store.isReadOnly))
+                guard current.bool(.modifiable) ?? true else {
+                    throw KeychainError(
+                        .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
+                }
+                let policy = try Token.policy(of: current)
+                try policy.check(template, .update, current: current, asSecurityOfficer: context.securityOfficer)
+                var changed = current.merging(template) { _, new in new }
+                policy.settleHistory(&changed, after: .update, before: current)
+                var changes = template
+                for type: AttributeType in [.alwaysSensitive, .neverExtractable] where changed[type] != current[type] {
+                    changes[type] = changed[type]
+                }
+                let toSeal = Token.sealedTypes(of: current).intersection(changes.keys)
+                if !toSeal.isEmpty {
+                    guard let sealID = current[.sealID] else {
+                        throw KeychainError(.storageCorrupt, "a sealed object has no seal ID")
+                    }
+                    changes[.sealID] = sealID
+                    changes = try sealed(changes, types: toSeal)
+                    changes[.sealID] = nil
+                }
+                let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
+                // A generic password given another service or account takes that pair's key.
+                let uniqueKey =
+                    template[.application] != nil || template[.account] != nil
+                    ? NewObject.passwordKey(of: changed) : nil
+                do {
+                    try store.update(reference.rowID, attributes: rows, uniqueKey: uniqueKey)
+                } catch let error as StorageError where error.code == .constraint {
+                    throw NewObject.duplicate(changed)
+                }
             }
-            try ObjectPolicy.validate(value, as: spec)
-            // CKA_COPYABLE may only go from true to false (v2.40 §4.4).
-            let turnsOffCopy = type == .copyable && AttributeValue.bool(value) == false
-            // A key can become sensitive or unextractable, never the reverse (v2.40 §4.9).
-            if type == .sensitive, AttributeValue.bool(value) == false, current.bool(.sensitive) == true {
-                throw KeychainError(.attributeReadOnly, "CKA_SENSITIVE cannot be turned off")
-            }
-            if type == .extractable, AttributeValue.bool(value) == true, current.bool(.extractable) == false {
-                throw KeychainError(.attributeReadOnly, "CKA_EXTRACTABLE cannot be turned back on")
-            }
-            guard spec.rules.contains(.modifiable) || turnsOffCopy else {
-                throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
-            }
-        }
-        var changes = template
-        if current.bool(.private) == true {
-            // `current` was unsealed by `load`; reseal the changed values under its seal ID.
-            let rawSealID = try KeychainError.mapping {
-                try store.attribute(AttributeType.sealID.rawValue, of: reference.rowID)
-            }
-            guard let sealID = rawSealID else {
-                throw KeychainError(.storageCorrupt, "a private object has no seal ID")
-            }
-            changes[.sealID] = sealID
-            changes = try sealed(changes)
-            changes[.sealID] = nil
-        }
-        let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
-        // A generic password given another service or account takes that pair's key.
-        let changed = current.merging(template) { _, new in new }
-        let uniqueKey =
-            template[.application] != nil || template[.account] != nil
-            ? NewObject.passwordKey(of: changed) : nil
-        do throws(KeychainError) {
-            try KeychainError.mapping {
-                try store.update(reference.rowID, attributes: rows, uniqueKey: uniqueKey)
-            }
-        } catch  where error.code == .duplicateItem {
-            throw NewObject.duplicate(changed)
         }
     }
 
-    /// Copies an object with changes (C_CopyObject).
+    /// Copies an object with changes (C_CopyObject): a real copy, key material included, that
+    /// signs and decrypts like the original, under the same one-way rules as any change. The
+    /// sealed values move as they are (still sealed, bound to the original's seal ID): no
+    /// secret is opened to copy a key, so a key that is not private copies without a login.
     public func copyObject(
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
     ) throws(KeychainError) -> ObjectReference {
-        let source = try attributes(of: reference, context: context)
-        guard source.bool(.copyable) ?? true else {
-            throw KeychainError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
+        try lock.withLock { () throws(KeychainError) in
+            let source = try loadStored(reference, context: context)
+            guard source.bool(.copyable) ?? true else {
+                throw KeychainError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
+            }
+            let policy = try Token.policy(of: source)
+            try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
+            var attributes = source.merging(template) { _, new in new }
+            attributes[.uniqueID] = nil
+            policy.settleHistory(&attributes, after: .copy, before: source)
+            var isSealed = source[.sealID] != nil
+            if isSealed, Token.sealedTypes(of: attributes).isEmpty {
+                // A private object copied into a public one: its values are no longer sealed.
+                attributes = try revealed(attributes, Token.sealedTypes(of: source))
+                isSealed = false
+            }
+            let uniqueKey: [UInt8]? =
+                policy.objectClass == .certificate
+                ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
+                    + (attributes[.serialNumber] ?? [])
+                : NewObject.passwordKey(of: attributes)
+            return try insertLocked(
+                NewObject(attributes: attributes, uniqueKey: uniqueKey, isSealed: isSealed), context: context)
         }
-        let policy = try Token.policy(of: source)
-        var attributes = source
-        attributes[.uniqueID] = nil
-        for (type, value) in template {
-            guard let spec = policy.specs[type] else {
-                throw KeychainError(
-                    .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
-            }
-            try ObjectPolicy.validate(value, as: spec)
-            guard spec.rules.contains(.modifiable) || spec.rules.contains(.settableOnCopy) else {
-                throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed by a copy")
-            }
-            // CKA_MODIFIABLE, CKA_COPYABLE and CKA_DESTROYABLE can only be turned off.
-            if [.modifiable, .copyable, .destroyable].contains(type),
-                AttributeValue.bool(value) == true, source.bool(type) == false
-            {
-                throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be turned back on")
-            }
-            attributes[type] = value
-        }
-        let uniqueKey: [UInt8]? =
-            policy.objectClass == .certificate
-            ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
-                + (attributes[.serialNumber] ?? [])
-            : NewObject.passwordKey(of: attributes)
-        return try insert(NewObject(attributes: attributes, uniqueKey: uniqueKey), context: context)
     }
 
     /// Destroys an object (C_DestroyObject, SecItemDelete).
@@ -520,18 +470,23 @@ public final class Token: @unchecked Sendable {
     private func destroyLocked(_ reference: ObjectReference, context: AccessContext)
         throws(KeychainError)
     {
-        let current = try load(reference, context: context)
         let store = try store(for: reference)
-        try context.checkWrite(
-            tokenObject: !reference.isSessionObject,
-            privateObject: current.bool(.private) ?? false,
-            writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
-        guard current.bool(.destroyable) ?? true else {
-            throw KeychainError(
-                .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
-        }
-        guard try KeychainError.mapping({ try store.delete(reference.rowID) }) else {
-            throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
+        try KeychainError.mapping {
+            try store.write { () throws in
+                let current = try loadStored(reference, context: context)
+                try context.checkWrite(
+                    tokenObject: !reference.isSessionObject,
+                    privateObject: current.bool(.private) ?? false,
+                    writeProtected: !reference.isSessionObject
+                        && (configuration.readOnly || store.isReadOnly))
+                guard current.bool(.destroyable) ?? true else {
+                    throw KeychainError(
+                        .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
+                }
+                guard try store.delete(reference.rowID) else {
+                    throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
+                }
+            }
         }
     }
 
@@ -612,11 +567,16 @@ public final class Token: @unchecked Sendable {
         }
     }
 
-    private static func policy(of attributes: AttributeSet) throws(KeychainError) -> ObjectPolicy {
-        guard let rawClass = attributes.ulong(.class),
-            let policy = ObjectPolicy.forClass(ObjectClass(rawValue: rawClass))
-        else { throw KeychainError(.storageCorrupt, "stored object has an unknown class") }
+    static func policy(of attributes: AttributeSet) throws(KeychainError) -> ObjectPolicy {
+        guard let policy = policy(ofStored: attributes) else {
+            throw KeychainError(.storageCorrupt, "stored object has an unknown class")
+        }
         return policy
+    }
+
+    /// The rules of a stored object's class, or nil for a class the token does not know.
+    static func policy(ofStored attributes: AttributeSet) -> ObjectPolicy? {
+        attributes.ulong(.class).flatMap { ObjectPolicy.forClass(ObjectClass(rawValue: $0)) }
     }
 }
 

@@ -43,6 +43,8 @@ struct P11Error: Error {
             case .userPINNotInitialized: CKR_USER_PIN_NOT_INITIALIZED
             case .userAlreadyLoggedIn: CKR_USER_ALREADY_LOGGED_IN
             case .userAnotherAlreadyLoggedIn: CKR_USER_ANOTHER_ALREADY_LOGGED_IN
+            case .keyTypeInconsistent: CKR_KEY_TYPE_INCONSISTENT
+            case .keyFunctionNotPermitted: CKR_KEY_FUNCTION_NOT_PERMITTED
             }
         self.init(rv, error.message)
     }

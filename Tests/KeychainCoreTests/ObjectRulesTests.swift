@@ -255,8 +255,9 @@ struct PrivateObjectTests {
                 _ = try token.createObject(
                     dataTemplate(label: "secret", token: false, [.private: yes]), context: Contexts.readWrite)
             }
-            // A session that says a user is logged in is not enough: the token key is.
-            expectKeychainError(.userNotLoggedIn) {
+            // A session that says a user is logged in is not enough: the token key is, and
+            // a token with no user PIN has none to give.
+            expectKeychainError(.userPINNotInitialized) {
                 _ = try token.createObject(
                     dataTemplate(label: "secret", [.private: yes]), context: Contexts.user)
             }

@@ -1,0 +1,101 @@
+internal import KeychainCrypto
+internal import KeychainStorage
+
+/// Secrets at rest (DESIGN §7): which values an object keeps sealed, and sealing and opening
+/// them under the token key.
+///
+/// Sealing is decided by attribute type, never by CKA_PRIVATE: every secret part of a key
+/// (and its PKCS#8 key material) is sealed whatever CKA_PRIVATE says, so a key that is not
+/// private is still never stored in clear; other private objects (generic passwords, private
+/// data and certificates) keep their CKA_VALUE sealed. Each box is AES-256-GCM under the token
+/// key, bound by its associated data to the object's seal ID and to the attribute type.
+extension Token {
+    /// The attribute types `attributes` keeps sealed at rest.
+    static func sealedTypes(of attributes: AttributeSet) -> Set<AttributeType> {
+        if let policy = policy(ofStored: attributes), !policy.secretTypes.isEmpty {
+            return policy.secretTypes.union([.keyMaterial])
+        }
+        return attributes.bool(.private) == true ? [.value] : []
+    }
+
+    /// Seals the values of `types` present in `attributes` under the token key and
+    /// `attributes[.sealID]`. Needs a current login (`currentTokenKey`). `lock` must be held.
+    func sealed(_ attributes: AttributeSet, types: Set<AttributeType>) throws(KeychainError) -> AttributeSet {
+        guard let sealID = attributes[.sealID] else {
+            throw KeychainError(.storageCorrupt, "an object to seal has no seal ID")
+        }
+        let key = try currentTokenKey(toSeal: true)
+        var result = attributes
+        for type in types {
+            guard let value = attributes[type] else { continue }
+            result[type] = try KeychainError.mapping {
+                try SecretBox.seal(value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+            }
+        }
+        return result
+    }
+
+    /// `stored` with the sealed values of `types` opened and every other sealed value (and the
+    /// seal ID) removed. A value stored in clear by an older version (a key that was not
+    /// private, with no seal ID) is returned as it is. `lock` must be held.
+    func revealed(_ stored: AttributeSet, _ types: Set<AttributeType>) throws(KeychainError) -> AttributeSet {
+        var result = stored
+        result[.sealID] = nil
+        let sealedTypes = Token.sealedTypes(of: stored)
+        for type in sealedTypes where !types.contains(type) { result[type] = nil }
+        guard let sealID = stored[.sealID] else { return result }
+        let present = types.intersection(sealedTypes).filter { stored[$0] != nil }
+        guard !present.isEmpty else { return result }
+        let key = try currentTokenKey(toSeal: false)
+        for type in present {
+            guard let box = stored[type] else { continue }
+            do {
+                result[type] = try SecretBox.open(
+                    box, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+            } catch {
+                throw KeychainError(.storageCorrupt, "a sealed value of an object does not open: \(error)")
+            }
+        }
+        return result
+    }
+
+    /// `stored` without any sealed value or seal ID: what a caller may always see.
+    static func concealed(_ stored: AttributeSet) -> AttributeSet {
+        var visible = stored
+        for type in sealedTypes(of: stored) { visible[type] = nil }
+        visible[.sealID] = nil
+        return visible
+    }
+}
+
+extension Token {
+    private static let clearKeysSealedKey = "sealed.clear-keys"
+
+    /// Seals what an older version stored in clear: the secret parts of keys that were not
+    /// private (CKA_PRIVATE=FALSE), which it kept without a seal ID. Runs at a login, the first
+    /// moment the token key is at hand, until one run finishes; a failure is left for the
+    /// next login. `lock` must be held.
+    func sealClearKeys() {
+        guard let store = persistentStore, !store.isReadOnly,
+            (try? store.metadata(Token.clearKeysSealedKey)) == .some(nil)
+        else { return }
+        let privateKeyClass = StoredAttribute(
+            AttributeType.class.rawValue, AttributeValue.encode(ObjectClass.privateKey.rawValue))
+        _ = try? store.write { () throws in
+            for id in try store.find([privateKeyClass]) {
+                guard let rows = try store.attributes(of: id) else { continue }
+                var attributes: AttributeSet = [:]
+                for row in rows { attributes[AttributeType(row.type)] = row.value }
+                guard attributes[.sealID] == nil else { continue }
+                attributes[.sealID] = try SecureRandom.bytes(16)
+                let types = Token.sealedTypes(of: attributes)
+                let sealed = try self.sealed(attributes, types: types)
+                let changes = types.union([.sealID]).compactMap { type in
+                    sealed[type].map { StoredAttribute(type.rawValue, $0) }
+                }
+                try store.update(id, attributes: changes)
+            }
+            try store.setMetadata(Token.clearKeysSealedKey, [1])
+        }
+    }
+}
