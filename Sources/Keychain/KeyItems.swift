@@ -462,7 +462,9 @@ extension Keychain {
 
     /// A stored private key for one use, through the core's one key-use check (usage
     /// attribute, key class, login, CKA_ALWAYS_AUTHENTICATE), as the PKCS#11 face does.
-    private func use(_ key: KeyItem, for usage: KeychainCore.KeyUse, pin: [UInt8]?) throws(KeychainError) -> AsymmetricKey {
+    private func use(_ key: KeyItem, for usage: KeychainCore.KeyUse, pin: [UInt8]?) throws(KeychainError)
+        -> AsymmetricKey
+    {
         let reference = try privateKeyReference(key, to: "\(usage)")
         let usable = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
             try token.useKey(reference, for: usage, context: context)

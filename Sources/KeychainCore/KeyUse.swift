@@ -46,7 +46,8 @@ extension Token {
         }
         guard loaded.attributes.bool(usage.attribute) == true else {
             throw KeychainError(
-                .keyFunctionNotPermitted, "the key may not \(usage) (its attribute \(usage.attribute) is false)")
+                .keyFunctionNotPermitted,
+                "the key may not \(usage) (its attribute \(usage.attribute) is false)")
         }
         return UsableKey(
             key: loaded.key, attributes: loaded.attributes,
@@ -63,7 +64,8 @@ extension Token {
         let loaded = try privateKey(reference, context: context)
         guard Token.sensitiveTypes(of: loaded.attributes).isEmpty else {
             throw KeychainError(
-                .attributeSensitive, "the private key is not exportable: its secret never leaves the keychain")
+                .attributeSensitive, "the private key is not exportable: its secret never leaves the keychain"
+            )
         }
         return loaded.key
     }

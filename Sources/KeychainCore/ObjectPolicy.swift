@@ -296,8 +296,10 @@ struct ObjectPolicy {
                     throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
                 }
             case .generate:
-                guard rules.contains(.generationParameter)
-                    || (rules.contains(.settableOnCreate) && rules.isDisjoint(with: [.secret, .material]))
+                guard
+                    rules.contains(.generationParameter)
+                        || (rules.contains(.settableOnCreate)
+                            && rules.isDisjoint(with: [.secret, .material]))
                 else {
                     throw KeychainError(
                         .attributeReadOnly, "attribute \(type) is made by the token when it generates a key")

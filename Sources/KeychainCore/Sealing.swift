@@ -29,7 +29,8 @@ extension Token {
         for type in types {
             guard let value = attributes[type] else { continue }
             result[type] = try KeychainError.mapping {
-                try SecretBox.seal(value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+                try SecretBox.seal(
+                    value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
             }
         }
         return result

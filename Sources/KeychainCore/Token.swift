@@ -394,11 +394,13 @@ public final class Token: @unchecked Sendable {
                         .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
                 }
                 let policy = try Token.policy(of: current)
-                try policy.check(template, .update, current: current, asSecurityOfficer: context.securityOfficer)
+                try policy.check(
+                    template, .update, current: current, asSecurityOfficer: context.securityOfficer)
                 var changed = current.merging(template) { _, new in new }
                 policy.settleHistory(&changed, after: .update, before: current)
                 var changes = template
-                for type: AttributeType in [.alwaysSensitive, .neverExtractable] where changed[type] != current[type] {
+                for type: AttributeType in [.alwaysSensitive, .neverExtractable]
+                where changed[type] != current[type] {
                     changes[type] = changed[type]
                 }
                 let toSeal = Token.sealedTypes(of: current).intersection(changes.keys)

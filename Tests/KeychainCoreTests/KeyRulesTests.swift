@@ -110,14 +110,16 @@ struct KeyRulesTests {
             #expect(files.contains(bytes("public key object")), "the scan sees what is in clear")
             #expect(!files.contains(Self.scalar))
             token.logOut()
-            let found = try token.findObjects([.label: bytes("public key object")], context: Contexts.readWrite)
+            let found = try token.findObjects(
+                [.label: bytes("public key object")], context: Contexts.readWrite)
             #expect(found == [imported])
             #expect(try token.attributes(of: imported, context: Contexts.readWrite)[.value] == nil)
             expectKeychainError(.userNotLoggedIn) {
                 _ = try token.useKey(imported, for: .sign, context: Contexts.readWrite)
             }
             try token.logIn(.user, pin: bytes("user-pin-0000"))
-            _ = try token.useKey(imported, for: .sign, context: Contexts.user).key.sign([1], scheme: .ecdsa(.sha256))
+            _ = try token.useKey(imported, for: .sign, context: Contexts.user).key.sign(
+                [1], scheme: .ecdsa(.sha256))
         }
     }
 
@@ -141,7 +143,8 @@ struct KeyRulesTests {
     func useKeyChecksUsageAndType() throws {
         try withToken { token, _ in
             try logInUser(token)
-            let pair = try generate(token, publicTemplate: [.verify: Self.no], privateTemplate: [.sign: Self.no])
+            let pair = try generate(
+                token, publicTemplate: [.verify: Self.no], privateTemplate: [.sign: Self.no])
             expectKeychainError(.keyFunctionNotPermitted) {
                 _ = try token.useKey(pair.privateKey, for: .sign, context: Contexts.user)
             }
@@ -151,7 +154,9 @@ struct KeyRulesTests {
             expectKeychainError(.keyTypeInconsistent) {
                 _ = try token.useKey(pair.privateKey, for: .decrypt, keyType: .rsa, context: Contexts.user)
             }
-            #expect(try token.useKey(pair.privateKey, for: .decrypt, context: Contexts.user).needsPINForEachUse == false)
+            #expect(
+                try token.useKey(pair.privateKey, for: .decrypt, context: Contexts.user).needsPINForEachUse
+                    == false)
         }
     }
 }
@@ -230,7 +235,8 @@ struct PINAttemptTests {
             other.logOut()
             expectKeychainError(.userNotLoggedIn) {
                 _ = try token.createObject(
-                    dataTemplate(label: "secret", [.private: yes, .value: bytes("v")]), context: Contexts.user)
+                    dataTemplate(label: "secret", [.private: yes, .value: bytes("v")]), context: Contexts.user
+                )
             }
             #expect(token.loggedInUser == nil)
             try token.logIn(.user, pin: bytes("new-user-pin"))
