@@ -96,7 +96,7 @@ extension KeychainError {
         case .unsupported: code = .unimplemented
         case .pinIncorrect, .pinLocked: code = .authFailed
         case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn, .keyTypeInconsistent,
-            .keyFunctionNotPermitted:
+            .keyFunctionNotPermitted, .keySizeRange, .curveNotSupported, .mechanismInvalid:
             code = .parameter
         case .userPINNotInitialized: code = .notAvailable
         }

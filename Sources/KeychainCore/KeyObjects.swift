@@ -8,6 +8,57 @@ public enum KeyPairKind: Sendable, Equatable {
     case ed25519(curveParameters: [UInt8])
 }
 
+extension KeyPairKind {
+    /// RSA key sizes the token generates and advertises in its mechanism information.
+    public static let rsaBits = 2048...4096
+
+    /// The key pair a C_GenerateKeyPair mechanism and its templates ask for: the generation
+    /// rules (v2.40 §2.1.4, §2.3.8; v3.0 §2.3.10) live here, once, for every face.
+    public init(mechanism: UInt64, publicTemplate: AttributeSet, privateTemplate: AttributeSet)
+        throws(KeychainError)
+    {
+        switch mechanism {
+        case Token.rsaKeyPairMechanism:
+            guard let bits = publicTemplate.ulong(.modulusBits) else {
+                throw KeychainError(.templateIncomplete, "RSA generation needs CKA_MODULUS_BITS")
+            }
+            guard let size = Int(exactly: bits), KeyPairKind.rsaBits.contains(size) else {
+                throw KeychainError(
+                    .keySizeRange,
+                    "RSA keys have \(KeyPairKind.rsaBits.lowerBound) to \(KeyPairKind.rsaBits.upperBound) bits"
+                )
+            }
+            // Only F4: other exponents are refused rather than silently replaced.
+            if let exponent = publicTemplate[.publicExponent],
+                exponent.drop(while: { $0 == 0 }) != [0x01, 0x00, 0x01]
+            {
+                throw KeychainError(.attributeValueInvalid, "only the public exponent 65537 is supported")
+            }
+            self = .rsa(bits: size)
+        case Token.ecKeyPairMechanism:
+            guard let parameters = publicTemplate[.ecParams] ?? privateTemplate[.ecParams] else {
+                throw KeychainError(.templateIncomplete, "EC generation needs CKA_EC_PARAMS")
+            }
+            guard EllipticCurve(parameters: parameters) != nil else {
+                throw KeychainError(.curveNotSupported, "only P-256, P-384 and P-521 are supported")
+            }
+            self = .ec(curveParameters: parameters)
+        case Token.edwardsKeyPairMechanism:
+            let parameters =
+                publicTemplate[.ecParams] ?? privateTemplate[.ecParams] ?? Edwards25519.parameters
+            // The OID id-Ed25519, or the PrintableString "edwards25519" of v3.0 §2.3.5.
+            let printable: [UInt8] = [0x13, 0x0C] + Array("edwards25519".utf8)
+            guard parameters == Edwards25519.parameters || parameters == printable else {
+                throw KeychainError(.curveNotSupported, "only Ed25519 is supported")
+            }
+            self = .ed25519(curveParameters: parameters)
+        default:
+            throw KeychainError(
+                .mechanismInvalid, "mechanism 0x\(String(mechanism, radix: 16)) generates no key pair")
+        }
+    }
+}
+
 /// A stored key pair's two objects.
 public struct KeyPairReferences: Sendable {
     public var publicKey: ObjectReference

@@ -42,6 +42,12 @@ public struct KeychainError: Error, CustomStringConvertible, Sendable {
         case keyTypeInconsistent
         /// The key's usage attribute forbids the operation (CKA_SIGN, CKA_DECRYPT…).
         case keyFunctionNotPermitted
+        /// A key size outside what the mechanism supports.
+        case keySizeRange
+        /// An elliptic curve the token does not support.
+        case curveNotSupported
+        /// A mechanism that cannot do what was asked.
+        case mechanismInvalid
     }
 
     public var code: Code

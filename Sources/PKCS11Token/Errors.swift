@@ -45,6 +45,9 @@ struct P11Error: Error {
             case .userAnotherAlreadyLoggedIn: CKR_USER_ANOTHER_ALREADY_LOGGED_IN
             case .keyTypeInconsistent: CKR_KEY_TYPE_INCONSISTENT
             case .keyFunctionNotPermitted: CKR_KEY_FUNCTION_NOT_PERMITTED
+            case .keySizeRange: CKR_KEY_SIZE_RANGE
+            case .curveNotSupported: CKR_CURVE_NOT_SUPPORTED
+            case .mechanismInvalid: CKR_MECHANISM_INVALID
             }
         self.init(rv, error.message)
     }
