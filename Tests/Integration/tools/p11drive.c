@@ -36,9 +36,30 @@
  *                                      CKR_KEY_HANDLE_INVALID, 1 when it is
  *                                      another or never came in SECONDS
  *
+ * The core rules of issue 8 (test_core_rules.sh):
+ *
+ *   p11drive genkey-public TYPE LABEL  genkey with CKA_PRIVATE=FALSE; logs
+ *                                      in only when $P11DRIVE_PIN is set
+ *   p11drive copy LABEL NEWLABEL [token|private|sensitive|extractable=0|1]...
+ *                                      C_CopyObject of the private key
+ *                                      LABEL; prints the CK_RV and what
+ *                                      reading the copy's secret returns
+ *   p11drive sign-copy LABEL session|token|token-then-destroy INPUT OUTPUT
+ *                                      copies the private key LABEL (as
+ *                                      pkcs11-provider does) and signs INPUT
+ *                                      with the copy into OUTPUT (RSA
+ *                                      PKCS#1 SHA-256, ECDSA SHA-256 in DER,
+ *                                      or EdDSA)
+ *   p11drive hold-login NEW_PIN        logs in, stores a private data
+ *                                      object, prints "logged in", waits for
+ *                                      a line on stdin, then creates another
+ *                                      and logs in again with NEW_PIN,
+ *                                      printing each CK_RV
+ *
  * set-pin and init-token print "calling C_SetPIN" / "calling C_InitToken"
  * (flushed) just before the call, so that a test can kill them in it.
- * genkey, read-secret and sign-until-refused log in with $P11DRIVE_PIN.
+ * genkey, read-secret, sign-until-refused, copy, sign-copy and hold-login
+ * log in with $P11DRIVE_PIN.
  *
  * Environment: P11KEYCHAIN_MODULE (required) is the module to load;
  * P11DRIVE_TOKEN (default "login") is the label of the token to use;
@@ -688,8 +709,9 @@ static int check_ed25519(const unsigned char *seed, CK_ULONG sl, const unsigned 
 }
 
 /* An extractable, non-sensitive key pair; its secret is printed so that the
- * store can be searched for it. */
-static int cmd_genkey(const char *type, const char *label)
+ * store can be searched for it. With is_private false (genkey-public) the
+ * user logs in only when $P11DRIVE_PIN is set. */
+static int genkey_with(const char *type, const char *label, CK_BBOOL is_private)
 {
     static const unsigned char p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
     static const unsigned char p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
@@ -732,7 +754,7 @@ static int cmd_genkey(const char *type, const char *label)
         ADD(pub, np, CKA_PUBLIC_EXPONENT, f4, sizeof f4);
     }
     ADD(priv, nk, CKA_TOKEN, &yes, sizeof yes);
-    ADD(priv, nk, CKA_PRIVATE, &yes, sizeof yes);
+    ADD(priv, nk, CKA_PRIVATE, &is_private, sizeof is_private);
     ADD(priv, nk, CKA_SIGN, &yes, sizeof yes);
     ADD(priv, nk, CKA_SENSITIVE, &no, sizeof no);
     ADD(priv, nk, CKA_EXTRACTABLE, &yes, sizeof yes);
@@ -740,7 +762,9 @@ static int cmd_genkey(const char *type, const char *label)
 #undef ADD
 
     open_module(1);
-    login_from_env();
+    const char *pin = getenv("P11DRIVE_PIN");
+    if (is_private || (pin && *pin))
+        login_from_env();
     CK_OBJECT_HANDLE hpub, hpriv;
     CK_RV rv = p11->C_GenerateKeyPair(session, &mech, pub, np, priv, nk, &hpub, &hpriv);
     if (rv != CKR_OK)
@@ -778,6 +802,11 @@ static int cmd_genkey(const char *type, const char *label)
     printf("check: the secret value matches the public key\n");
     close_module();
     return 0;
+}
+
+static int cmd_genkey(const char *type, const char *label)
+{
+    return genkey_with(type, label, CK_TRUE);
 }
 
 /* Finds the one private key labelled LABEL (logged in with $P11DRIVE_PIN). */
@@ -876,6 +905,234 @@ static int cmd_sign_until_refused(const char *label, const char *seconds)
     return EXIT_CHECK;
 }
 
+/* ---------------------------------------------------------------- core rules (issue 8) */
+
+/* The attribute that holds a private key's secret, and its name. */
+static CK_ATTRIBUTE_TYPE secret_type(CK_KEY_TYPE kt, const char **name)
+{
+    *name = kt == CKK_RSA ? "CKA_PRIVATE_EXPONENT" : "CKA_VALUE";
+    return kt == CKK_RSA ? CKA_PRIVATE_EXPONENT : CKA_VALUE;
+}
+
+static CK_KEY_TYPE key_type_of(CK_OBJECT_HANDLE key)
+{
+    CK_KEY_TYPE kt = 0;
+    CK_ATTRIBUTE a = { CKA_KEY_TYPE, &kt, sizeof kt };
+    CK_RV rv = p11->C_GetAttributeValue(session, key, &a, 1);
+    if (rv != CKR_OK)
+        die_rv("C_GetAttributeValue(CKA_KEY_TYPE)", rv);
+    return kt;
+}
+
+/* copy LABEL NEWLABEL [token=0|1] [private=0|1] [sensitive=0|1] [extractable=0|1]:
+ * C_CopyObject of the private key LABEL with CKA_LABEL=NEWLABEL and the given
+ * flags; then, if the copy was made, tries to read its secret. */
+static int cmd_copy(int argc, char **argv)
+{
+    static const struct { const char *name; CK_ATTRIBUTE_TYPE type; } flags[] = {
+        { "token", CKA_TOKEN }, { "private", CKA_PRIVATE },
+        { "sensitive", CKA_SENSITIVE }, { "extractable", CKA_EXTRACTABLE },
+    };
+    if (argc < 2)
+        die_usage("copy LABEL NEWLABEL [token|private|sensitive|extractable=0|1]...");
+    CK_ATTRIBUTE tmpl[5];
+    CK_BBOOL values[4];
+    CK_ULONG n = 0;
+    tmpl[n++] = (CK_ATTRIBUTE){ CKA_LABEL, argv[1], strlen(argv[1]) };
+    for (int i = 2; i < argc; i++) {
+        size_t k;
+        for (k = 0; k < 4; k++) {
+            size_t len = strlen(flags[k].name);
+            if (!strncmp(argv[i], flags[k].name, len) && argv[i][len] == '=' &&
+                (argv[i][len + 1] == '0' || argv[i][len + 1] == '1') && !argv[i][len + 2])
+                break;
+        }
+        if (k == 4 || n >= 5)
+            die_usage("copy: flags are token=, private=, sensitive=, extractable= 0|1");
+        values[n - 1] = argv[i][strlen(flags[k].name) + 1] == '1';
+        tmpl[n] = (CK_ATTRIBUTE){ flags[k].type, &values[n - 1], sizeof(CK_BBOOL) };
+        n++;
+    }
+    open_module(1);
+    login_from_env();
+    CK_OBJECT_HANDLE key = find_private_key(argv[0]), copy;
+    CK_RV rv = p11->C_CopyObject(session, key, tmpl, n, &copy);
+    printf("C_CopyObject returned %s\n", rv_name(rv));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    const char *name;
+    CK_ATTRIBUTE_TYPE type = secret_type(key_type_of(copy), &name);
+    unsigned char *value;
+    CK_ULONG len;
+    rv = get_attr(copy, type, &value, &len);
+    printf("copy %s: C_GetAttributeValue returned %s\n", name, rv_name(rv));
+    if (rv == CKR_OK) {
+        print_hex("secret", name, value, len);
+        free(value);
+    }
+    close_module();
+    return 0;
+}
+
+/* An ECDSA signature r || s as OpenSSL's DER ECDSA-Sig-Value; *der is OPENSSL_malloc'd. */
+static int ecdsa_der(const unsigned char *sig, CK_ULONG len, unsigned char **der)
+{
+    ECDSA_SIG *s = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(sig, (int)(len / 2), NULL);
+    BIGNUM *t = BN_bin2bn(sig + len / 2, (int)(len / 2), NULL);
+    int n = -1;
+    if (s && r && t && ECDSA_SIG_set0(s, r, t)) {
+        r = t = NULL;
+        *der = NULL;
+        n = i2d_ECDSA_SIG(s, der);
+    }
+    BN_free(r);
+    BN_free(t);
+    ECDSA_SIG_free(s);
+    return n;
+}
+
+/* sign-copy LABEL session|token|token-then-destroy INPUT OUTPUT: what
+ * OpenSSL's pkcs11-provider does with a token key: copies the private key
+ * LABEL (a session object, or a token object; with token-then-destroy the
+ * original is destroyed first), signs INPUT's bytes with the copy
+ * (CKM_SHA256_RSA_PKCS, CKM_ECDSA_SHA256 as DER, or CKM_EDDSA) and writes the
+ * signature to OUTPUT, for OpenSSL to verify. */
+static int cmd_sign_copy(const char *label, const char *how, const char *input,
+                         const char *output)
+{
+    CK_BBOOL token = strcmp(how, "session") != 0;
+    int destroy = !strcmp(how, "token-then-destroy");
+    if (!destroy && strcmp(how, "session") && strcmp(how, "token"))
+        die_usage("sign-copy LABEL session|token|token-then-destroy INPUT OUTPUT");
+    unsigned char msg[4096];
+    FILE *f = fopen(input, "rb");
+    if (!f) {
+        perror(input);
+        return EXIT_USAGE;
+    }
+    size_t msg_len = fread(msg, 1, sizeof msg, f);
+    fclose(f);
+
+    open_module(1);
+    login_from_env();
+    CK_OBJECT_HANDLE key = find_private_key(label), copy;
+    char copy_label[256];
+    snprintf(copy_label, sizeof copy_label, "%s-copy", label);
+    CK_ATTRIBUTE tmpl[] = {
+        { CKA_TOKEN, &token, sizeof token },
+        { CKA_LABEL, copy_label, strlen(copy_label) },
+    };
+    CK_RV rv = p11->C_CopyObject(session, key, tmpl, 2, &copy);
+    printf("C_CopyObject(CKA_TOKEN=%s) returned %s\n", token ? "TRUE" : "FALSE", rv_name(rv));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    if (destroy) {
+        rv = p11->C_DestroyObject(session, key);
+        printf("C_DestroyObject(original) returned %s\n", rv_name(rv));
+        if (rv != CKR_OK)
+            return EXIT_CHECK;
+    }
+    CK_KEY_TYPE kt = key_type_of(copy);
+    CK_MECHANISM mech = { kt == CKK_RSA ? CKM_SHA256_RSA_PKCS
+                          : kt == CKK_EC ? CKM_ECDSA_SHA256 : CKM_EDDSA, NULL, 0 };
+    rv = p11->C_SignInit(session, &mech, copy);
+    printf("C_SignInit(copy) returned %s\n", rv_name(rv));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    unsigned char sig[1024], *der = NULL;
+    CK_ULONG sig_len = sizeof sig;
+    rv = p11->C_Sign(session, msg, msg_len, sig, &sig_len);
+    printf("C_Sign(copy) returned %s\n", rv_name(rv));
+    if (rv != CKR_OK)
+        return EXIT_CHECK;
+    const unsigned char *out = sig;
+    int out_len = (int)sig_len;
+    if (kt == CKK_EC) {
+        out_len = ecdsa_der(sig, sig_len, &der);
+        if (out_len <= 0)
+            die_usage("could not encode the ECDSA signature");
+        out = der;
+    }
+    f = fopen(output, "wb");
+    if (!f || fwrite(out, 1, (size_t)out_len, f) != (size_t)out_len || fclose(f) != 0) {
+        perror(output);
+        return EXIT_USAGE;
+    }
+    OPENSSL_free(der);
+    close_module();
+    return 0;
+}
+
+/* Reads one line from stdin or exits: the shell releases the next step. */
+static void await_step(void)
+{
+    if (!wait_for_step())
+        die_usage("stdin closed before the next step");
+}
+
+/* hold-login NEW_PIN: the process whose token another process re-initialises.
+ * Logs in with $P11DRIVE_PIN, stores a private data object, prints "logged in"
+ * and waits for a line on stdin; then creates another private data object,
+ * logs in with NEW_PIN (after a C_Logout if the module says the old login
+ * still holds) and reads CKA_VALUE of every data object it finds. Prints each
+ * CK_RV; exits 0 once every step ran. */
+static int cmd_hold_login(const char *new_pin)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    CK_OBJECT_CLASS cls = CKO_DATA;
+    CK_BBOOL yes = CK_TRUE;
+    CK_ATTRIBUTE before[] = {
+        { CKA_CLASS, &cls, sizeof cls }, { CKA_TOKEN, &yes, sizeof yes },
+        { CKA_PRIVATE, &yes, sizeof yes }, { CKA_LABEL, "before", 6 }, { CKA_VALUE, "wiped", 5 },
+    };
+    CK_ATTRIBUTE after[] = {
+        { CKA_CLASS, &cls, sizeof cls }, { CKA_TOKEN, &yes, sizeof yes },
+        { CKA_PRIVATE, &yes, sizeof yes }, { CKA_LABEL, "after", 5 }, { CKA_VALUE, "stale", 5 },
+    };
+    open_module(1);
+    login_from_env();
+    CK_OBJECT_HANDLE obj;
+    CK_RV rv = p11->C_CreateObject(session, before, 5, &obj);
+    if (rv != CKR_OK)
+        die_rv("C_CreateObject(before)", rv);
+    printf("logged in\n");
+    await_step();
+    rv = p11->C_CreateObject(session, after, 5, &obj);
+    printf("C_CreateObject(after) returned %s\n", rv_name(rv));
+    rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)new_pin, strlen(new_pin));
+    printf("C_Login(new PIN) returned %s\n", rv_name(rv));
+    if (rv == CKR_USER_ALREADY_LOGGED_IN) {
+        p11->C_Logout(session);
+        rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)new_pin, strlen(new_pin));
+        printf("C_Logout, C_Login(new PIN) returned %s\n", rv_name(rv));
+    }
+    CK_ATTRIBUTE find[] = { { CKA_CLASS, &cls, sizeof cls } };
+    CK_OBJECT_HANDLE found[16];
+    CK_ULONG n = 0;
+    rv = p11->C_FindObjectsInit(session, find, 1);
+    if (rv != CKR_OK)
+        die_rv("C_FindObjectsInit", rv);
+    rv = p11->C_FindObjects(session, found, 16, &n);
+    if (rv != CKR_OK)
+        die_rv("C_FindObjects", rv);
+    p11->C_FindObjectsFinal(session);
+    printf("data objects: %lu\n", (unsigned long)n);
+    for (CK_ULONG i = 0; i < n; i++) {
+        unsigned char *value = NULL, *name = NULL;
+        CK_ULONG len, name_len;
+        CK_RV label_rv = get_attr(found[i], CKA_LABEL, &name, &name_len);
+        rv = get_attr(found[i], CKA_VALUE, &value, &len);
+        printf("object %.*s: C_GetAttributeValue(CKA_VALUE) returned %s\n",
+               label_rv == CKR_OK ? (int)name_len : 1, label_rv == CKR_OK ? (char *)name : "?",
+               rv_name(rv));
+        free(value);
+        free(name);
+    }
+    close_module();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -904,8 +1161,18 @@ int main(int argc, char **argv)
         return cmd_read_secret(argv[2]);
     if (!strcmp(cmd, "sign-until-refused") && argc == 4)
         return cmd_sign_until_refused(argv[2], argv[3]);
+    if (!strcmp(cmd, "genkey-public") && argc == 4)
+        return genkey_with(argv[2], argv[3], CK_FALSE);
+    if (!strcmp(cmd, "copy") && argc >= 4)
+        return cmd_copy(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sign-copy") && argc == 6)
+        return cmd_sign_copy(argv[2], argv[3], argv[4], argv[5]);
+    if (!strcmp(cmd, "hold-login") && argc == 3)
+        return cmd_hold_login(argv[2]);
     die_usage("usage: p11drive import|watch|count|has-label LABEL|check-labels FILE|"
               "login user|so PIN|set-pin OLD NEW|init-token SO_PIN LABEL|"
-              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS ...");
+              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS|"
+              "genkey-public TYPE LABEL|copy LABEL NEWLABEL FLAG=0|1...|"
+              "sign-copy LABEL session|token|token-then-destroy INPUT OUTPUT|hold-login NEW_PIN ...");
     return EXIT_USAGE;
 }
