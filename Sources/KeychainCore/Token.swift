@@ -250,6 +250,10 @@ public final class Token: @unchecked Sendable {
         try context.checkWrite(
             tokenObject: isToken, privateObject: isPrivate,
             writeProtected: configuration.readOnly || store.isReadOnly)
+        if login == nil, !object.isSealed, !Token.sealedTypes(of: object.attributes).isEmpty {
+            // A key that is not private still needs the token key: say what to do first.
+            _ = try currentTokenKey(toSeal: true)
+        }
         do throws(KeychainError) {
             let id = try KeychainError.mapping {
                 try store.write { () throws -> Int64 in
@@ -284,6 +288,39 @@ public final class Token: @unchecked Sendable {
             // only with the token key: without it they stay out, as if sensitive.
             if login == nil { wanted = [] }
             return try revealed(stored, wanted)
+        }
+    }
+
+    /// One attribute of an object as a caller may read it (C_GetAttributeValue, v2.40 §5.7).
+    public enum AttributeReading: Sendable, Equatable {
+        case value([UInt8])
+        /// The object has it, but its value is never revealed (CKR_ATTRIBUTE_SENSITIVE): a
+        /// sensitive or unextractable key's secret part, or a sealed value with no login.
+        case sensitive
+        /// The object has no such attribute (CKR_ATTRIBUTE_TYPE_INVALID).
+        case absent
+    }
+
+    /// The attributes `types` of an object, each as a caller may read it. Only the sealed
+    /// values asked for are opened: reading a key's label opens none of its secret parts.
+    public func read(_ types: [AttributeType], of reference: ObjectReference, context: AccessContext)
+        throws(KeychainError) -> [AttributeReading]
+    {
+        try lock.withLock { () throws(KeychainError) in
+            let stored = try loadStored(reference, context: context)
+            let hidden: Set<AttributeType> = [.keyMaterial, .sealID]
+            let sensitive = Token.sensitiveTypes(of: stored)
+            let sealed = Token.sealedTypes(of: stored)
+            var toOpen = Set(types).intersection(sealed).subtracting(sensitive).subtracting(hidden)
+            // Without the token key a sealed value cannot be opened: it reads as sensitive.
+            let opens = login != nil
+            if !opens { toOpen = [] }
+            let opened = try revealed(stored, toOpen)
+            return types.map { type in
+                guard !hidden.contains(type), stored[type] != nil else { return .absent }
+                if sensitive.contains(type) || (sealed.contains(type) && !opens) { return .sensitive }
+                return opened[type].map { .value($0) } ?? .absent
+            }
         }
     }
 
