@@ -4,7 +4,8 @@
 # private keys written with CKA_PRIVATE=FALSE leave no secret byte in any file
 # of the store and still sign; a token without a user PIN, or without a login,
 # takes no private key; another process re-initialising the token ends this
-# process's login. (The ABI tests of the same rules are CoreRulesTests.)
+# process's login; 30 processes guessing the PIN at once get exactly the 10
+# tries the counter allows. (The ABI tests of the same rules are CoreRulesTests.)
 
 # core_message: the message the tests sign, in $TEST_TMP/msg.
 core_message() {
@@ -210,6 +211,32 @@ test_a_private_key_with_cka_private_false_needs_a_login() {
         "C_GenerateKeyPair(CKA_PRIVATE=FALSE) with a user PIN set but no login"
     ok pk11 --login --pin "$USER_PIN" -O
     assert_no_line "$RUN_OUT" 'Object;' "objects on the token after the refused generation"
+}
+
+# ---------------------------------------------------------------- PIN guesses
+
+test_thirty_processes_guessing_at_once_lock_the_pin_after_exactly_ten_failures() {
+    init_pins
+    local i all incorrect locked pids=()
+    mkdir "$TEST_TMP/guesses"
+    # Each process: C_Initialize, C_OpenSession, one wrong C_Login, exit. The
+    # PBKDF2 of a guess (~150 ms) is far longer than starting them all.
+    for i in $(seq 1 30); do
+        "$P11DRIVE" login user 9999 >"$TEST_TMP/guesses/$i" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${pids[@]}"; do
+        wait "$i" || true
+    done
+    all=$(cat "$TEST_TMP"/guesses/*)
+    echo "$all"
+    incorrect=$(grep -c 'returned CKR_PIN_INCORRECT' <<<"$all" || true)
+    locked=$(grep -c 'returned CKR_PIN_LOCKED' <<<"$all" || true)
+    assert_eq 10 "$incorrect" "CKR_PIN_INCORRECT among 30 wrong guesses at once ($locked CKR_PIN_LOCKED)"
+    assert_eq 20 "$locked" "CKR_PIN_LOCKED among 30 wrong guesses at once"
+    assert_flag "user PIN locked" "after 30 wrong guesses at once"
+    refused "$P11DRIVE" login user "$USER_PIN"
+    assert_contains "$RUN_OUT" "C_Login(user) returned CKR_PIN_LOCKED" "the right PIN after the lock"
 }
 
 # ---------------------------------------------------------------- re-initialisation

@@ -72,11 +72,6 @@ enum KeyKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .ed25519: [Attribute(CKA_EC_PARAMS, KeyKind.ed25519Parameters)]
         }
     }
-
-    /// The private key attribute that holds its secret: CKA_PRIVATE_EXPONENT or CKA_VALUE.
-    var secretAttribute: CK_ATTRIBUTE_TYPE {
-        self == .rsa2048 ? CK_ATTRIBUTE_TYPE(CKA_PRIVATE_EXPONENT) : CK_ATTRIBUTE_TYPE(CKA_VALUE)
-    }
 }
 
 /// A generated key pair's handles.
