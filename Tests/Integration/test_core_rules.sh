@@ -192,8 +192,9 @@ test_a_token_without_a_user_pin_takes_no_private_key() {
     # A fresh token: no SO PIN, no user PIN, so no token key to seal with.
     refused p11tool --provider "$P11KEYCHAIN_MODULE" --batch --write --no-mark-private \
         --load-privkey "$TEST_TMP/key.pem" --label no-pin "pkcs11:token=$TOKEN_LABEL"
+    # pkcs11-tool marks the key private: not logged in, as for any private object.
     run pk11 --write-object "$TEST_TMP/key.pem" --type privkey --id 51 --label no-pin
-    assert_contains "$RUN_OUT" "CKR_USER_PIN_NOT_INITIALIZED" "pkcs11-tool --write-object privkey on a token without a user PIN"
+    assert_contains "$RUN_OUT" "CKR_USER_NOT_LOGGED_IN" "pkcs11-tool --write-object privkey on a token without a user PIN"
     unset P11DRIVE_PIN
     refused "$P11DRIVE" genkey-public ec:prime256v1 no-pin-generated
     assert_contains "$RUN_OUT" "C_GenerateKeyPair returned CKR_USER_PIN_NOT_INITIALIZED" \
