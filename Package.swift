@@ -58,6 +58,10 @@ let package = Package(
             path: "Examples/StoreCertificate"),
         .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage"]),
         .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto"]),
+        // Run by KeychainCryptoTests as a child process under a hostile OPENSSL_CONF: OpenSSL's
+        // default context is configured once per process, so the test needs a fresh one.
+        .executableTarget(
+            name: "crypto-context-probe", dependencies: ["KeychainCrypto"], path: "Tests/KeychainCryptoProbe"),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore"]),
         // Drives the built .so through dlopen, as every PKCS#11 host does. It must not depend
         // on P11KeychainModule: that target's -static-stdlib would reach the test bundle and

@@ -127,19 +127,36 @@ public final class AsymmetricKey: @unchecked Sendable {
 
     // MARK: Creating keys
 
+    /// The RSA modulus sizes the token accepts, in bits: what its mechanism information
+    /// advertises (CK_MECHANISM_INFO ulMinKeySize/ulMaxKeySize of every RSA mechanism, v2.40
+    /// §5.5). Keys outside it are refused when they are generated, imported or parsed, before
+    /// any check that costs time: OpenSSL's check of a 16,384-bit key took 3–10 s of CPU.
+    public static let rsaKeySizes: ClosedRange<Int> = 2048...4096
+    /// The smallest RSA modulus accepted, in bits (``rsaKeySizes``).
+    public static var minimumRSABits: Int { rsaKeySizes.lowerBound }
+    /// The largest RSA modulus accepted, in bits (``rsaKeySizes``).
+    public static var maximumRSABits: Int { rsaKeySizes.upperBound }
+
+    /// Throws unless `bits` is an accepted RSA size.
+    static func checkRSASize(_ bits: Int) throws(CryptoError) {
+        guard rsaKeySizes.contains(bits) else {
+            throw CryptoError(
+                .unsupported,
+                "RSA keys must have \(rsaKeySizes.lowerBound) to \(rsaKeySizes.upperBound) bits, not \(bits)")
+        }
+    }
+
     /// Generates a new key pair. RSA sizes 2048 to 4096 bits.
     public static func generate(_ algorithm: KeyAlgorithm) throws(CryptoError) -> AsymmetricKey {
         let name: String
         switch algorithm {
         case .rsa(let bits):
-            guard (2048...4096).contains(bits) else {
-                throw CryptoError(.unsupported, "RSA keys must have 2048 to 4096 bits, not \(bits)")
-            }
+            try checkRSASize(bits)
             name = "RSA"
         case .ec: name = "EC"
         case .ed25519: name = "ED25519"
         }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, name, nil) else {
+        guard let context = EVP_PKEY_CTX_new_from_name(LibraryContext.pointer, name, nil) else {
             throw CryptoError.openSSL(.failed, "cannot create a key generator")
         }
         defer { EVP_PKEY_CTX_free(context) }
@@ -166,27 +183,40 @@ public final class AsymmetricKey: @unchecked Sendable {
 
     /// A private key from DER: PKCS#8 PrivateKeyInfo, or a traditional RSA/EC key.
     public convenience init(privateKeyDER der: [UInt8]) throws(CryptoError) {
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
-        }
-        guard let key else { throw CryptoError.openSSL(.invalidInput, "private key DER does not parse") }
-        self.init(key, hasPrivateKey: true)
-        guard algorithm != nil else {
-            throw CryptoError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
-        }
+        try self.init(privateKeyDER: SecretBytes(der))
     }
 
-    /// A public key from its SubjectPublicKeyInfo DER.
+    /// A private key from DER held in a self-wiping buffer: PKCS#8 PrivateKeyInfo, or a
+    /// traditional RSA/EC key. RSA keys outside ``rsaKeySizes`` are refused.
+    public convenience init(privateKeyDER der: SecretBytes) throws(CryptoError) {
+        let key: OpaquePointer? = der.withUnsafeBytes { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.bindMemory(to: UInt8.self).baseAddress
+            return d2i_AutoPrivateKey_ex(nil, &cursor, buffer.count, LibraryContext.pointer, nil)
+        }
+        guard let key else { throw CryptoError.openSSL(.invalidInput, "private key DER does not parse") }
+        try self.init(checking: key, hasPrivateKey: true)
+    }
+
+    /// A public key from its SubjectPublicKeyInfo DER. RSA keys outside ``rsaKeySizes`` are
+    /// refused.
     public convenience init(subjectPublicKeyInfo der: [UInt8]) throws(CryptoError) {
         let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
+            return d2i_PUBKEY_ex(nil, &cursor, buffer.count, LibraryContext.pointer, nil)
         }
         guard let key else { throw CryptoError.openSSL(.invalidInput, "public key DER does not parse") }
-        self.init(key, hasPrivateKey: false)
-        guard algorithm != nil else {
+        try self.init(checking: key, hasPrivateKey: false)
+    }
+
+    /// Takes ownership of a freshly decoded key, refusing kinds the token does not hold and
+    /// RSA sizes outside ``rsaKeySizes`` (decoding checks nothing, so this is cheap).
+    convenience init(checking pkey: OpaquePointer, hasPrivateKey: Bool) throws(CryptoError) {
+        self.init(pkey, hasPrivateKey: hasPrivateKey)
+        switch algorithm {
+        case nil:
             throw CryptoError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
+        case .rsa(let bits): try AsymmetricKey.checkRSASize(bits)
+        case .ec, .ed25519: break
         }
     }
 
@@ -230,52 +260,80 @@ public final class AsymmetricKey: @unchecked Sendable {
     }
 
     /// The private key as PKCS#8 PrivateKeyInfo DER, or nil for a public key.
-    public var pkcs8: [UInt8]? {
-        guard hasPrivateKey, let info = EVP_PKEY2PKCS8(pkey) else { return nil }
-        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+    public var pkcs8: [UInt8]? { secretPKCS8?.copyBytes() }
+
+    /// The private key as PKCS#8 PrivateKeyInfo DER in a self-wiping buffer, or nil for a
+    /// public key. Encoded by the key's own provider (in the module's library context); the
+    /// encoder's buffer is wiped as it is freed.
+    public var secretPKCS8: SecretBytes? {
+        guard hasPrivateKey else { return nil }
+        return encoded(structure: CString.privateKeyInfo, selection: p11k_select_keypair)
+    }
+
+    /// The key encoded as DER `structure` by OpenSSL's encoder; the encoder's output is
+    /// copied into a self-wiping buffer and cleared as it is freed.
+    func encoded(structure: UnsafePointer<CChar>, selection: Int32) -> SecretBytes? {
+        guard
+            let encoder = OSSL_ENCODER_CTX_new_for_pkey(pkey, selection, CString.der, structure, nil)
+        else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { OSSL_ENCODER_CTX_free(encoder) }
         var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_PKCS8_PRIV_KEY_INFO(info, &output)
-        guard length > 0, let output else { return nil }
-        defer { CRYPTO_free(output, #fileID, #line) }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        var length = 0
+        guard OSSL_ENCODER_to_data(encoder, &output, &length) == 1, let output, length > 0 else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { CRYPTO_clear_free(output, length, #fileID, #line) }
+        return SecretBytes(copying: UnsafeRawBufferPointer(start: output, count: length))
     }
 
     /// SHA-1 of the subjectPublicKey BIT STRING contents: the CKA_ID shared by a key pair
     /// and the certificates issued for it (DESIGN §4).
     public var publicKeyHash: [UInt8] {
-        let info = subjectPublicKeyInfo
-        let bits: [UInt8]? = info.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress,
-                let spki = DERElement(base, at: 0, limit: buffer.count),
-                let algorithm = DERElement(base, at: spki.content.lowerBound, limit: spki.content.upperBound),
-                let key = DERElement(base, at: algorithm.whole.upperBound, limit: spki.content.upperBound),
-                !key.content.isEmpty
-            else { return nil }
-            return Array(buffer[(key.content.lowerBound + 1)..<key.content.upperBound])
-        }
-        return DigestAlgorithm.sha1.hash(bits ?? [])
+        DigestAlgorithm.sha1.hash(AsymmetricKey.subjectPublicKeyBits(subjectPublicKeyInfo) ?? [])
     }
 
     /// A big-number component ("n", "e", "d", "rsa-factor1"…) as unsigned big-endian bytes.
+    /// For the private parts prefer ``secretComponent(_:)``, whose buffer wipes itself.
     public func component(_ name: String) -> [UInt8]? {
+        secretComponent(name)?.copyBytes()
+    }
+
+    /// A big-number component as unsigned big-endian bytes in a self-wiping buffer: the form
+    /// for "d", "priv", "rsa-factor1"… OpenSSL's copy of the number is cleared as it is freed.
+    public func secretComponent(_ name: String) -> SecretBytes? {
         var number: OpaquePointer?
         guard EVP_PKEY_get_bn_param(pkey, name, &number) == 1, let number else {
             ERR_clear_error()
             return nil
         }
         defer { BN_clear_free(number) }
-        var bytes = [UInt8](repeating: 0, count: Int((BN_num_bits(number) + 7) / 8))
-        _ = BN_bn2bin(number, &bytes)
-        return bytes
+        let length = Int((BN_num_bits(number) + 7) / 8)
+        return SecretBytes(count: length) { buffer in
+            if let base = buffer.baseAddress {
+                _ = BN_bn2bin(number, base.assumingMemoryBound(to: UInt8.self))
+            }
+        }
     }
 
     /// The raw 32-byte private key of an Ed25519 key, else nil.
-    public var rawPrivateKey: [UInt8]? {
+    public var rawPrivateKey: [UInt8]? { secretRawPrivateKey?.copyBytes() }
+
+    /// The raw 32-byte private key of an Ed25519 key in a self-wiping buffer, else nil.
+    public var secretRawPrivateKey: SecretBytes? {
         guard hasPrivateKey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        var length = bytes.count
-        guard EVP_PKEY_get_raw_private_key(pkey, &bytes, &length) == 1 else { return nil }
-        return Array(bytes.prefix(length))
+        var ok = false
+        let bytes = SecretBytes(capacity: 32) { buffer -> Int in
+            var length = buffer.count
+            ok =
+                EVP_PKEY_get_raw_private_key(pkey, buffer.bindMemory(to: UInt8.self).baseAddress, &length)
+                == 1
+            return ok ? length : 0
+        }
+        return ok ? bytes : nil
     }
 
     /// The encoded public point: uncompressed EC point, or the 32 raw bytes of Ed25519.
@@ -339,7 +397,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     func operationContext(
         scheme: SignatureScheme, initialize: (OpaquePointer?) -> Int32
     ) throws(CryptoError) -> OpaquePointer {
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(LibraryContext.pointer, pkey, nil) else {
             throw CryptoError.openSSL(.failed, "cannot create a key operation")
         }
         var ok = initialize(context) == 1
@@ -352,7 +410,7 @@ public final class AsymmetricKey: @unchecked Sendable {
                 ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
                 && EVP_PKEY_CTX_set_signature_md(context, hash.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
-                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(saltLength)) == 1
+                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(clamping: saltLength)) == 1
         case .ecdsa, .ed25519: break
         }
         guard ok else {
@@ -368,7 +426,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         defer { EVP_MD_CTX_free(context) }
         var signature = [UInt8](repeating: 0, count: 64)
         var length = signature.count
-        guard EVP_DigestSignInit(context, nil, nil, nil, pkey) == 1,
+        guard EVP_DigestSignInit_ex(context, nil, nil, LibraryContext.pointer, nil, pkey, nil) == 1,
             EVP_DigestSign(context, &signature, &length, message, message.count) == 1
         else { throw CryptoError.openSSL(.invalidInput, "cannot sign with this key") }
         return Array(signature.prefix(length))
@@ -377,7 +435,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     private func verifyEdDSA(_ signature: [UInt8], _ message: [UInt8]) throws(CryptoError) -> Bool {
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, nil, nil, pkey) == 1 else {
+        guard EVP_DigestVerifyInit_ex(context, nil, nil, LibraryContext.pointer, nil, pkey, nil) == 1 else {
             throw CryptoError.openSSL(.invalidInput, "cannot verify with this key")
         }
         let result = EVP_DigestVerify(context, signature, signature.count, message, message.count)
@@ -435,8 +493,16 @@ public final class AsymmetricKey: @unchecked Sendable {
         try cipher(plaintext, padding: padding, encrypting: true)
     }
 
+    /// Decrypts `ciphertext`. With `.pkcs1` (CKM_RSA_PKCS) a ciphertext whose padding does
+    /// not check is not an error: it decrypts to a synthetic message derived from the key and
+    /// the ciphertext (implicit rejection, see `decryptPKCS1WithImplicitRejection`), so the
+    /// result never tells an attacker whether the padding was right.
     public func decrypt(_ ciphertext: [UInt8], padding: EncryptionPadding) throws(CryptoError) -> [UInt8] {
         guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot decrypt") }
+        if padding == .pkcs1, !AsymmetricKey.openSSLRejectsImplicitly {
+            guard case .rsa = algorithm else { throw CryptoError(.unsupported, "only RSA keys encrypt") }
+            return try decryptPKCS1WithImplicitRejection(ciphertext)
+        }
         return try cipher(ciphertext, padding: padding, encrypting: false)
     }
 
@@ -444,7 +510,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         -> [UInt8]
     {
         guard case .rsa = algorithm else { throw CryptoError(.unsupported, "only RSA keys encrypt") }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(LibraryContext.pointer, pkey, nil) else {
             throw CryptoError.openSSL(.failed, "cannot create a key operation")
         }
         defer { EVP_PKEY_CTX_free(context) }
@@ -457,6 +523,9 @@ public final class AsymmetricKey: @unchecked Sendable {
                 ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1
                 && EVP_PKEY_CTX_set_rsa_oaep_md(context, hash.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
+            guard label.count <= Int(Int32.max) else {
+                throw CryptoError(.invalidInput, "the OAEP label is too long")
+            }
             if ok, !label.isEmpty {
                 // OpenSSL takes ownership of the label buffer.
                 guard let copy = CRYPTO_malloc(label.count, #fileID, #line) else {

@@ -109,7 +109,7 @@ public struct X509Certificate: Sendable {
     private var publicKeyDetails: (algorithm: String, bits: Int) {
         let key: OpaquePointer? = subjectPublicKeyInfo.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
+            return d2i_PUBKEY_ex(nil, &cursor, buffer.count, LibraryContext.pointer, nil)
         }
         defer {
             EVP_PKEY_free(key)
@@ -448,7 +448,9 @@ public enum DEROctetString {
     public static func encode(_ bytes: [UInt8]) -> [UInt8] {
         guard let string = ASN1_OCTET_STRING_new() else { return [] }
         defer { ASN1_OCTET_STRING_free(string) }
-        guard ASN1_OCTET_STRING_set(string, bytes, Int32(bytes.count)) == 1 else { return [] }
+        guard let count = Int32(exactly: bytes.count), ASN1_OCTET_STRING_set(string, bytes, count) == 1 else {
+            return []
+        }
         var output: UnsafeMutablePointer<UInt8>?
         let length = i2d_ASN1_OCTET_STRING(string, &output)
         guard length > 0, let output else { return [] }

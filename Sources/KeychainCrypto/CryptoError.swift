@@ -9,7 +9,10 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable {
         case unsupported
         /// OpenSSL failed for another reason (out of memory, internal error).
         case failed
-        /// A password does not open the data (a PKCS#12 file's MAC or encryption).
+        /// A password or key does not open the data: a PKCS#12 file's MAC or encryption, or a
+        /// sealed box whose tag does not verify (wrong key, other associated data, altered
+        /// bytes). Only this code means "wrong secret": a caller counting wrong PINs counts
+        /// it and nothing else (`.failed` is OpenSSL failing, `.invalidInput` a malformed box).
         case wrongPassword
     }
 

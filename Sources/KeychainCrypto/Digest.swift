@@ -4,21 +4,14 @@ internal import COpenSSL
 public enum DigestAlgorithm: Sendable, CaseIterable {
     case sha1, sha224, sha256, sha384, sha512
 
-    /// The algorithm's EVP_MD, fetched from the default provider once: OpenSSL 3 otherwise
-    /// looks it up again on every digest and signature.
-    var evp: OpaquePointer? { DigestAlgorithm.fetched[self] ?? legacy }
+    /// The algorithm's EVP_MD, fetched once from the module's own library context
+    /// (`LibraryContext`): OpenSSL 3 otherwise looks it up again on every digest and signature,
+    /// and EVP_sha256() and its kin would answer from the host's default context. Nil only
+    /// when OpenSSL could not make the context; every operation given it then fails.
+    var evp: OpaquePointer? { LibraryContext.digest(self) }
 
-    private var legacy: OpaquePointer? {
-        switch self {
-        case .sha1: EVP_sha1()
-        case .sha224: EVP_sha224()
-        case .sha256: EVP_sha256()
-        case .sha384: EVP_sha384()
-        case .sha512: EVP_sha512()
-        }
-    }
-
-    private var name: String {
+    /// OpenSSL's name of the algorithm, for EVP_MD_fetch and OSSL_PARAM digest names.
+    var name: String {
         switch self {
         case .sha1: "SHA1"
         case .sha224: "SHA224"
@@ -27,17 +20,6 @@ public enum DigestAlgorithm: Sendable, CaseIterable {
         case .sha512: "SHA512"
         }
     }
-
-    // nonisolated(unsafe): written once by the lazy initialiser (thread-safe), then only read;
-    // an EVP_MD is immutable and OpenSSL allows sharing it between threads.
-    nonisolated(unsafe) private static let fetched: [DigestAlgorithm: OpaquePointer] = {
-        var table: [DigestAlgorithm: OpaquePointer] = [:]
-        for algorithm in DigestAlgorithm.allCases {
-            if let md = EVP_MD_fetch(nil, algorithm.name, nil) { table[algorithm] = md }
-        }
-        ERR_clear_error()
-        return table
-    }()
 
     /// Output length in bytes.
     public var length: Int {
@@ -105,24 +87,70 @@ public final class Digest {
     }
 }
 
-/// Cryptographically secure random bytes from OpenSSL's DRBG.
+/// Cryptographically secure random bytes from OpenSSL's DRBG in the module's own library
+/// context (a host's configuration cannot swap the generator).
 public enum SecureRandom {
     public static func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
-        // RAND_bytes takes an int: feed large requests in slices.
-        var offset = 0
-        while offset < buffer.count {
-            let count = min(buffer.count - offset, 1 << 20)
-            guard let base = buffer.baseAddress?.advanced(by: offset),
-                RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(count)) == 1
-            else { throw CryptoError.openSSL(.failed, "random generator failed") }
-            offset += count
-        }
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+        guard let context = LibraryContext.pointer,
+            RAND_bytes_ex(context, base.assumingMemoryBound(to: UInt8.self), buffer.count, 0) == 1
+        else { throw CryptoError.openSSL(.failed, "random generator failed") }
     }
 
     public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        guard count >= 0 else { throw CryptoError(.invalidInput, "a negative number of random bytes") }
         var bytes = [UInt8](repeating: 0, count: count)
-        let ok = bytes.withUnsafeMutableBytes { buffer in (try? fill(buffer)) != nil }
-        guard ok else { throw CryptoError.openSSL(.failed, "random generator failed") }
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(CryptoError) in try fill(buffer) }
+        }
+        try result.get()
         return bytes
+    }
+
+    /// `count` random bytes in a self-wiping buffer, for keys.
+    public static func secret(_ count: Int) throws(CryptoError) -> SecretBytes {
+        guard count >= 0 else { throw CryptoError(.invalidInput, "a negative number of random bytes") }
+        return try SecretBytes(count: count) { (buffer) throws(CryptoError) in try fill(buffer) }
+    }
+}
+
+/// HMAC with OpenSSL's EVP_MAC, fetched once in the module's library context.
+enum HMAC {
+    /// HMAC of the concatenated `parts` under `key`, with the digest OpenSSL names
+    /// `digestName` (a C string with static storage or one that outlives the call).
+    static func compute(key: SecretBytes, digestName: UnsafePointer<CChar>, parts: [[UInt8]])
+        throws(CryptoError)
+        -> SecretBytes
+    {
+        guard let mac = LibraryContext.hmac, let context = EVP_MAC_CTX_new(mac) else {
+            throw CryptoError.openSSL(.failed, "cannot start an HMAC")
+        }
+        defer { EVP_MAC_CTX_free(context) }  // clears the key schedule
+        var parameters = [
+            OSSL_PARAM_construct_utf8_string(CString.digest, UnsafeMutablePointer(mutating: digestName), 0),
+            OSSL_PARAM_construct_end(),
+        ]
+        let started = key.withUnsafeBytes { keyBytes in
+            EVP_MAC_init(
+                context, keyBytes.bindMemory(to: UInt8.self).baseAddress, keyBytes.count, &parameters)
+        }
+        guard started == 1 else { throw CryptoError.openSSL(.failed, "cannot start an HMAC") }
+        for part in parts where !part.isEmpty {
+            guard EVP_MAC_update(context, part, part.count) == 1 else {
+                throw CryptoError.openSSL(.failed, "HMAC failed")
+            }
+        }
+        let length = EVP_MAC_CTX_get_mac_size(context)
+        guard length > 0, length <= Int(EVP_MAX_MD_SIZE) else {
+            throw CryptoError.openSSL(.failed, "HMAC failed")
+        }
+        return try SecretBytes(count: length) { (output) throws(CryptoError) in
+            var written = 0
+            guard
+                EVP_MAC_final(context, output.bindMemory(to: UInt8.self).baseAddress, &written, output.count)
+                    == 1,
+                written == length
+            else { throw CryptoError.openSSL(.failed, "HMAC failed") }
+        }
     }
 }

@@ -28,7 +28,9 @@ extension DERInteger {
             }
         }
         let encoded: [UInt8]? = magnitude.withUnsafeBufferPointer { buffer in
-            guard let number = BN_bin2bn(buffer.baseAddress, Int32(buffer.count), nil) else { return nil }
+            guard let count = Int32(exactly: buffer.count),
+                let number = BN_bin2bn(buffer.baseAddress, count, nil)
+            else { return nil }
             defer { BN_free(number) }
             if negative { BN_set_negative(number, 1) }
             guard let integer = BN_to_ASN1_INTEGER(number, nil) else { return nil }
@@ -77,7 +79,7 @@ public enum DistinguishedName {
                     let folded = normalizedPrintable(bytes)
                     let ok = folded.withUnsafeBufferPointer {
                         X509_NAME_ENTRY_set_data(
-                            entry, V_ASN1_PRINTABLESTRING, $0.baseAddress, Int32($0.count))
+                            entry, V_ASN1_PRINTABLESTRING, $0.baseAddress, Int32(clamping: $0.count))
                     }
                     guard ok == 1 else { return nil }
                 }

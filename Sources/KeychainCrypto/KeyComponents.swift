@@ -22,28 +22,33 @@ extension AsymmetricKey {
         let invalid = CryptoError(.invalidInput, "the key parts do not make a valid key")
         switch components {
         case .ed25519Public(let bytes):
-            guard bytes.count == 32, let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, bytes, 32)
+            guard bytes.count == 32,
+                let key = EVP_PKEY_new_raw_public_key_ex(LibraryContext.pointer, "ED25519", nil, bytes, 32)
             else {
                 throw invalid
             }
             self.init(owning: key, hasPrivateKey: false)
         case .ed25519Private(let bytes):
-            guard bytes.count == 32, let key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, bytes, 32)
+            guard bytes.count == 32,
+                let key = EVP_PKEY_new_raw_private_key_ex(LibraryContext.pointer, "ED25519", nil, bytes, 32)
             else {
                 throw invalid
             }
             self.init(owning: key, hasPrivateKey: true)
         case .rsaPublic(let n, let e):
+            try AsymmetricKey.checkRSASize(AsymmetricKey.bitLength(n))
             let key = try AsymmetricKey.fromData(
                 "RSA", selection: p11k_select_public_key, numbers: [("n", n), ("e", e)], strings: [],
                 octets: [])
             self.init(owning: key, hasPrivateKey: false)
         case .rsaPrivate(let n, let e, let d, let p, let q, let dp, let dq, let qinv):
+            // Before fromdata and the pairwise check, whose cost grows with the size.
+            try AsymmetricKey.checkRSASize(AsymmetricKey.bitLength(n))
             let key = try AsymmetricKey.fromData(
                 "RSA", selection: p11k_select_keypair,
-                numbers: [
-                    ("n", n), ("e", e), ("d", d), ("rsa-factor1", p), ("rsa-factor2", q),
-                    ("rsa-exponent1", dp),
+                numbers: [("n", n), ("e", e)],
+                secretNumbers: [
+                    ("d", d), ("rsa-factor1", p), ("rsa-factor2", q), ("rsa-exponent1", dp),
                     ("rsa-exponent2", dq), ("rsa-coefficient1", qinv),
                 ], strings: [], octets: [])
             self.init(owning: key, hasPrivateKey: true)
@@ -55,15 +60,25 @@ extension AsymmetricKey {
         case .ecPrivate(let curve, let scalar):
             let point = try AsymmetricKey.publicPoint(curve, scalar: scalar)
             let key = try AsymmetricKey.fromData(
-                "EC", selection: p11k_select_keypair, numbers: [("priv", scalar)],
+                "EC", selection: p11k_select_keypair, numbers: [], secretNumbers: [("priv", scalar)],
                 strings: [("group", curve.groupName)], octets: [("pub", point)])
             self.init(owning: key, hasPrivateKey: true)
         }
         guard algorithm != nil else { throw invalid }
     }
 
+    /// The length in bits of an unsigned big-endian integer (leading zero octets ignored).
+    static func bitLength(_ bytes: [UInt8]) -> Int {
+        guard let first = bytes.firstIndex(where: { $0 != 0 }) else { return 0 }
+        let octets = bytes.count - first
+        return (octets - 1) * 8 + (8 - bytes[first].leadingZeroBitCount)
+    }
+
+    /// A key from OSSL_PARAMs. `secretNumbers` go through OpenSSL's secure big numbers, which
+    /// OSSL_PARAM_BLD places in a block that OSSL_PARAM_free clears.
     private static func fromData(
-        _ name: String, selection: Int32, numbers: [(String, [UInt8])], strings: [(String, String)],
+        _ name: String, selection: Int32, numbers: [(String, [UInt8])],
+        secretNumbers: [(String, [UInt8])] = [], strings: [(String, String)],
         octets: [(String, [UInt8])]
     ) throws(CryptoError) -> OpaquePointer {
         guard let builder = OSSL_PARAM_BLD_new() else {
@@ -88,11 +103,18 @@ extension AsymmetricKey {
         var bigNumbers: [OpaquePointer] = []
         defer { bigNumbers.forEach { BN_clear_free($0) } }
         var ok = true
-        for (key, bytes) in numbers {
-            guard !bytes.isEmpty, let number = BN_bin2bn(bytes, Int32(bytes.count), nil) else {
-                throw CryptoError(.invalidInput, "key part \(key) is empty")
+        for (index, (key, bytes)) in (numbers + secretNumbers).enumerated() {
+            let secret = index >= numbers.count
+            guard !bytes.isEmpty, bytes.count <= maximumPartLength else {
+                throw CryptoError(.invalidInput, "key part \(key) is empty or too long")
+            }
+            guard let number = secret ? BN_secure_new() : BN_new() else {
+                throw CryptoError.openSSL(.failed, "cannot allocate")
             }
             bigNumbers.append(number)
+            guard BN_bin2bn(bytes, Int32(bytes.count), number) != nil else {
+                throw CryptoError.openSSL(.failed, "cannot read key part \(key)")
+            }
             ok = ok && OSSL_PARAM_BLD_push_BN(builder, cString(key), number) == 1
         }
         for (key, value) in strings {
@@ -105,7 +127,7 @@ extension AsymmetricKey {
             throw CryptoError.openSSL(.failed, "cannot describe the key")
         }
         defer { OSSL_PARAM_free(parameters) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, name, nil) else {
+        guard let context = EVP_PKEY_CTX_new_from_name(LibraryContext.pointer, name, nil) else {
             throw CryptoError.openSSL(.failed, "cannot create a key")
         }
         defer { EVP_PKEY_CTX_free(context) }
@@ -114,7 +136,7 @@ extension AsymmetricKey {
             EVP_PKEY_fromdata(context, &key, selection, parameters) == 1, let key
         else { throw CryptoError.openSSL(.invalidInput, "the key parts do not make a key") }
         // fromdata checks little; a key that fails OpenSSL's own check is refused here.
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
+        guard let check = EVP_PKEY_CTX_new_from_pkey(LibraryContext.pointer, key, nil) else {
             EVP_PKEY_free(key)
             throw CryptoError.openSSL(.failed, "cannot check the key")
         }
@@ -128,16 +150,23 @@ extension AsymmetricKey {
         return key
     }
 
+    /// The longest key part read, in octets: far above any accepted key (a 4096-bit modulus
+    /// is 512), and small enough for OpenSSL's int lengths.
+    static let maximumPartLength = 64 * 1024
+
     /// The uncompressed public point of an EC private scalar (EC_POINT_mul).
     private static func publicPoint(_ curve: EllipticCurve, scalar: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let group = EC_GROUP_new_by_curve_name(curve.nid) else {
+        guard let group = EC_GROUP_new_by_curve_name_ex(LibraryContext.pointer, nil, curve.nid) else {
             throw CryptoError.openSSL(.failed, "cannot load the curve")
         }
         defer { EC_GROUP_free(group) }
-        guard !scalar.isEmpty, let number = BN_bin2bn(scalar, Int32(scalar.count), nil) else {
-            throw CryptoError(.invalidInput, "the EC private value is empty")
+        guard !scalar.isEmpty, scalar.count <= maximumPartLength, let number = BN_secure_new() else {
+            throw CryptoError(.invalidInput, "the EC private value is empty or too long")
         }
         defer { BN_clear_free(number) }
+        guard BN_bin2bn(scalar, Int32(scalar.count), number) != nil else {
+            throw CryptoError.openSSL(.failed, "cannot read the EC private value")
+        }
         guard let point = EC_POINT_new(group) else { throw CryptoError.openSSL(.failed, "cannot allocate") }
         defer { EC_POINT_free(point) }
         guard EC_POINT_mul(group, point, number, nil, nil, nil) == 1 else {

@@ -10,63 +10,78 @@ extension AsymmetricKey {
     /// the SubjectPublicKeyInfo's BIT STRING, which is a PKCS#1 RSAPublicKey for RSA, the
     /// X9.63 uncompressed point 04 ‖ X ‖ Y for EC and the 32 raw bytes for Ed25519.
     public var publicKeyRepresentation: [UInt8] {
-        let info = subjectPublicKeyInfo
-        let pubkey: OpaquePointer? = info.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_X509_PUBKEY(nil, &cursor, buffer.count)
+        AsymmetricKey.subjectPublicKeyBits(subjectPublicKeyInfo) ?? []
+    }
+
+    /// The contents of a SubjectPublicKeyInfo's BIT STRING, read with OpenSSL's DER reader
+    /// (no key is decoded), or nil when `info` is not a SubjectPublicKeyInfo.
+    static func subjectPublicKeyBits(_ info: [UInt8]) -> [UInt8]? {
+        info.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress,
+                let spki = DERElement(base, at: 0, limit: buffer.count),
+                let algorithm = DERElement(base, at: spki.content.lowerBound, limit: spki.content.upperBound),
+                let key = DERElement(base, at: algorithm.whole.upperBound, limit: spki.content.upperBound),
+                key.tag == V_ASN1_BIT_STRING, !key.content.isEmpty
+            else { return nil }
+            return Array(buffer[(key.content.lowerBound + 1)..<key.content.upperBound])
         }
-        guard let pubkey else { return [] }
-        defer { X509_PUBKEY_free(pubkey) }
-        var bytes: UnsafePointer<UInt8>?
-        var length: Int32 = 0
-        guard X509_PUBKEY_get0_param(nil, &bytes, &length, nil, pubkey) == 1, let bytes, length > 0 else {
-            ERR_clear_error()
-            return []
-        }
-        return Array(UnsafeBufferPointer(start: bytes, count: Int(length)))
     }
 
     /// The private key as Apple's `SecKeyCopyExternalRepresentation` gives it: a PKCS#1
     /// RSAPrivateKey for RSA, 04 ‖ X ‖ Y ‖ K (the scalar as wide as the field) for EC, the 32
     /// raw bytes for Ed25519. Nil for a public key.
-    public var privateKeyRepresentation: [UInt8]? {
+    public var privateKeyRepresentation: [UInt8]? { secretPrivateKeyRepresentation?.copyBytes() }
+
+    /// ``privateKeyRepresentation`` in a self-wiping buffer; no other copy of the private
+    /// parts is left behind.
+    public var secretPrivateKeyRepresentation: SecretBytes? {
         guard hasPrivateKey else { return nil }
         switch algorithm {
-        case .rsa:
-            var output: UnsafeMutablePointer<UInt8>?
-            let length = i2d_PrivateKey(pkey, &output)
-            guard length > 0, let output else {
-                ERR_clear_error()
-                return nil
-            }
-            defer { CRYPTO_free(output, #fileID, #line) }
-            return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        case .rsa: return encoded(structure: CString.typeSpecific, selection: p11k_select_keypair)
         case .ec(let curve):
-            guard let point = publicPoint, let scalar = component("priv") else { return nil }
+            guard let point = publicPoint, let scalar = secretComponent("priv") else { return nil }
             let width = (curve.bits + 7) / 8
             guard scalar.count <= width else { return nil }
-            return point + [UInt8](repeating: 0, count: width - scalar.count) + scalar
-        case .ed25519: return rawPrivateKey
+            return SecretBytes(count: point.count + width) { buffer in
+                guard let base = buffer.baseAddress else { return }
+                point.withUnsafeBytes { source in
+                    if let pointBase = source.baseAddress {
+                        base.copyMemory(from: pointBase, byteCount: source.count)
+                    }
+                }
+                scalar.withUnsafeBytes { source in
+                    if let scalarBase = source.baseAddress {
+                        (base + point.count + width - source.count).copyMemory(
+                            from: scalarBase, byteCount: source.count)
+                    }
+                }
+            }
+        case .ed25519: return secretRawPrivateKey
         case nil: return nil
         }
     }
 
-    /// An RSA public key from its PKCS#1 RSAPublicKey DER (Apple's external representation).
+    /// An RSA public key from its PKCS#1 RSAPublicKey DER (Apple's external representation),
+    /// decoded in the module's library context. RSA sizes outside ``rsaKeySizes`` are refused.
     public convenience init(rsaPublicKey der: [UInt8]) throws(CryptoError) {
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+        var key: OpaquePointer?
+        let decoded: Bool = der.withUnsafeBufferPointer { buffer in
+            guard
+                let decoder = OSSL_DECODER_CTX_new_for_pkey(
+                    &key, CString.der, CString.typeSpecific, CString.rsa, p11k_select_public_key,
+                    LibraryContext.pointer, nil)
+            else { return false }
+            defer { OSSL_DECODER_CTX_free(decoder) }
             var cursor = buffer.baseAddress
-            let key = d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, buffer.count)
+            var remaining = buffer.count
             // Trailing bytes mean the data was not one key.
-            if let key, cursor != buffer.baseAddress.map({ $0 + buffer.count }) {
-                EVP_PKEY_free(key)
-                return nil
-            }
-            return key
+            return OSSL_DECODER_from_data(decoder, &cursor, &remaining) == 1 && remaining == 0
         }
-        guard let key else {
+        guard decoded, let key else {
+            EVP_PKEY_free(key)
             throw CryptoError.openSSL(.invalidInput, "the data is not a PKCS#1 RSA public key")
         }
-        self.init(owning: key, hasPrivateKey: false)
+        try self.init(checking: key, hasPrivateKey: false)
     }
 
     /// An ECDSA signature of this key as DER ECDSA-Sig-Value (X9.62, Apple's and OpenSSL's

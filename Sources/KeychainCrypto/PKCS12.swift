@@ -1,12 +1,21 @@
 internal import COpenSSL
 
-/// The contents of a password-protected PKCS#12 file (RFC 7292, `.p12` / `.pfx`), as
-/// OpenSSL's `PKCS12_parse` reads them: one private key, the certificate that matches it and
-/// the other certificates of the file (its chain).
+/// The contents of a password-protected PKCS#12 file (RFC 7292, `.p12` / `.pfx`): one private
+/// key, the certificate that matches it and the other certificates of the file (its chain),
+/// as OpenSSL's `PKCS12_parse` would give them.
+///
+/// Every step runs in the module's own library context (`LibraryContext`), which OpenSSL 3.0's
+/// `PKCS12_parse` and `PKCS12_verify_mac` cannot do: they use the context of the PKCS7 inside
+/// the file, and `d2i_PKCS12` leaves that at the host's default context. So the file is
+/// opened here step by step with OpenSSL's context-taking functions: the integrity MAC with
+/// `PKCS12_key_gen_utf8_ex` and an EVP_MAC (RFC 7292 appendix B), encrypted safes by setting
+/// each unpacked PKCS7's context before `PKCS12_unpack_p7encdata`, shrouded keys with
+/// `PKCS12_decrypt_skey_ex` and `EVP_PKCS82PKEY_ex`. Certificates are taken from their bags
+/// as DER, never decoded by `d2i_X509` (which would decode their keys in the default context).
 ///
 /// Files made with the legacy encodings (RC2-40 for certificates, as `openssl pkcs12 -legacy`
-/// and older tools write) need OpenSSL 3's legacy provider. It is loaded the first time a
-/// file whose password is right fails to decrypt, and only then: most files never need it.
+/// and older tools write) need OpenSSL 3's legacy provider. It is loaded into the module's
+/// context the first time a file whose password is right fails to decrypt, and only then.
 public struct PKCS12Contents: Sendable {
     /// The private key, or nil when the file holds certificates only.
     public let privateKey: AsymmetricKey?
@@ -35,13 +44,16 @@ public struct PKCS12Contents: Sendable {
         }
         guard let p12 else { throw CryptoError.openSSL(.invalidInput, "the data is not a DER PKCS#12 file") }
         defer { PKCS12_free(p12) }
-        // PKCS12_parse treats an empty password as "none" and tries both forms, so its failure
-        // cannot tell a wrong password from damage; the MAC check here can.
-        let passwords: [[CChar]?] = password.isEmpty ? [nil, [0]] : [Array(password.utf8CString)]
+        // An empty password is tried as "none" and as "", as PKCS12_parse does; the MAC check
+        // tells which one the file uses (and a wrong password from damage).
+        let passwords: [SecretBytes?] =
+            password.isEmpty ? [nil, SecretBytes([0])] : [SecretBytes(Array(password.utf8) + [0])]
         let hasMAC = PKCS12_mac_present(p12) == 1
-        var chosen: [CChar]?? = hasMAC ? nil : .some(passwords[0])
+        var chosen: SecretBytes?? = hasMAC ? nil : .some(passwords[0])
         if hasMAC {
-            for candidate in passwords where PKCS12Contents.verifyMAC(p12, candidate) {
+            let content = PKCS12Contents.authenticatedContent(der)
+            for candidate in passwords
+            where PKCS12Contents.verifyMAC(p12, content: content, password: candidate) {
                 chosen = .some(candidate)
                 break
             }
@@ -50,10 +62,10 @@ public struct PKCS12Contents: Sendable {
         guard let chosen else {
             throw CryptoError(.wrongPassword, "the password does not open the PKCS#12 file")
         }
-        var parsed = PKCS12Contents.parse(p12, password: chosen)
-        if parsed == nil, LegacyProvider.load() {
+        var parsed = try PKCS12Contents.parse(p12, password: chosen)
+        if parsed == nil, LibraryContext.loadLegacyProvider() {
             // RC2 and other legacy ciphers live in OpenSSL 3's legacy provider.
-            parsed = PKCS12Contents.parse(p12, password: chosen)
+            parsed = try PKCS12Contents.parse(p12, password: chosen)
         }
         guard let parsed else {
             if !hasMAC {
@@ -76,91 +88,271 @@ public struct PKCS12Contents: Sendable {
         self.localKeyID = localKeyID
     }
 
-    private static func verifyMAC(_ p12: OpaquePointer, _ password: [CChar]?) -> Bool {
-        guard let password else { return PKCS12_verify_mac(p12, nil, 0) == 1 }
-        return password.withUnsafeBufferPointer { buffer in
-            PKCS12_verify_mac(p12, buffer.baseAddress, Int32(buffer.count - 1)) == 1
+    /// The octets the integrity MAC covers: the content of the authSafe ContentInfo's
+    /// OCTET STRING (RFC 7292 §4), found with OpenSSL's DER reader. Nil when the file is not
+    /// DER (BER with indefinite lengths or constructed strings): its MAC is then checked by
+    /// OpenSSL's PKCS12_verify_mac, in the default context, the only way 3.0 offers.
+    private static func authenticatedContent(_ der: [UInt8]) -> [UInt8]? {
+        der.withUnsafeBufferPointer { buffer -> [UInt8]? in
+            guard let base = buffer.baseAddress,
+                let pfx = DERElement(base, at: 0, limit: buffer.count), pfx.tag == V_ASN1_SEQUENCE,
+                let version = DERElement(base, at: pfx.content.lowerBound, limit: pfx.content.upperBound),
+                version.tag == V_ASN1_INTEGER,
+                let info = DERElement(base, at: version.whole.upperBound, limit: pfx.content.upperBound),
+                info.tag == V_ASN1_SEQUENCE,
+                let type = DERElement(base, at: info.content.lowerBound, limit: info.content.upperBound),
+                type.tag == V_ASN1_OBJECT,
+                let explicit = DERElement(base, at: type.whole.upperBound, limit: info.content.upperBound),
+                explicit.tagClass == V_ASN1_CONTEXT_SPECIFIC, explicit.tag == 0,
+                let octets = DERElement(
+                    base, at: explicit.content.lowerBound, limit: explicit.content.upperBound),
+                octets.tagClass == 0, octets.tag == V_ASN1_OCTET_STRING
+            else { return nil }
+            return Array(buffer[octets.content])
         }
     }
 
-    /// One PKCS12_parse run; nil when it fails (OpenSSL's error queue is cleared).
-    private static func parse(_ p12: OpaquePointer, password: [CChar]?) -> PKCS12Contents? {
-        var pkey: OpaquePointer?
-        var certificate: OpaquePointer?
-        var others: OpaquePointer?
-        let ok: Int32
-        if let password {
-            ok = password.withUnsafeBufferPointer {
-                PKCS12_parse(p12, $0.baseAddress, &pkey, &certificate, &others)
+    /// RFC 7292 appendix B: the MAC key is PKCS12_key_gen (ID 3) of the password, salt and
+    /// iteration count, with the MAC's own digest; the MAC is HMAC over `content`. Run with
+    /// `PKCS12_key_gen_utf8_ex` and EVP_MAC in the module's context, as OpenSSL 3.0's
+    /// PKCS12_verify_mac does (UTF-8 passwords; nil is "no password", "" the empty one).
+    private static func verifyMAC(_ p12: OpaquePointer, content: [UInt8]?, password: SecretBytes?) -> Bool {
+        guard let content else {
+            // Not DER: OpenSSL's own check, in the default context (see authenticatedContent).
+            guard let password else { return PKCS12_verify_mac(p12, nil, 0) == 1 }
+            return password.withUnsafeBytes { bytes in
+                PKCS12_verify_mac(
+                    p12, bytes.bindMemory(to: CChar.self).baseAddress, Int32(clamping: bytes.count - 1)) == 1
             }
-        } else {
-            ok = PKCS12_parse(p12, nil, &pkey, &certificate, &others)
         }
-        defer {
-            X509_free(certificate)
-            if let others { OPENSSL_sk_pop_free(others, freeCertificate) }
+        var mac: UnsafePointer<ASN1_OCTET_STRING>?
+        var algorithm: UnsafePointer<X509_ALGOR>?
+        var salt: UnsafePointer<ASN1_OCTET_STRING>?
+        var iterations: UnsafePointer<ASN1_INTEGER>?
+        PKCS12_get0_mac(&mac, &algorithm, &salt, &iterations, p12)
+        var object: OpaquePointer?
+        X509_ALGOR_get0(&object, nil, nil, algorithm)
+        guard let mac, let salt, let object, let digestName = OBJ_nid2sn(OBJ_obj2nid(object)),
+            let md = EVP_MD_fetch(LibraryContext.pointer, digestName, nil)
+        else { return false }
+        defer { EVP_MD_free(md) }
+        let count = iterations.map { ASN1_INTEGER_get($0) } ?? 1
+        let keyLength = Int(EVP_MD_get_size(md))
+        // A stored count is bounded like a PIN record's: no file may make this run for minutes.
+        guard count >= 1, count <= PasswordKeyDerivation.iterationRange.upperBound, keyLength > 0,
+            let macBytes = ASN1_STRING_get0_data(mac), let saltBytes = ASN1_STRING_get0_data(salt)
+        else { return false }
+        var generated = false
+        let key = SecretBytes(count: keyLength) { output in
+            let ok: Int32
+            if let password {
+                ok = password.withUnsafeBytes { bytes in
+                    PKCS12_key_gen_utf8_ex(
+                        bytes.bindMemory(to: CChar.self).baseAddress, Int32(clamping: bytes.count - 1),
+                        UnsafeMutablePointer(mutating: saltBytes), ASN1_STRING_length(salt), PKCS12_MAC_ID,
+                        Int32(clamping: count), Int32(clamping: keyLength),
+                        output.bindMemory(to: UInt8.self).baseAddress,
+                        md, LibraryContext.pointer, nil)
+                }
+            } else {
+                ok = PKCS12_key_gen_utf8_ex(
+                    nil, 0, UnsafeMutablePointer(mutating: saltBytes), ASN1_STRING_length(salt),
+                    PKCS12_MAC_ID,
+                    Int32(clamping: count), Int32(clamping: keyLength),
+                    output.bindMemory(to: UInt8.self).baseAddress,
+                    md, LibraryContext.pointer, nil)
+            }
+            generated = ok == 1
         }
-        guard ok == 1 else {
-            EVP_PKEY_free(pkey)
+        guard generated, let name = EVP_MD_get0_name(md),
+            let expected = try? HMAC.compute(key: key, digestName: name, parts: [content])
+        else { return false }
+        let macLength = Int(ASN1_STRING_length(mac))
+        return expected.count == macLength
+            && expected.withUnsafeBytes { CRYPTO_memcmp($0.baseAddress, macBytes, macLength) == 0 }
+    }
+
+    /// What one pass over the file's safes found.
+    private struct Found {
+        var key: AsymmetricKey?
+        var certificates: [(der: [UInt8], friendlyName: String?, localKeyID: [UInt8]?)] = []
+    }
+
+    /// One pass over the file's safes; nil when a safe or key does not decrypt (OpenSSL's
+    /// error queue is cleared). Throws for a key the token cannot hold.
+    private static func parse(_ p12: OpaquePointer, password: SecretBytes?) throws(CryptoError)
+        -> PKCS12Contents?
+    {
+        guard let safes = PKCS12_unpack_authsafes(p12) else {
             ERR_clear_error()
             return nil
         }
-        let key = pkey.map { AsymmetricKey(owning: $0, hasPrivateKey: true) }
-        var otherDERs: [[UInt8]] = []
-        if let others {
-            for index in 0..<OPENSSL_sk_num(others) {
-                if let element = OPENSSL_sk_value(others, index),
-                    let der = derEncoding(OpaquePointer(element))
-                {
-                    otherDERs.append(der)
+        defer { OPENSSL_sk_pop_free(safes, freePKCS7) }
+        var found = Found()
+        for index in 0..<OPENSSL_sk_num(safes) {
+            guard let element = OPENSSL_sk_value(safes, index) else { continue }
+            let p7 = element.assumingMemoryBound(to: PKCS7.self)
+            // The safes inherit the default context from d2i_PKCS12; ours decrypts them.
+            p7.pointee.ctx.libctx = LibraryContext.pointer
+            let bags: OpaquePointer?
+            switch OBJ_obj2nid(p7.pointee.type) {
+            case NID_pkcs7_data: bags = PKCS12_unpack_p7data(p7)
+            case NID_pkcs7_encrypted:
+                bags = withPassword(password) { pointer, length in
+                    PKCS12_unpack_p7encdata(p7, pointer, length)
                 }
+            default: continue
+            }
+            guard let bags else {
+                ERR_clear_error()
+                return nil
+            }
+            defer { OPENSSL_sk_pop_free(bags, freeSafeBag) }
+            guard try collect(bags, password: password, into: &found, depth: 0) else {
+                ERR_clear_error()
+                return nil
             }
         }
-        var leaf = certificate.flatMap(derEncoding)
-        if leaf == nil, key == nil, !otherDERs.isEmpty { leaf = otherDERs.removeFirst() }
-        var friendlyName: String?
-        var localKeyID: [UInt8]?
-        if let certificate {
-            var length: Int32 = 0
-            if let alias = X509_alias_get0(certificate, &length), length > 0 {
-                friendlyName = String(
-                    decoding: UnsafeBufferPointer(start: alias, count: Int(length)), as: UTF8.self)
-            }
-            length = 0
-            if let keyID = X509_keyid_get0(certificate, &length), length > 0 {
-                localKeyID = Array(UnsafeBufferPointer(start: keyID, count: Int(length)))
-            }
-        }
-        return PKCS12Contents(
-            privateKey: key, certificate: leaf, otherCertificates: otherDERs, friendlyName: friendlyName,
-            localKeyID: localKeyID)
+        return try PKCS12Contents(found)
     }
 
-    private static func derEncoding(_ certificate: OpaquePointer) -> [UInt8]? {
+    /// Reads the bags of one safe (RFC 7292 §4.2), as PKCS12_parse's parse_bag does: the
+    /// first key, every X.509 certificate, nested safe contents (to a bounded depth).
+    private static func collect(
+        _ bags: OpaquePointer, password: SecretBytes?, into found: inout Found, depth: Int
+    )
+        throws(CryptoError) -> Bool
+    {
+        guard depth < 8 else { return false }
+        for index in 0..<OPENSSL_sk_num(bags) {
+            guard let element = OPENSSL_sk_value(bags, index) else { continue }
+            let bag = OpaquePointer(element)
+            switch PKCS12_SAFEBAG_get_nid(bag) {
+            case NID_keyBag, NID_pkcs8ShroudedKeyBag:
+                guard found.key == nil else { continue }
+                let decrypted: OpaquePointer?
+                if PKCS12_SAFEBAG_get_nid(bag) == NID_keyBag {
+                    decrypted = nil
+                } else {
+                    decrypted = withPassword(password) { pointer, length in
+                        PKCS12_decrypt_skey_ex(bag, pointer, length, LibraryContext.pointer, nil)
+                    }
+                    guard decrypted != nil else { return false }
+                }
+                // Freeing a PKCS8_PRIV_KEY_INFO clears its key octets.
+                defer { PKCS8_PRIV_KEY_INFO_free(decrypted) }
+                guard let info = decrypted ?? PKCS12_SAFEBAG_get0_p8inf(bag),
+                    let pkey = EVP_PKCS82PKEY_ex(info, LibraryContext.pointer, nil)
+                else { return false }
+                found.key = try AsymmetricKey(checking: pkey, hasPrivateKey: true)
+            case NID_certBag:
+                guard PKCS12_SAFEBAG_get_bag_nid(bag) == NID_x509Certificate, let der = certificateDER(bag)
+                else {
+                    continue
+                }
+                found.certificates.append((der, friendlyName(bag), attributeOctets(bag, NID_localKeyID)))
+            case NID_safeContentsBag:
+                guard let nested = PKCS12_SAFEBAG_get0_safes(bag),
+                    try collect(nested, password: password, into: &found, depth: depth + 1)
+                else { return false }
+            default: continue
+            }
+        }
+        return true
+    }
+
+    /// The key, the certificate whose public key is the key's, and the others, as
+    /// PKCS12_parse pairs them (it compares the keys, X509_check_private_key).
+    private init(_ found: Found) throws(CryptoError) {
+        var leafIndex: Int?
+        if let key = found.key {
+            leafIndex = found.certificates.firstIndex { certificate in
+                guard let info = try? X509Certificate(der: certificate.der).subjectPublicKeyInfo else {
+                    return false
+                }
+                let publicKey: OpaquePointer? = info.withUnsafeBufferPointer { buffer in
+                    var cursor = buffer.baseAddress
+                    return d2i_PUBKEY_ex(nil, &cursor, buffer.count, LibraryContext.pointer, nil)
+                }
+                defer { EVP_PKEY_free(publicKey) }
+                return publicKey.map { EVP_PKEY_eq($0, key.pkey) == 1 } ?? false
+            }
+            ERR_clear_error()
+        }
+        var others = found.certificates
+        var leaf: (der: [UInt8], friendlyName: String?, localKeyID: [UInt8]?)?
+        if let leafIndex { leaf = others.remove(at: leafIndex) }
+        var certificate = leaf?.der
+        if certificate == nil, found.key == nil, !others.isEmpty { certificate = others.removeFirst().der }
+        self.init(
+            privateKey: found.key, certificate: certificate, otherCertificates: others.map(\.der),
+            friendlyName: leaf?.friendlyName, localKeyID: leaf?.localKeyID)
+    }
+
+    /// The certificate DER a certBag carries (RFC 7292 §4.2.3: SafeBag { bagId, [0] CertBag
+    /// { certId, [0] OCTET STRING } }), read from the bag's DER encoding: 3.0 has no accessor
+    /// for it but PKCS12_SAFEBAG_get1_cert, which decodes the certificate in the default
+    /// context.
+    private static func certificateDER(_ bag: OpaquePointer) -> [UInt8]? {
         var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_X509(certificate, &output)
+        let length = i2d_PKCS12_SAFEBAG(bag, &output)
         guard length > 0, let output else { return nil }
         defer { CRYPTO_free(output, #fileID, #line) }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        let encoded = UnsafeBufferPointer(start: output, count: Int(length))
+        guard let base = encoded.baseAddress,
+            let safeBag = DERElement(base, at: 0, limit: encoded.count), safeBag.tag == V_ASN1_SEQUENCE,
+            let bagID = DERElement(base, at: safeBag.content.lowerBound, limit: safeBag.content.upperBound),
+            let value = DERElement(base, at: bagID.whole.upperBound, limit: safeBag.content.upperBound),
+            value.tagClass == V_ASN1_CONTEXT_SPECIFIC, value.tag == 0,
+            let certBag = DERElement(base, at: value.content.lowerBound, limit: value.content.upperBound),
+            certBag.tag == V_ASN1_SEQUENCE,
+            let certID = DERElement(base, at: certBag.content.lowerBound, limit: certBag.content.upperBound),
+            let certValue = DERElement(base, at: certID.whole.upperBound, limit: certBag.content.upperBound),
+            certValue.tagClass == V_ASN1_CONTEXT_SPECIFIC, certValue.tag == 0,
+            let octets = DERElement(
+                base, at: certValue.content.lowerBound, limit: certValue.content.upperBound),
+            octets.tagClass == 0, octets.tag == V_ASN1_OCTET_STRING
+        else { return nil }
+        return Array(encoded[octets.content])
+    }
+
+    private static func withPassword<R>(
+        _ password: SecretBytes?, _ body: (UnsafePointer<CChar>?, Int32) -> R
+    ) -> R {
+        guard let password else { return body(nil, 0) }
+        return password.withUnsafeBytes { bytes in
+            body(bytes.bindMemory(to: CChar.self).baseAddress, Int32(clamping: bytes.count - 1))
+        }
+    }
+
+    /// The friendlyName attribute (a BMPString) as UTF-8, as PKCS12_parse sets X509_alias.
+    private static func friendlyName(_ bag: OpaquePointer) -> String? {
+        guard let value = PKCS12_SAFEBAG_get0_attr(bag, NID_friendlyName),
+            value.pointee.type == V_ASN1_BMPSTRING,
+            let string = value.pointee.value.bmpstring, let text = X509Certificate.utf8(string), !text.isEmpty
+        else { return nil }
+        return text
+    }
+
+    private static func attributeOctets(_ bag: OpaquePointer, _ nid: Int32) -> [UInt8]? {
+        guard let value = PKCS12_SAFEBAG_get0_attr(bag, nid), value.pointee.type == V_ASN1_OCTET_STRING,
+            let octets = value.pointee.value.octet_string
+        else { return nil }
+        return bytes(octets).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func bytes(_ string: UnsafePointer<ASN1_STRING>) -> [UInt8]? {
+        guard let data = ASN1_STRING_get0_data(string) else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
     }
 }
 
-/// `sk_X509_pop_free`'s free function (the macro does not import).
-private func freeCertificate(_ element: UnsafeMutableRawPointer?) {
-    X509_free(element.map { OpaquePointer($0) })
+/// `sk_PKCS7_pop_free`'s free function (the macro does not import).
+private func freePKCS7(_ element: UnsafeMutableRawPointer?) {
+    PKCS7_free(element?.assumingMemoryBound(to: PKCS7.self))
 }
 
-/// OpenSSL 3's legacy provider (RC2, RC4, DES…), loaded at most once per process, with the
-/// default provider, which loading any provider explicitly would otherwise stop loading
-/// implicitly.
-enum LegacyProvider {
-    /// Loads it (the first call only); false when it is not installed.
-    static func load() -> Bool { loaded }
-
-    private static let loaded: Bool = {
-        guard OSSL_PROVIDER_load(nil, "default") != nil else { return false }
-        let legacy = OSSL_PROVIDER_load(nil, "legacy") != nil
-        ERR_clear_error()
-        return legacy
-    }()
+/// `sk_PKCS12_SAFEBAG_pop_free`'s free function.
+private func freeSafeBag(_ element: UnsafeMutableRawPointer?) {
+    PKCS12_SAFEBAG_free(element.map { OpaquePointer($0) })
 }

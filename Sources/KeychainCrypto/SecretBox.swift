@@ -3,20 +3,32 @@ internal import COpenSSL
 /// AES-256-GCM sealing of private attribute values (DESIGN §7). A sealed box is
 /// nonce (12 bytes) ‖ ciphertext ‖ tag (16 bytes); the associated data binds it to its place
 /// (object and attribute), so a box copied elsewhere does not open.
+///
+/// The cipher is fetched once from the module's own library context (`LibraryContext`).
 public enum SecretBox {
     public static let keyLength = 32
     static let nonceLength = 12
     static let tagLength = 16
+    /// The longest plaintext or associated data sealed: OpenSSL's update calls take an int.
+    static let maximumLength = Int(Int32.max) - 64
 
-    public static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8]) throws(CryptoError)
-        -> [UInt8]
+    /// Seals `plaintext` under `key` (32 bytes), binding `associatedData`.
+    public static func seal(_ plaintext: SecretBytes, key: SecretBytes, associatedData: [UInt8])
+        throws(CryptoError) -> [UInt8]
     {
         guard key.count == keyLength else { throw CryptoError(.invalidInput, "AES-256 keys are 32 bytes") }
+        guard plaintext.count <= maximumLength, associatedData.count <= maximumLength else {
+            throw CryptoError(.invalidInput, "the value is too long to seal")
+        }
         let nonce = try SecureRandom.bytes(nonceLength)
         let context = try CipherContext()
-        guard EVP_EncryptInit_ex(context.pointer, EVP_aes_256_gcm(), nil, key, nonce) == 1 else {
-            throw CryptoError.openSSL(.failed, "cannot start encryption")
+        let started = key.withUnsafeBytes { keyBytes in
+            EVP_EncryptInit_ex2(
+                context.pointer, LibraryContext.aes256GCM, keyBytes.bindMemory(to: UInt8.self).baseAddress,
+                nonce,
+                nil)
         }
+        guard started == 1 else { throw CryptoError.openSSL(.failed, "cannot start encryption") }
         var length: Int32 = 0
         if !associatedData.isEmpty {
             guard
@@ -24,42 +36,56 @@ public enum SecretBox {
                     == 1
             else { throw CryptoError.openSSL(.failed, "cannot authenticate data") }
         }
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
-        var total: Int32 = 0
-        if !plaintext.isEmpty {
-            guard
-                EVP_EncryptUpdate(context.pointer, &ciphertext, &length, plaintext, Int32(plaintext.count))
-                    == 1
-            else { throw CryptoError.openSSL(.failed, "cannot encrypt") }
-            total = length
+        // GCM is a stream mode: the ciphertext is exactly as long as the plaintext.
+        var box = [UInt8](repeating: 0, count: nonceLength + plaintext.count + tagLength)
+        let encrypted = box.withUnsafeMutableBufferPointer { output -> Bool in
+            guard let base = output.baseAddress else { return false }
+            var total: Int32 = 0
+            if !plaintext.isEmpty {
+                let updated = plaintext.withUnsafeBytes { input in
+                    EVP_EncryptUpdate(
+                        context.pointer, base + nonceLength, &length,
+                        input.bindMemory(to: UInt8.self).baseAddress,
+                        Int32(input.count))
+                }
+                guard updated == 1 else { return false }
+                total = length
+            }
+            guard EVP_EncryptFinal_ex(context.pointer, base + nonceLength + Int(total), &length) == 1,
+                Int(total) + Int(length) == plaintext.count
+            else { return false }
+            return EVP_CIPHER_CTX_ctrl(
+                context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagLength), base + nonceLength + plaintext.count)
+                == 1
         }
-        let finished = ciphertext.withUnsafeMutableBufferPointer { buffer in
-            EVP_EncryptFinal_ex(context.pointer, buffer.baseAddress.map { $0 + Int(total) }, &length)
-        }
-        guard finished == 1 else { throw CryptoError.openSSL(.failed, "cannot encrypt") }
-        total += length
-        var tag = [UInt8](repeating: 0, count: tagLength)
-        guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagLength), &tag) == 1 else {
-            throw CryptoError.openSSL(.failed, "cannot finish encryption")
-        }
-        return nonce + ciphertext.prefix(Int(total)) + tag
+        guard encrypted else { throw CryptoError.openSSL(.failed, "cannot encrypt") }
+        box.replaceSubrange(0..<nonceLength, with: nonce)
+        return box
     }
 
-    /// Opens a sealed box; throws `.invalidInput` when the key, the associated data or the
-    /// box is wrong (the tag does not verify).
-    public static func open(_ box: [UInt8], key: [UInt8], associatedData: [UInt8]) throws(CryptoError)
-        -> [UInt8]
+    /// Opens a sealed box into a self-wiping buffer.
+    ///
+    /// - Throws: ``CryptoError/Code/wrongPassword`` when the tag does not verify: the key or
+    ///   the associated data is not the box's, or the box was altered. That is the only code
+    ///   that means "wrong key": ``CryptoError/Code/invalidInput`` is a box too short or a key
+    ///   of the wrong size, ``CryptoError/Code/failed`` OpenSSL failing for another reason
+    ///   (memory, a missing cipher). A caller counting wrong PINs counts only the first.
+    public static func open(_ box: [UInt8], key: SecretBytes, associatedData: [UInt8])
+        throws(CryptoError) -> SecretBytes
     {
-        guard key.count == keyLength, box.count >= nonceLength + tagLength else {
-            throw CryptoError(.invalidInput, "sealed value is malformed")
-        }
-        let nonce = Array(box.prefix(nonceLength))
-        var tag = Array(box.suffix(tagLength))
-        let ciphertext = Array(box[nonceLength..<(box.count - tagLength)])
+        guard key.count == keyLength, box.count >= nonceLength + tagLength, box.count <= maximumLength,
+            associatedData.count <= maximumLength
+        else { throw CryptoError(.invalidInput, "sealed value is malformed") }
         let context = try CipherContext()
-        guard EVP_DecryptInit_ex(context.pointer, EVP_aes_256_gcm(), nil, key, nonce) == 1 else {
-            throw CryptoError.openSSL(.failed, "cannot start decryption")
+        let started = key.withUnsafeBytes { keyBytes in
+            box.withUnsafeBufferPointer { boxBytes in
+                EVP_DecryptInit_ex2(
+                    context.pointer, LibraryContext.aes256GCM,
+                    keyBytes.bindMemory(to: UInt8.self).baseAddress,
+                    boxBytes.baseAddress, nil)
+            }
         }
+        guard started == 1 else { throw CryptoError.openSSL(.failed, "cannot start decryption") }
         var length: Int32 = 0
         if !associatedData.isEmpty {
             guard
@@ -67,28 +93,57 @@ public enum SecretBox {
                     == 1
             else { throw CryptoError.openSSL(.failed, "cannot authenticate data") }
         }
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 16)
-        var total: Int32 = 0
-        if !ciphertext.isEmpty {
-            guard
-                EVP_DecryptUpdate(context.pointer, &plaintext, &length, ciphertext, Int32(ciphertext.count))
-                    == 1
-            else { throw CryptoError.openSSL(.failed, "cannot decrypt") }
-            total = length
-        }
+        let ciphertextLength = box.count - nonceLength - tagLength
+        var tag = Array(box.suffix(tagLength))
         guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagLength), &tag) == 1 else {
             throw CryptoError.openSSL(.failed, "cannot decrypt")
         }
-        let verified = plaintext.withUnsafeMutableBufferPointer { buffer in
-            EVP_DecryptFinal_ex(context.pointer, buffer.baseAddress.map { $0 + Int(total) }, &length)
+        // Decrypted into the self-wiping buffer directly: no plaintext copy is left behind,
+        // whether the tag verifies or not.
+        var authenticated = true
+        let plaintext = try SecretBytes(capacity: ciphertextLength) { (output) throws(CryptoError) -> Int in
+            guard let target = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+            var total: Int32 = 0
+            if ciphertextLength > 0 {
+                let updated = box.withUnsafeBufferPointer { boxBytes in
+                    EVP_DecryptUpdate(
+                        context.pointer, target, &length, boxBytes.baseAddress.map { $0 + nonceLength },
+                        Int32(ciphertextLength))
+                }
+                guard updated == 1 else { throw CryptoError.openSSL(.failed, "cannot decrypt") }
+                total = length
+            }
+            // EVP_DecryptFinal_ex's only failure in GCM is a tag that does not verify.
+            authenticated = EVP_DecryptFinal_ex(context.pointer, target + Int(total), &length) == 1
+            ERR_clear_error()
+            return authenticated ? Int(total) + Int(length) : 0
         }
-        ERR_clear_error()
-        guard verified == 1 else { throw CryptoError(.invalidInput, "sealed value does not authenticate") }
-        return Array(plaintext.prefix(Int(total + length)))
+        guard authenticated else {
+            throw CryptoError(
+                .wrongPassword, "sealed value does not authenticate (wrong key or altered data)")
+        }
+        return plaintext
+    }
+
+    /// `seal` for callers still holding plain arrays; the plaintext and key are copied into
+    /// self-wiping buffers (the caller's arrays are the caller's to wipe).
+    public static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8]) throws(CryptoError)
+        -> [UInt8]
+    {
+        try seal(SecretBytes(plaintext), key: SecretBytes(key), associatedData: associatedData)
+    }
+
+    /// `open` for callers still holding plain arrays. Throws as the `SecretBytes` form does
+    /// (``CryptoError/Code/wrongPassword`` for a tag that does not verify).
+    public static func open(_ box: [UInt8], key: [UInt8], associatedData: [UInt8]) throws(CryptoError)
+        -> [UInt8]
+    {
+        try open(box, key: SecretBytes(key), associatedData: associatedData).copyBytes()
     }
 }
 
-/// The owner of an `EVP_CIPHER_CTX`.
+/// The owner of an `EVP_CIPHER_CTX`, which holds the expanded key: freed (and wiped, which
+/// EVP_CIPHER_CTX_free does) on every path.
 private final class CipherContext {
     let pointer: OpaquePointer
 
@@ -100,27 +155,4 @@ private final class CipherContext {
     }
 
     deinit { EVP_CIPHER_CTX_free(pointer) }
-}
-
-/// PBKDF2-HMAC-SHA256, the slow key derivation of PINs (DESIGN §7).
-public enum PasswordKeyDerivation {
-    /// DESIGN §7's floor, OWASP's 2023 figure for PBKDF2-HMAC-SHA256.
-    public static let defaultIterations = 600_000
-
-    public static func derive(password: [UInt8], salt: [UInt8], iterations: Int, length: Int)
-        throws(CryptoError)
-        -> [UInt8]
-    {
-        var output = [UInt8](repeating: 0, count: length)
-        let ok = password.withUnsafeBufferPointer { passwordBytes in
-            passwordBytes.withMemoryRebound(to: CChar.self) { characters in
-                PKCS5_PBKDF2_HMAC(
-                    characters.baseAddress, Int32(characters.count), salt, Int32(salt.count),
-                    Int32(iterations),
-                    EVP_sha256(), Int32(length), &output)
-            }
-        }
-        guard ok == 1 else { throw CryptoError.openSSL(.failed, "key derivation failed") }
-        return output
-    }
 }
