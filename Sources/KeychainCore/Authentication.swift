@@ -43,7 +43,7 @@ struct PINRecord {
     /// Iteration counts a stored record may name: a record is a file's content, so its count
     /// is checked before any derivation (2^31 trapped a 32-bit conversion; 2^31 − 1 ran for
     /// minutes). The default is 600,000.
-    static let iterationRange = 1_000...10_000_000
+    static let iterationRange = PasswordKeyDerivation.iterationRange
 
     /// Decodes a stored record; nil when it is malformed or names an iteration count outside
     /// `iterationRange`.
@@ -57,7 +57,9 @@ struct PINRecord {
     }
 
     /// Seals `tokenKey` under a fresh salt and `pin`. The slow part: one PBKDF2 run.
-    static func make(pin: [UInt8], tokenKey: [UInt8], user: UserType) throws(KeychainError) -> PINRecord {
+    static func make(pin: SecretBytes, tokenKey: SecretBytes, user: UserType) throws(KeychainError)
+        -> PINRecord
+    {
         try KeychainError.mapping {
             let salt = try SecureRandom.bytes(saltLength)
             let iterations = PasswordKeyDerivation.defaultIterations
@@ -68,13 +70,20 @@ struct PINRecord {
         }
     }
 
-    /// The token key, or nil when `pin` is not this record's PIN.
-    func open(pin: [UInt8], user: UserType) throws(KeychainError) -> [UInt8]? {
+    /// The token key, or nil when `pin` is not this record's PIN. Only a tag that does not
+    /// verify means a wrong PIN; any other failure is an error, never counted as a guess.
+    func open(pin: SecretBytes, user: UserType) throws(KeychainError) -> SecretBytes? {
         let key = try KeychainError.mapping {
             try PasswordKeyDerivation.derive(
                 password: pin, salt: salt, iterations: iterations, length: SecretBox.keyLength)
         }
-        return try? SecretBox.open(sealedKey, key: key, associatedData: PINRecord.associatedData(user))
+        do {
+            return try SecretBox.open(sealedKey, key: key, associatedData: PINRecord.associatedData(user))
+        } catch  where error.code == .wrongPassword {
+            return nil
+        } catch {
+            throw KeychainError(.storageCorrupt, "the stored PIN record does not open: \(error)")
+        }
     }
 
     private static func associatedData(_ user: UserType) -> [UInt8] {
@@ -87,7 +96,7 @@ struct PINRecord {
 /// another process ends it.
 struct Login {
     var user: UserType
-    var tokenKey: [UInt8]
+    var tokenKey: SecretBytes
     var epoch: [UInt8]?
     /// The store's change count when the epoch was last found current (nil: check again).
     var checkedAt: UInt64?
@@ -167,7 +176,7 @@ extension Token {
 
     /// The token key of the current login, for sealing or opening values; `lock` must be held.
     /// Without one, the error says what the caller must do: log in, or first set a user PIN.
-    func currentTokenKey(toSeal: Bool) throws(KeychainError) -> [UInt8] {
+    func currentTokenKey(toSeal: Bool) throws(KeychainError) -> SecretBytes {
         login?.checkedAt = nil
         checkLogin()
         if let login { return login.tokenKey }
@@ -216,8 +225,8 @@ extension Token {
             // Proves the PIN (and counts a failure) before anything changes.
             _ = try unwrapTokenKey(.securityOfficer, pin: pin)
         }
-        let tokenKey = try KeychainError.mapping { try SecureRandom.bytes(SecretBox.keyLength) }
-        let record = try PINRecord.make(pin: pin, tokenKey: tokenKey, user: .securityOfficer)
+        let tokenKey = try KeychainError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
+        let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: tokenKey, user: .securityOfficer)
         let epoch = try KeychainError.mapping { try SecureRandom.bytes(16) }
         try lock.withLock { () throws(KeychainError) in
             let store = try store()
@@ -244,7 +253,7 @@ extension Token {
         guard let current = lock.withLock({ login }), current.user == .securityOfficer else {
             throw KeychainError(.userNotLoggedIn, "only the security officer sets the user PIN: log in as SO")
         }
-        let record = try PINRecord.make(pin: pin, tokenKey: current.tokenKey, user: .user)
+        let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: current.tokenKey, user: .user)
         try lock.withLock { () throws(KeychainError) in
             let store = try store()
             try KeychainError.mapping {
@@ -261,7 +270,7 @@ extension Token {
         try Token.checkLength(new)
         let user = lock.withLock { login?.user } ?? .user
         let tokenKey = try unwrapTokenKey(user, pin: old).tokenKey
-        let record = try PINRecord.make(pin: new, tokenKey: tokenKey, user: user)
+        let record = try PINRecord.make(pin: SecretBytes(new), tokenKey: tokenKey, user: user)
         try lock.withLock { () throws(KeychainError) in
             let store = try store()
             try KeychainError.mapping { try store.setMetadata(Key.pin(user), record.encoded) }
@@ -316,7 +325,7 @@ extension Token {
     /// with no lock held; only a right PIN clears the count. So the limit holds against any
     /// number of threads and processes guessing at once: the eleventh guess is never tried.
     private func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(KeychainError)
-        -> (tokenKey: [UInt8], epoch: [UInt8]?)
+        -> (tokenKey: SecretBytes, epoch: [UInt8]?)
     {
         let (record, epoch, counted) = try lock.withLock { () throws(KeychainError) in
             let store = try store()
@@ -350,7 +359,7 @@ extension Token {
                 return counted ? try store.write(claim) : try store.read(claim)
             }
         }
-        guard let tokenKey = try record.open(pin: pin, user: user) else {
+        guard let tokenKey = try record.open(pin: SecretBytes(pin), user: user) else {
             throw KeychainError(.pinIncorrect, "wrong PIN")
         }
         if counted {

@@ -228,7 +228,7 @@ extension Token {
                     return sealed
                 },
                 parse: { (_, stored) throws(KeychainError) in
-                    guard let material = try revealed(stored, [.keyMaterial])[.keyMaterial] else {
+                    guard let material = try opened(.keyMaterial, of: stored) else {
                         throw KeychainError(.storageCorrupt, "a private key has no key material")
                     }
                     return try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }

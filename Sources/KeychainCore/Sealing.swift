@@ -30,34 +30,37 @@ extension Token {
             guard let value = attributes[type] else { continue }
             result[type] = try KeychainError.mapping {
                 try SecretBox.seal(
-                    value, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+                    SecretBytes(value), key: key,
+                    associatedData: sealID + AttributeValue.encode(type.rawValue))
             }
         }
         return result
     }
 
     /// `stored` with the sealed values of `types` opened and every other sealed value (and the
-    /// seal ID) removed. A value stored in clear by an older version (a key that was not
-    /// private, with no seal ID) is returned as it is. `lock` must be held.
+    /// seal ID) removed. `lock` must be held.
     func revealed(_ stored: AttributeSet, _ types: Set<AttributeType>) throws(KeychainError) -> AttributeSet {
         var result = stored
         result[.sealID] = nil
-        let sealedTypes = Token.sealedTypes(of: stored)
-        for type in sealedTypes where !types.contains(type) { result[type] = nil }
-        guard let sealID = stored[.sealID] else { return result }
-        let present = types.intersection(sealedTypes).filter { stored[$0] != nil }
-        guard !present.isEmpty else { return result }
-        let key = try currentTokenKey(toSeal: false)
-        for type in present {
-            guard let box = stored[type] else { continue }
-            do {
-                result[type] = try SecretBox.open(
-                    box, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
-            } catch {
-                throw KeychainError(.storageCorrupt, "a sealed value of an object does not open: \(error)")
-            }
+        for type in Token.sealedTypes(of: stored) {
+            result[type] = types.contains(type) ? try opened(type, of: stored)?.copyBytes() : nil
         }
         return result
+    }
+
+    /// The value of sealed type `type` of `stored`, opened into a self-wiping buffer; nil when
+    /// the object has none. A value stored in clear by an older version (a key that was not
+    /// private, with no seal ID) comes as it is. `lock` must be held.
+    func opened(_ type: AttributeType, of stored: AttributeSet) throws(KeychainError) -> SecretBytes? {
+        guard let box = stored[type] else { return nil }
+        guard let sealID = stored[.sealID] else { return SecretBytes(box) }
+        let key = try currentTokenKey(toSeal: false)
+        do {
+            return try SecretBox.open(
+                box, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
+        } catch {
+            throw KeychainError(.storageCorrupt, "a sealed value of an object does not open: \(error)")
+        }
     }
 
     /// `stored` without any sealed value or seal ID: what a caller may always see.
