@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The checks a store's files pass before SQLite is handed their path. Files are never
+/// trusted: another process (or a careless configuration) may have put a FIFO, a device, a
+/// directory, a symbolic link or a damaged file where the store should be.
+///
+/// - A FIFO opened for reading blocks until a writer comes, and SQLite opens by path with a
+///   blocking `open(2)`; the store's `open` here is `O_NONBLOCK`, then `fstat` says what it is.
+/// - A symbolic link is refused (`O_NOFOLLOW`; SQLite is also opened with
+///   `SQLITE_OPEN_NOFOLLOW`): SQLite names `-wal` and `-shm` after the path it was given, so two
+///   paths to one database would give it two WALs, which corrupts it (SQLite's "How To Corrupt
+///   An SQLite Database File", §2.6 and §3.5).
+/// - SQLite treats a file shorter than a page as an empty database and writes a new one over
+///   it: a store cut down to a few bytes would silently become a new token. A non-empty file
+///   must therefore start with SQLite's header (file format §1.3.1) and hold one page at least.
+///
+/// What SQLite itself checks (a page count larger than the file, a malformed page) it reports
+/// as `SQLITE_CORRUPT`, which maps to `.corrupt` as well.
+enum StoreFile {
+    /// What is at the store's path.
+    enum Contents: Equatable {
+        case missing
+        /// A regular file of zero bytes: a store created but never written (ours, or one
+        /// whose creator was killed); SQLite makes it a database.
+        case empty
+        /// A regular file that starts like an SQLite database.
+        case database
+    }
+
+    /// The first 16 bytes of every SQLite database file (file format §1.3.1).
+    static let header: [UInt8] = Array("SQLite format 3".utf8) + [0]
+    /// The smallest page size, so the smallest database file.
+    static let minimumSize = 512
+
+    /// Checks the file at `path` and the `-wal`, `-shm` and `-journal` files beside it.
+    static func check(_ path: String) throws(StorageError) -> Contents {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            try checkCompanion(path + suffix)
+        }
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT { return .missing }
+            // O_NOFOLLOW fails with ELOOP on a symbolic link.
+            if error == ELOOP { throw symbolicLink(path) }
+            throw StorageError(.cannotOpen, "cannot open store \(path): \(reason(error))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw StorageError(.cannotOpen, "cannot open store \(path): \(reason(errno))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw StorageError(.cannotOpen, "store \(path) is \(kind(info.st_mode)), not a regular file")
+        }
+        if info.st_size == 0 { return .empty }
+        guard info.st_size >= off_t(minimumSize) else {
+            throw StorageError(
+                .corrupt,
+                "store \(path) is damaged: \(info.st_size) bytes, shorter than any SQLite database; "
+                    + "it was left as it is (move it away to start a new store)")
+        }
+        var start = [UInt8](repeating: 0, count: header.count)
+        let count = start.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count == header.count else {
+            throw StorageError(.cannotOpen, "cannot read store \(path): \(reason(errno))")
+        }
+        guard start == header else {
+            throw StorageError(
+                .corrupt,
+                "store \(path) is not an SQLite database (damaged, or another kind of file); "
+                    + "it was left as it is")
+        }
+        return .database
+    }
+
+    /// A `-wal`, `-shm` or `-journal` file, if there is one, must be a regular file too:
+    /// SQLite would block on a FIFO there just the same. `lstat` opens nothing.
+    private static func checkCompanion(_ path: String) throws(StorageError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        let type = info.st_mode & S_IFMT
+        if type == S_IFLNK { throw symbolicLink(path) }
+        guard type == S_IFREG else {
+            throw StorageError(.cannotOpen, "\(path) is \(kind(info.st_mode)), not a regular file")
+        }
+    }
+
+    /// Creates an empty store file, mode 0600, unless something is there already; SQLite
+    /// gives `-wal` and `-shm` the same mode, so none of them ever exists with looser
+    /// permissions.
+    static func create(_ path: String) {
+        let fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    private static func symbolicLink(_ path: String) -> StorageError {
+        StorageError(
+            .cannotOpen,
+            "\(path) is a symbolic link: configure the path of the file itself (SQLite keeps a "
+                + "store's journal beside the path it is given)")
+    }
+
+    /// A file type for a message.
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFLNK: "a symbolic link"
+        default: "not a regular file"
+        }
+    }
+
+    static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }
+}
