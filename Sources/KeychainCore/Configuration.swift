@@ -200,7 +200,8 @@ public struct Configuration: Sendable, Equatable {
                 case "rsa-pkcs1-decryption": allowsRSAPKCS1Decryption = try flag()
                 default:
                     throw fail(
-                        "unknown key '\(key)' (debug, log-file, rsa-pkcs1-decryption, or a [token NAME] section)")
+                        "unknown key '\(key)' (debug, log-file, rsa-pkcs1-decryption, or a [token NAME] section)"
+                    )
                 }
             }
         }
@@ -226,7 +227,9 @@ public struct Configuration: Sendable, Equatable {
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw refuse("cannot be read: \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else {
+            throw refuse("cannot be read: \(String(cString: strerror(errno)))")
+        }
         var null = stat()
         if info.st_mode & S_IFMT == S_IFCHR, stat("/dev/null", &null) == 0, info.st_rdev == null.st_rdev {
             return ""

@@ -190,7 +190,8 @@ final class ChangeCounter {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             failure = StorageError(
-                .cannotOpen, "\(file), the store's change counter, is \(StoreFile.kind(info.st_mode)), "
+                .cannotOpen,
+                "\(file), the store's change counter, is \(StoreFile.kind(info.st_mode)), "
                     + "not a regular file")
             isWritable = false
             close(descriptor)

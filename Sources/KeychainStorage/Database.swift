@@ -150,7 +150,7 @@ final class Database {
         while true {
             do {
                 return try body()
-            } catch where error.code == .busy && Database.monotonicMilliseconds() < deadline {
+            } catch  where error.code == .busy && Database.monotonicMilliseconds() < deadline {
                 usleep(UInt32.random(in: 1_000...10_000))
             }
         }

@@ -18,7 +18,8 @@ func C_OpenSession(
         // The reason reaches the CK_RV (a damaged store is CKR_DEVICE_ERROR) and the trace.
         if let failure = slot.token.openError {
             var error = P11Error(failure)
-            error.message = "the store of token '\(slot.token.configuration.name)' cannot be opened: \(failure.message)"
+            error.message =
+                "the store of token '\(slot.token.configuration.name)' cannot be opened: \(failure.message)"
             throw error
         }
         if flags & CK_FLAGS(CKF_RW_SESSION) != 0, slot.token.isWriteProtected {

@@ -23,7 +23,8 @@ enum Trace {
         file = -1
         Trace.enabled = enabled
         guard enabled, let path else { return }
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
+        let fd = open(
+            path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
         guard fd >= 0 else {
             let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
             always("log file \(path) refused: \(reason); tracing to standard error")
