@@ -105,6 +105,15 @@ struct UntrustedConfigurationTests {
         }
     }
 
+    @Test("the documented example conf/p11keychain.conf parses and keeps PKCS#1 v1.5 decryption on")
+    func documentedExampleParses() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("conf/p11keychain.conf").path
+        let configuration = try Configuration.load(environment: ["P11KEYCHAIN_CONF": example, "HOME": "/h"])
+        #expect(configuration.source == example)
+        #expect(configuration.allowsRSAPKCS1Decryption)
+    }
+
     @Test("in a privileged host every P11KEYCHAIN_* and XDG_* variable and HOME is ignored")
     func privilegedHostIgnoresTheEnvironment() throws {
         try withTemporaryDirectory { directory in
