@@ -25,8 +25,9 @@ final class Database {
     /// it names.
     init(path: String, allowCreate: Bool, immutable: Bool = false) throws(StorageError) {
         self.path = path
-        // SQLITE_OPEN_NOFOLLOW: see StoreFile (a second path to one store corrupts it).
-        let common = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | (path == ":memory:" ? 0 : SQLITE_OPEN_NOFOLLOW)
+        // Not SQLITE_OPEN_NOFOLLOW: it refuses a symbolic link in any directory of the path
+        // (a linked ~/.local, say), and SQLite resolves links itself (StoreFile).
+        let common = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         let uri = Database.uri(path, immutable: immutable)
         var flags = SQLITE_OPEN_READWRITE | common
         if allowCreate { flags |= SQLITE_OPEN_CREATE }

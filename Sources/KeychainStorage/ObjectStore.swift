@@ -43,20 +43,22 @@ public final class ObjectStore {
     /// Opens (and, when `create`, creates) the store at `path` and brings its schema up to
     /// date. `":memory:"` gives a private in-memory store (session objects).
     ///
-    /// The file is checked first (StoreFile): a FIFO, a device, a symbolic link or a file that
-    /// is not an SQLite database is refused with an error naming it, and is never written.
+    /// The file is checked first (StoreFile): a FIFO, a device, a directory or a file that is
+    /// not an SQLite database is refused with an error naming it, and is never written.
     /// Creating, migrating and switching to WAL wait for other processes like any write
     /// (`Database.retryingWhileBusy`).
     public init(path: String, create: Bool, durability: Durability = .normal)
         throws(StorageError)
     {
-        if path != ":memory:", try StoreFile.check(path) == .missing, create {
-            StoreFile.create(path)
+        if path != ":memory:" {
+            if try StoreFile.check(path) == .missing, create { StoreFile.create(path) }
+            try StoreFile.checkCompanions(of: StoreFile.resolved(path))
         }
         database = try Database(path: path, allowCreate: create)
         changes =
             path == ":memory:"
-            ? ChangeCounter() : ChangeCounter(storePath: path, create: !database.isReadOnly)
+            ? ChangeCounter()
+            : ChangeCounter(storePath: StoreFile.resolved(path), create: !database.isReadOnly)
         do {
             try configure(durability: durability)
         } catch let error

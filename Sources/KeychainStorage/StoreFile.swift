@@ -8,10 +8,10 @@
 ///
 /// - A FIFO opened for reading blocks until a writer comes, and SQLite opens by path with a
 ///   blocking `open(2)`; the store's `open` here is `O_NONBLOCK`, then `fstat` says what it is.
-/// - A symbolic link is refused (`O_NOFOLLOW`; SQLite is also opened with
-///   `SQLITE_OPEN_NOFOLLOW`): SQLite names `-wal` and `-shm` after the path it was given, so two
-///   paths to one database would give it two WALs, which corrupts it (SQLite's "How To Corrupt
-///   An SQLite Database File", §2.6 and §3.5).
+/// - A symbolic link is followed, as SQLite follows it (its unix VFS names `-wal` and `-shm`
+///   after the resolved path, so that two paths to one database share one WAL). The store's own
+///   `-changes` file is named after the resolved path too (`resolved`): two paths to one store
+///   must share one change counter, or each would keep what the other changed.
 /// - SQLite treats a file shorter than a page as an empty database and writes a new one over
 ///   it: a store cut down to a few bytes would silently become a new token. A non-empty file
 ///   must therefore start with SQLite's header (file format §1.3.1) and hold one page at least.
@@ -34,17 +34,12 @@ enum StoreFile {
     /// The smallest page size, so the smallest database file.
     static let minimumSize = 512
 
-    /// Checks the file at `path` and the `-wal`, `-shm` and `-journal` files beside it.
+    /// Checks the file at `path`.
     static func check(_ path: String) throws(StorageError) -> Contents {
-        for suffix in ["-wal", "-shm", "-journal"] {
-            try checkCompanion(path + suffix)
-        }
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             let error = errno
             if error == ENOENT { return .missing }
-            // O_NOFOLLOW fails with ELOOP on a symbolic link.
-            if error == ELOOP { throw symbolicLink(path) }
             throw StorageError(.cannotOpen, "cannot open store \(path): \(reason(error))")
         }
         defer { close(fd) }
@@ -76,31 +71,34 @@ enum StoreFile {
         return .database
     }
 
-    /// A `-wal`, `-shm` or `-journal` file, if there is one, must be a regular file too:
-    /// SQLite would block on a FIFO there just the same. `lstat` opens nothing.
-    private static func checkCompanion(_ path: String) throws(StorageError) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        let type = info.st_mode & S_IFMT
-        if type == S_IFLNK { throw symbolicLink(path) }
-        guard type == S_IFREG else {
-            throw StorageError(.cannotOpen, "\(path) is \(kind(info.st_mode)), not a regular file")
+    /// The store's path with every symbolic link resolved (`realpath`), as SQLite resolves
+    /// it; `path` itself when it cannot be resolved (missing).
+    static func resolved(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The `-wal`, `-shm` and `-journal` files of the store at `resolvedPath`, if there are
+    /// any, must be regular files too: SQLite would block on a FIFO there just the same.
+    /// `stat` opens nothing.
+    static func checkCompanions(of resolvedPath: String) throws(StorageError) {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let path = resolvedPath + suffix
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw StorageError(.cannotOpen, "\(path) is \(kind(info.st_mode)), not a regular file")
+            }
         }
     }
 
     /// Creates an empty store file, mode 0600, unless something is there already; SQLite
     /// gives `-wal` and `-shm` the same mode, so none of them ever exists with looser
-    /// permissions.
+    /// permissions. Without O_EXCL, so that a link to a file yet to be made makes it.
     static func create(_ path: String) {
-        let fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = open(path, O_CREAT | O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0o600)
         if fd >= 0 { close(fd) }
-    }
-
-    private static func symbolicLink(_ path: String) -> StorageError {
-        StorageError(
-            .cannotOpen,
-            "\(path) is a symbolic link: configure the path of the file itself (SQLite keeps a "
-                + "store's journal beside the path it is given)")
     }
 
     /// A file type for a message.
@@ -111,7 +109,6 @@ enum StoreFile {
         case S_IFSOCK: "a socket"
         case S_IFCHR: "a character device"
         case S_IFBLK: "a block device"
-        case S_IFLNK: "a symbolic link"
         default: "not a regular file"
         }
     }
