@@ -39,6 +39,10 @@ public struct Configuration: Sendable, Equatable {
     public var tokens: [TokenConfiguration]
     public var debug: Bool
     public var logFile: String?
+    /// Whether CKM_RSA_PKCS decryption is offered (`rsa-pkcs1-decryption`, default yes).
+    /// PKCS#1 v1.5 decryption invites padding-oracle attacks (Bleichenbacher); OpenSSL 3.0
+    /// has no implicit rejection, so a site that needs no such decryption can turn it off.
+    public var allowsRSAPKCS1Decryption = true
     /// The file the configuration came from, if any.
     public var source: String?
 
@@ -50,29 +54,51 @@ public struct Configuration: Sendable, Equatable {
         public var file: String
         public var line: Int
         public var reason: String
-        public var description: String { "\(file):\(line): \(reason)" }
+        /// Line 0: the file as a whole (not a regular file, too large).
+        public var description: String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
     }
+
+    /// The system-wide configuration file, the only one a privileged host reads.
+    public static let systemFile = "/etc/p11keychain/p11keychain.conf"
+
+    /// The largest configuration file read: far more than any real one, and a bound on what
+    /// a file (or `/dev/zero`) can make a host read into memory.
+    public static let maximumFileSize = 1 << 20
 
     /// Reads the configuration the environment points at: `$P11KEYCHAIN_CONF`, else
     /// `$XDG_CONFIG_HOME/p11keychain/p11keychain.conf` (`~/.config/…`), else
     /// `/etc/p11keychain/p11keychain.conf`; with none, the default `login` token alone.
     /// `P11KEYCHAIN_DEBUG=1` turns tracing on whatever the file says.
+    ///
+    /// In a privileged host (`AT_SECURE`: setuid, setgid, file capabilities) none of that
+    /// environment is the host's own: it came from the user who started it. Then only
+    /// `/etc/p11keychain/p11keychain.conf` and the default store of the effective user apply
+    /// (DESIGN §7), whatever `environment` holds.
     public static func load(environment: [String: String] = Environment.current)
         throws(ParseError) -> Configuration
     {
-        let home = Environment.home(environment)
+        try load(environment: environment, privileged: Environment.isPrivileged)
+    }
+
+    /// `load`, with the privilege decided by the caller (tests).
+    static func load(environment: [String: String], privileged: Bool) throws(ParseError) -> Configuration {
+        let environment = privileged ? [:] : environment
+        let home = privileged ? Environment.effectiveHome() : Environment.home(environment)
         var candidates: [String] = []
-        if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty {
+        if privileged {
+            candidates = [systemFile]
+        } else if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty {
             candidates = [explicit]
         } else {
             let configHome =
                 environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-            candidates = [configHome + "/p11keychain/p11keychain.conf", "/etc/p11keychain/p11keychain.conf"]
+            candidates = [configHome + "/p11keychain/p11keychain.conf", systemFile]
         }
         var configuration = Configuration(
-            tokens: [defaultToken(environment: environment)], debug: false, logFile: nil, source: nil)
+            tokens: [defaultToken(environment: environment, home: home)], debug: false, logFile: nil,
+            source: nil)
         for path in candidates {
-            guard let text = readFile(path) else { continue }
+            guard let text = try readFile(path) else { continue }
             try configuration.apply(text, file: path, home: home)
             configuration.source = path
             break
@@ -86,13 +112,17 @@ public struct Configuration: Sendable, Equatable {
     /// The default token: `$P11KEYCHAIN_DIR/login.sqlite3`, else under `$XDG_DATA_HOME`
     /// (`~/.local/share/p11keychain/`).
     public static func defaultToken(environment: [String: String]) -> TokenConfiguration {
+        defaultToken(environment: environment, home: Environment.home(environment))
+    }
+
+    static func defaultToken(environment: [String: String], home: String) -> TokenConfiguration {
         let directory: String
         if let explicit = environment["P11KEYCHAIN_DIR"], !explicit.isEmpty {
             directory = explicit
         } else {
             let dataHome =
                 environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? Environment.home(environment) + "/.local/share"
+                ?? home + "/.local/share"
             directory = dataHome + "/p11keychain"
         }
         return TokenConfiguration(name: defaultTokenName, path: directory + "/\(defaultTokenName).sqlite3")
@@ -167,7 +197,11 @@ public struct Configuration: Sendable, Equatable {
                 switch key {
                 case "debug": debug = try flag()
                 case "log-file": logFile = value.isEmpty ? nil : value
-                default: throw fail("unknown key '\(key)' (debug, log-file, or a [token NAME] section)")
+                case "rsa-pkcs1-decryption": allowsRSAPKCS1Decryption = try flag()
+                default:
+                    throw fail(
+                        "unknown key '\(key)' (debug, log-file, rsa-pkcs1-decryption, or a [token NAME] section)"
+                    )
                 }
             }
         }
@@ -178,24 +212,84 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    private static func readFile(_ path: String) -> String? {
-        guard let file = fopen(path, "re") else { return nil }
-        defer { fclose(file) }
+    /// The text of a configuration file, or nil when there is none to read (missing, or not
+    /// readable by this process, as when no file is there). The file is not trusted: it is
+    /// opened `O_NONBLOCK` (a FIFO would block the host for good) and must be a regular file
+    /// of at most `maximumFileSize` bytes. `/dev/null`, the usual "no configuration", is
+    /// empty.
+    static func readFile(_ path: String) throws(ParseError) -> String? {
+        func refuse(_ reason: String) -> ParseError { ParseError(file: path, line: 0, reason: reason) }
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT || error == ENOTDIR || error == EACCES { return nil }
+            throw refuse("cannot be read: \(String(cString: strerror(error)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw refuse("cannot be read: \(String(cString: strerror(errno)))")
+        }
+        var null = stat()
+        if info.st_mode & S_IFMT == S_IFCHR, stat("/dev/null", &null) == 0, info.st_rdev == null.st_rdev {
+            return ""
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw refuse("is \(fileKind(info.st_mode)), not a regular file")
+        }
+        guard info.st_size <= off_t(maximumFileSize) else {
+            throw refuse("is \(info.st_size) bytes; a configuration file may have \(maximumFileSize) at most")
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
             bytes += buffer.prefix(count)
+            // The file may grow while it is read.
+            guard bytes.count <= maximumFileSize else {
+                throw refuse("grew past \(maximumFileSize) bytes while it was read")
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        default: "not a regular file"
+        }
     }
 }
 
 /// The process environment, read through Glibc (no Foundation in the module).
 public enum Environment {
+    /// True in a privileged host: the kernel set `AT_SECURE` (setuid or setgid program, file
+    /// capabilities, an LSM transition), and glibc's `secure_getenv` returns NULL for every
+    /// variable. The environment then belongs to whoever started the program, not to it.
+    public static var isPrivileged: Bool { secureMode }
+
+    /// `getauxval(AT_SECURE)`, read once: the auxiliary vector never changes. Swift's Glibc
+    /// module does not import `<sys/auxv.h>`, so the function is found with `dlsym`; without
+    /// it (never on glibc), differing real and effective IDs say the same.
+    private static let secureMode: Bool = {
+        typealias GetAuxiliaryValue = @convention(c) (UInt) -> UInt
+        let atSecure: UInt = 23  // AT_SECURE, <elf.h>
+        guard let symbol = dlsym(nil, "getauxval") else {
+            return getuid() != geteuid() || getgid() != getegid()
+        }
+        return unsafeBitCast(symbol, to: GetAuxiliaryValue.self)(atSecure) != 0
+    }()
+
+    /// The variables, as `secure_getenv` sees them: none in a privileged host.
     public static var current: [String: String] {
         var result: [String: String] = [:]
+        guard !isPrivileged else { return result }
         var cursor = environ
         while let entry = cursor.pointee {
             let text = String(cString: entry)
@@ -205,6 +299,15 @@ public enum Environment {
             cursor += 1
         }
         return result
+    }
+
+    /// The effective user's home directory from the password database, never `$HOME`: the
+    /// home of a privileged host, whose environment is not its own.
+    static func effectiveHome() -> String {
+        if let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
+            return String(cString: directory)
+        }
+        return "/"
     }
 
     /// `$HOME`, else the password database's home directory, else "/".

@@ -97,7 +97,7 @@ public final class Token: @unchecked Sendable {
     // MARK: Opening
 
     /// The persistent store, opened (and created, with its directory) on first use. A failure
-    /// is not remembered: the next call tries again.
+    /// is not remembered: the next call tries again (`openError` reports its reason).
     func store() throws(KeychainError) -> ObjectStore {
         if let persistentStore { return persistentStore }
         let path = configuration.path
@@ -108,9 +108,17 @@ public final class Token: @unchecked Sendable {
                 path: path, create: create, durability: configuration.durability)
             var serial = try store.metadata(Token.serialKey).map { String(decoding: $0, as: UTF8.self) }
             if serial == nil, !store.isReadOnly {
-                let created = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }.joined()
-                try store.setMetadata(Token.serialKey, Array(created.utf8))
-                serial = created
+                // Read again and set in one write: processes opening a new store at once all
+                // keep the serial the first of them wrote.
+                serial = try store.write { () throws -> String in
+                    if let stored = try store.metadata(Token.serialKey) {
+                        return String(decoding: stored, as: UTF8.self)
+                    }
+                    let created = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }
+                        .joined()
+                    try store.setMetadata(Token.serialKey, Array(created.utf8))
+                    return created
+                }
             }
             // A read-only store made by an older writer: derive a stable value from its path.
             storeSerial =
@@ -158,7 +166,21 @@ public final class Token: @unchecked Sendable {
     }
 
     /// True when the store exists or can be created.
-    public var isPresent: Bool { (try? open()) != nil }
+    public var isPresent: Bool { openError == nil }
+
+    /// Why the store cannot be opened (tried again now), or nil when it is open: the reason
+    /// a face reports instead of a bare "not present" (a FIFO, a damaged file, a directory
+    /// it may not create…).
+    public var openError: KeychainError? {
+        lock.withLock { () -> KeychainError? in
+            do throws(KeychainError) {
+                _ = try store()
+                return nil
+            } catch {
+                return error
+            }
+        }
+    }
 
     /// True when this process cannot write the store (configuration or permissions).
     public var isWriteProtected: Bool {

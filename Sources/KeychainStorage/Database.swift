@@ -19,25 +19,31 @@ final class Database {
     let isReadOnly: Bool
 
     /// Opens `path`. Read-write when possible; when the process cannot write the file or its
-    /// directory, read-only; and when even that cannot read a WAL store (no `-shm` file and no
-    /// right to create one), as an immutable snapshot.
-    init(path: String, allowCreate: Bool) throws(StorageError) {
+    /// directory, read-only; and, with `immutable`, as an immutable snapshot (for a read-only
+    /// WAL store with no `-shm` file and no right to create one). `path` is a file path, never
+    /// a URI: the URI SQLite is given is made here, so that any byte of a path opens the file
+    /// it names.
+    init(path: String, allowCreate: Bool, immutable: Bool = false) throws(StorageError) {
         self.path = path
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        // Not SQLITE_OPEN_NOFOLLOW: it refuses a symbolic link in any directory of the path
+        // (a linked ~/.local, say), and SQLite resolves links itself (StoreFile).
+        let common = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let uri = Database.uri(path, immutable: immutable)
+        var flags = SQLITE_OPEN_READWRITE | common
         if allowCreate { flags |= SQLITE_OPEN_CREATE }
-        if path != ":memory:", access(path, F_OK) == 0, !Database.canWrite(path) {
-            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        if immutable || (path != ":memory:" && access(path, F_OK) == 0 && !Database.canWrite(path)) {
+            flags = SQLITE_OPEN_READONLY | common
         }
         var db: OpaquePointer?
-        var result = sqlite3_open_v2(Database.uri(path), &db, flags, nil)
+        var result = sqlite3_open_v2(uri, &db, flags, nil)
         let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
         if result != SQLITE_OK, path != ":memory:", access(path, R_OK) == 0 {
             sqlite3_close_v2(db)
             db = nil
-            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+            flags = SQLITE_OPEN_READONLY | common
             // When the read-only retry fails too, the first failure is the one to report:
             // a directory, say, opens read-only and then fails with a misleading I/O error.
-            if sqlite3_open_v2(Database.uri(path), &db, flags, nil) == SQLITE_OK {
+            if sqlite3_open_v2(uri, &db, flags, nil) == SQLITE_OK {
                 result = SQLITE_OK
             } else {
                 sqlite3_close_v2(db)
@@ -54,12 +60,6 @@ final class Database {
         sqlite3_extended_result_codes(db, 1)
     }
 
-    /// Reopens a read-only WAL store as immutable: used when SQLite cannot create the `-shm`
-    /// file it needs to read a WAL database in a directory the process cannot write.
-    static func openImmutable(path: String) throws(StorageError) -> Database {
-        try Database(path: "file:\(percentEncoded(path))?immutable=1", allowCreate: false)
-    }
-
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)
@@ -73,20 +73,26 @@ final class Database {
         return access(directory.isEmpty ? "." : directory, W_OK) == 0
     }
 
-    private static func uri(_ path: String) -> String {
-        path.hasPrefix("file:") || path == ":memory:" ? path : "file:\(percentEncoded(path))"
-    }
-
-    private static func percentEncoded(_ path: String) -> String {
-        var out = ""
+    /// The `file:` URI of `path` (SQLite's URI filenames, RFC 3986): every byte outside the
+    /// unreserved set and "/" is percent-encoded, UTF-8 byte by byte. An absolute path gets an
+    /// empty authority (`file:///…`), so a path that starts with "//" is not read as a host.
+    static func uri(_ path: String, immutable: Bool = false) -> String {
+        if path == ":memory:" { return path }
+        var out = path.hasPrefix("/") ? "file://" : "file:"
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
         for byte in path.utf8 {
             switch byte {
-            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"):
-                out += "%" + String(byte, radix: 16, uppercase: true)
-            default: out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             }
         }
-        return out
+        out += String(decoding: bytes, as: UTF8.self)
+        return immutable ? out + "?immutable=1" : out
     }
 
     func error(_ result: Int32, _ what: String) -> StorageError {
@@ -122,8 +128,39 @@ final class Database {
         for statement in statements.values { statement.finish() }
     }
 
-    func setBusyTimeout(milliseconds: Int32) {
+    /// How long a connection waits for other processes: for every lock (SQLite's busy
+    /// handler), and for the steps that SQLite's busy handler does not cover, which
+    /// `retryingWhileBusy` repeats for as long. Seconds, not minutes (DESIGN §3).
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+
+    func setBusyTimeout(milliseconds: Int32 = Database.busyTimeoutMilliseconds) {
         sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Runs `body` again while it fails because another connection holds a lock, for up to
+    /// `busyTimeoutMilliseconds`, sleeping 1 to 10 ms (at random, so that processes that
+    /// collided do not collide again) between tries.
+    ///
+    /// SQLite does not call the busy handler when waiting could deadlock: a connection that
+    /// holds a read lock and needs a write lock (`PRAGMA journal_mode = WAL` on a new file
+    /// reads the header first) gets SQLITE_BUSY at once. Opening a store, which creates,
+    /// migrates and switches it to WAL, goes through here, so that any number of processes may
+    /// open a fresh store at once (issue 8, item 12).
+    func retryingWhileBusy<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
+        let deadline = Database.monotonicMilliseconds() + Int64(Database.busyTimeoutMilliseconds)
+        while true {
+            do {
+                return try body()
+            } catch  where error.code == .busy && Database.monotonicMilliseconds() < deadline {
+                usleep(UInt32.random(in: 1_000...10_000))
+            }
+        }
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) &* 1_000 &+ Int64(now.tv_nsec / 1_000_000)
     }
 
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }

@@ -33,7 +33,6 @@ public final class ObjectStore {
     /// True when this process cannot write the store (permissions, read-only mount).
     public var isReadOnly: Bool { database.isReadOnly }
     private var inTransaction = false
-    private let storePath: String
     private let changes: ChangeCounter
 
     /// A value that stays the same for as long as nobody, in any process, writes the store;
@@ -43,43 +42,59 @@ public final class ObjectStore {
 
     /// Opens (and, when `create`, creates) the store at `path` and brings its schema up to
     /// date. `":memory:"` gives a private in-memory store (session objects).
+    ///
+    /// The file is checked first (StoreFile): a FIFO, a device, a directory or a file that is
+    /// not an SQLite database is refused with an error naming it, and is never written.
+    /// Creating, migrating and switching to WAL wait for other processes like any write
+    /// (`Database.retryingWhileBusy`).
     public init(path: String, create: Bool, durability: Durability = .normal)
         throws(StorageError)
     {
-        if create, path != ":memory:" { ObjectStore.createFile(path) }
+        if path != ":memory:" {
+            if try StoreFile.check(path) == .missing, create { StoreFile.create(path) }
+            try StoreFile.checkCompanions(of: StoreFile.resolved(path))
+        }
         database = try Database(path: path, allowCreate: create)
-        storePath = path
         changes =
             path == ":memory:"
-            ? ChangeCounter() : ChangeCounter(storePath: path, create: !database.isReadOnly)
+            ? ChangeCounter()
+            : ChangeCounter(storePath: StoreFile.resolved(path), create: !database.isReadOnly)
         do {
             try configure(durability: durability)
-        } catch let error where database.isReadOnly && error.code != .newerSchema {
+        } catch let error
+            where database.isReadOnly && error.code != .newerSchema && error.code != .corrupt
+        {
             // A read-only WAL store whose -shm cannot be created: read it as a snapshot.
-            database = try Database.openImmutable(path: path)
+            database = try Database(path: path, allowCreate: false, immutable: true)
             try configure(durability: durability)
         }
     }
 
-    /// Creates the file with mode 0600 before SQLite does, so that it never exists with
-    /// looser permissions (SQLite gives -wal and -shm the same mode).
-    private static func createFile(_ path: String) {
-        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        if fd >= 0 { close(fd) }
-    }
-
     private func configure(durability: Durability) throws(StorageError) {
-        database.setBusyTimeout(milliseconds: 5_000)
+        database.setBusyTimeout()
         try database.execute("PRAGMA foreign_keys = ON")
         if !database.isReadOnly {
             try database.execute("PRAGMA secure_delete = ON")
             if database.path != ":memory:" {
-                try database.execute("PRAGMA journal_mode = WAL")
+                try database.retryingWhileBusy { () throws(StorageError) in try switchToWAL() }
             }
             try database.execute(
                 durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         }
-        try migrate()
+        try database.retryingWhileBusy { () throws(StorageError) in try migrate() }
+    }
+
+    /// Switches the store to WAL unless another process did. Reading the mode first keeps the
+    /// write lock the switch needs to a store's first opening. A file system without the
+    /// shared memory WAL needs keeps the mode SQLite falls back to, as before.
+    private func switchToWAL() throws(StorageError) {
+        func mode(_ sql: String) throws(StorageError) -> String {
+            let statement = try database.statement(sql)
+            defer { statement.finish() }
+            return try statement.step() ? statement.text(0) : ""
+        }
+        guard try mode("PRAGMA journal_mode") != "wal" else { return }
+        _ = try mode("PRAGMA journal_mode = WAL")
     }
 
     // MARK: Transactions
@@ -97,7 +112,7 @@ public final class ObjectStore {
         if !changes.isWritable, !inTransaction {
             // Other processes keep what they read until the counter moves: writing without
             // moving it would leave them serving stale values.
-            changes.retry(storePath: storePath)
+            changes.retry()
             if !changes.isWritable, let failure = changes.failure { throw failure }
         }
         return try transaction(begin: "BEGIN IMMEDIATE", writing: true, body)
@@ -109,12 +124,12 @@ public final class ObjectStore {
         // transaction, and compiling BEGIN and COMMIT each time was a measurable part of it.
         try database.statement(begin).run()
         inTransaction = true
-        if writing { changes.beginWrite() }
         defer {
             inTransaction = false
             if writing { changes.endWrite() }
         }
         do {
+            if writing { try changes.beginWrite() }
             let result = try body()
             database.resetStatements()
             try database.statement("COMMIT").run()
@@ -165,22 +180,16 @@ public final class ObjectStore {
     public static var schemaVersion: Int64 { Int64(migrations.count) }
 
     private func migrate() throws(StorageError) {
-        let version = try userVersion()
-        if version > ObjectStore.schemaVersion {
-            throw StorageError(
-                .newerSchema,
-                "store \(path) has schema version \(version); this p11keychain knows up to "
-                    + "\(ObjectStore.schemaVersion): upgrade p11keychain")
-        }
+        let version = try checkedUserVersion()
         guard version < ObjectStore.schemaVersion, !database.isReadOnly else { return }
         try database.execute("BEGIN IMMEDIATE")
-        changes.beginWrite()
         defer { changes.endWrite() }
         do {
+            try changes.beginWrite()
             // Another process may have migrated while we waited for the lock.
-            let current = try userVersion()
-            for index in Int(current)..<ObjectStore.migrations.count {
-                try database.execute(ObjectStore.migrations[index])
+            let current = try checkedUserVersion()
+            for migration in ObjectStore.migrations.dropFirst(Int(current)) {
+                try database.execute(migration)
             }
             try database.execute("PRAGMA user_version = \(ObjectStore.schemaVersion)")
             try database.execute("COMMIT")
@@ -188,6 +197,22 @@ public final class ObjectStore {
             try? database.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// The stored schema version, checked: a file's number is not trusted (a negative one
+    /// would index before the first migration).
+    private func checkedUserVersion() throws(StorageError) -> Int64 {
+        let version = try userVersion()
+        if version > ObjectStore.schemaVersion {
+            throw StorageError(
+                .newerSchema,
+                "store \(path) has schema version \(version); this p11keychain knows up to "
+                    + "\(ObjectStore.schemaVersion): upgrade p11keychain")
+        }
+        guard version >= 0 else {
+            throw StorageError(.corrupt, "store \(path) is damaged: its schema version is \(version)")
+        }
+        return version
     }
 
     private func userVersion() throws(StorageError) -> Int64 {

@@ -15,10 +15,12 @@ func C_OpenSession(
         guard flags & CK_FLAGS(CKF_SERIAL_SESSION) != 0 else {
             throw P11Error(CKR_SESSION_PARALLEL_NOT_SUPPORTED, "CKF_SERIAL_SESSION must be set")
         }
-        guard slot.token.isPresent else {
-            throw P11Error(
-                CKR_TOKEN_NOT_PRESENT,
-                "the store of token '\(slot.token.configuration.name)' cannot be opened")
+        // The reason reaches the CK_RV (a damaged store is CKR_DEVICE_ERROR) and the trace.
+        if let failure = slot.token.openError {
+            var error = P11Error(failure)
+            error.message =
+                "the store of token '\(slot.token.configuration.name)' cannot be opened: \(failure.message)"
+            throw error
         }
         if flags & CK_FLAGS(CKF_RW_SESSION) != 0, slot.token.isWriteProtected {
             throw P11Error(CKR_TOKEN_WRITE_PROTECTED, "token '\(slot.token.configuration.name)' is read-only")

@@ -83,10 +83,14 @@ test_user_registration_is_the_default_for_other_users() {
     cp "$P11KEYCHAIN_MODULE" "$bin/libp11keychain-pkcs11.so"
     module=$bin/libp11keychain-pkcs11.so
     file=$home/.config/pkcs11/modules/$MODULE_FILE_NAME
+    # The clone may live in a directory nobody cannot enter (a 0700 home): nobody runs a
+    # copy of the script from a directory it can read.
+    mkdir -m 0755 "$bin/scripts"
+    install -m 0755 "$REGISTER" "$bin/scripts/register-module.sh"
 
     # No scope given: a user who is not root registers for themselves only.
     ok setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
-        env HOME="$home" XDG_CONFIG_HOME="$home/.config" "$REGISTER" "$module"
+        env HOME="$home" XDG_CONFIG_HOME="$home/.config" "$bin/scripts/register-module.sh" "$module"
     [[ -f $file ]] || fail "register-module.sh run by nobody did not write $file: $(summarize "$RUN_OUT")"
     assert_line "$(cat "$file")" "^module: $module\$" "module line of the user's $MODULE_FILE_NAME" 'module'
     [[ $(cat "$SYSTEM_MODULES/$MODULE_FILE_NAME" 2>/dev/null || echo absent) == "$system_before" ]] ||
