@@ -57,38 +57,38 @@ func C_DecryptInit(
     }
 }
 
-/// Runs a cipher operation to its end with the two-call convention. For decryption the
-/// output length is only known afterwards: a length query reports the modulus size.
+/// Runs a cipher operation to its end with the two-call convention (`writeOutput`). For
+/// decryption the output length is only known afterwards: a length query reports the
+/// modulus size, and a buffer too short for the plaintext keeps the operation.
 private func finishCipher(
     _ session: Session, encrypting: Bool, _ operation: CipherOperation, _ extra: UnsafeRawBufferPointer,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>
 ) throws(P11Error) {
-    guard let pOutput else {
-        pulOutputLen.pointee = CK_ULONG(operation.outputLength)
-        return
+    let delivered = try writeOutput(
+        into: pOutput, length: pulOutputLen, size: operation.outputLength, sizeIsExact: encrypting
+    ) { () throws(P11Error) in
+        guard !operation.needsContextLogin else {
+            session.decrypting = nil
+            throw P11Error(
+                CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each decryption")
+        }
+        let input = operation.buffer + extra
+        do throws(CryptoError) {
+            return
+                encrypting
+                ? try operation.key.encrypt(input, padding: operation.padding)
+                : try operation.key.decrypt(input, padding: operation.padding)
+        } catch {
+            end(session, encrypting: encrypting)
+            throw P11Error(encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_INVALID, error.message)
+        }
     }
-    guard !operation.needsContextLogin else {
-        session.decrypting = nil
-        throw P11Error(
-            CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each decryption")
-    }
-    let input = operation.buffer + extra
-    let output: [UInt8]
-    do {
-        output =
-            encrypting
-            ? try operation.key.encrypt(input, padding: operation.padding)
-            : try operation.key.decrypt(input, padding: operation.padding)
-    } catch {
-        if encrypting { session.encrypting = nil } else { session.decrypting = nil }
-        throw P11Error(encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_INVALID, error.message)
-    }
-    guard pulOutputLen.pointee >= CK_ULONG(output.count) else {
-        pulOutputLen.pointee = CK_ULONG(output.count)
-        throw P11Error(CKR_BUFFER_TOO_SMALL, "the output needs \(output.count) bytes")
-    }
+    if delivered { end(session, encrypting: encrypting) }
+}
+
+/// Ends the session's encryption or decryption.
+private func end(_ session: Session, encrypting: Bool) {
     if encrypting { session.encrypting = nil } else { session.decrypting = nil }
-    try writeBytes(output, to: pOutput, length: pulOutputLen)
 }
 
 private func cipherCall(
@@ -103,17 +103,25 @@ private func cipherCall(
                 throw P11Error(
                     CKR_OPERATION_NOT_INITIALIZED, "no \(encrypting ? "encryption" : "decryption") is active")
             }
-            guard let pulOutputLen else {
-                if encrypting { session.encrypting = nil } else { session.decrypting = nil }
-                throw P11Error.argumentsBad
-            }
-            let data = try input(pInput, ulInputLen)
-            if final {
-                try finishCipher(session, encrypting: encrypting, operation, data, pOutput, pulOutputLen)
-            } else {
-                // RSA works on the whole message: parts are collected, nothing comes out yet.
-                operation.buffer += data
-                pulOutputLen.pointee = 0
+            let data: UnsafeRawBufferPointer
+            do throws(P11Error) {
+                guard let pulOutputLen else { throw P11Error.argumentsBad }
+                // RSA takes at most one modulus of input: what the parts add up to is bounded
+                // by it, so a host cannot make the module buffer without end (issue 8).
+                data = try input(
+                    pInput, ulInputLen, limit: operation.outputLength - operation.buffer.count,
+                    encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
+                if final {
+                    try finishCipher(session, encrypting: encrypting, operation, data, pOutput, pulOutputLen)
+                } else {
+                    // RSA works on the whole message: parts are collected, nothing comes out yet.
+                    operation.buffer += data
+                    pulOutputLen.pointee = 0
+                }
+            } catch {
+                // Every failure but a length query or a short buffer ends the operation (v2.40 §5.8).
+                if error.rv != CKR_BUFFER_TOO_SMALL { end(session, encrypting: encrypting) }
+                throw error
             }
         }
     }

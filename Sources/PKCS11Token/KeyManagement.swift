@@ -54,8 +54,11 @@ func C_GenerateKeyPair(
             guard let bits = publicTemplate.ulong(.modulusBits) else {
                 throw P11Error(CKR_TEMPLATE_INCOMPLETE, "RSA generation needs CKA_MODULUS_BITS")
             }
-            guard (2048...4096).contains(bits) else {
-                throw P11Error(CKR_KEY_SIZE_RANGE, "RSA keys have 2048 to 4096 bits")
+            // The sizes C_GetMechanismInfo advertises, from the same constant.
+            let sizes = Mechanisms.rsaModulusBits
+            guard let size = Int(exactly: bits), sizes.contains(size) else {
+                throw P11Error(
+                    CKR_KEY_SIZE_RANGE, "RSA keys have \(sizes.lowerBound) to \(sizes.upperBound) bits")
             }
             // Only F4: other exponents are refused rather than silently replaced.
             if let exponent = publicTemplate[.publicExponent],
@@ -63,7 +66,7 @@ func C_GenerateKeyPair(
             {
                 throw P11Error(CKR_ATTRIBUTE_VALUE_INVALID, "only the public exponent 65537 is supported")
             }
-            kind = .rsa(bits: Int(bits))
+            kind = .rsa(bits: size)
         case CK_MECHANISM_TYPE(CKM_EC_KEY_PAIR_GEN):
             guard let parameters = publicTemplate[.ecParams] ?? privateTemplate[.ecParams] else {
                 throw P11Error(CKR_TEMPLATE_INCOMPLETE, "EC generation needs CKA_EC_PARAMS")

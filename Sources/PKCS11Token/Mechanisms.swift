@@ -68,11 +68,14 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
     }
     if type == CK_MECHANISM_TYPE(CKM_EDDSA) {
         // Pure Ed25519 only: CK_EDDSA_PARAMS asking for Ed25519ph or a context is refused.
+        // The struct (v3.0 §2.3.14: phFlag, ulContextDataLen, pContextData) is read
+        // unaligned: a host's void* parameter carries no alignment promise.
         if let parameter = mechanism.pParameter, mechanism.ulParameterLen > 0 {
-            let flag = parameter.load(as: CK_BBOOL.self)
+            let flag = parameter.loadUnaligned(as: CK_BBOOL.self)
             let contextLength =
                 mechanism.ulParameterLen >= CK_ULONG(2 * MemoryLayout<CK_ULONG>.size)
-                ? parameter.load(fromByteOffset: MemoryLayout<CK_ULONG>.size, as: CK_ULONG.self) : 0
+                ? parameter.loadUnaligned(fromByteOffset: MemoryLayout<CK_ULONG>.size, as: CK_ULONG.self)
+                : 0
             guard flag == 0, contextLength == 0 else {
                 throw P11Error(
                     CKR_MECHANISM_PARAM_INVALID, "only pure Ed25519 is supported (no prehash, no context)")
@@ -106,10 +109,11 @@ private func pssParameters(_ mechanism: CK_MECHANISM) throws(P11Error)
         mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_RSA_PKCS_PSS_PARAMS>.size)
     else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "PSS needs CK_RSA_PKCS_PSS_PARAMS") }
     let parameters = pointer.loadUnaligned(as: CK_RSA_PKCS_PSS_PARAMS.self)
-    guard let hash = digestAlgorithm(hash: parameters.hashAlg), let mgf1 = mgf1Algorithm(parameters.mgf),
-        parameters.sLen <= 1024
-    else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported PSS hash, MGF or salt length") }
-    return (hash, mgf1, Int(parameters.sLen))
+    guard let hash = digestAlgorithm(hash: parameters.hashAlg), let mgf1 = mgf1Algorithm(parameters.mgf)
+    else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported PSS hash or MGF") }
+    let salt = try hostCount(
+        parameters.sLen, limit: 1024, CKR_MECHANISM_PARAM_INVALID, what: "a PSS salt length")
+    return (hash, mgf1, salt)
 }
 
 func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> EncryptionPadding {
@@ -127,10 +131,12 @@ func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> Encryption
         }
         var label: [UInt8] = []
         if parameters.ulSourceDataLen > 0 {
-            guard parameters.source == CK_ULONG(CKZ_DATA_SPECIFIED), let source = parameters.pSourceData,
-                parameters.ulSourceDataLen <= 65536
+            guard parameters.source == CK_ULONG(CKZ_DATA_SPECIFIED), let source = parameters.pSourceData
             else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "OAEP label is malformed") }
-            label = Array(UnsafeRawBufferPointer(start: source, count: Int(parameters.ulSourceDataLen)))
+            let length = try hostCount(
+                parameters.ulSourceDataLen, limit: 65536, CKR_MECHANISM_PARAM_INVALID,
+                what: "an OAEP label length")
+            label = Array(UnsafeRawBufferPointer(start: source, count: length))
         }
         return .oaep(hash: hash, mgf1: mgf1, label: label)
     default:

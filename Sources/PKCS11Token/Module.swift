@@ -255,7 +255,8 @@ func core<T>(_ body: () throws(KeychainError) -> T) throws(P11Error) -> T {
 @c @implementation
 func C_Initialize(_ pInitArgs: UnsafeMutableRawPointer?) -> CK_RV {
     if let pInitArgs {
-        let args = pInitArgs.assumingMemoryBound(to: CK_C_INITIALIZE_ARGS.self).pointee
+        // A void* of the host's: read unaligned, as it carries no alignment promise.
+        let args = pInitArgs.loadUnaligned(as: CK_C_INITIALIZE_ARGS.self)
         guard args.pReserved == nil else {
             Trace.call("C_Initialize", CKR_ARGUMENTS_BAD, "pReserved must be NULL")
             return CKR_ARGUMENTS_BAD

@@ -83,9 +83,10 @@ func C_GetAttributeValue(
             try session.slot.token.attributes(of: reference, context: session.context)
         }
         guard let pTemplate else { return }
+        let count = try hostCount(ulCount, limit: maximumTemplateCount, what: "a template count")
         let sensitive = Token.sensitiveTypes(of: attributes)
         var failure: P11Error? = nil
-        for index in 0..<Int(ulCount) {
+        for index in 0..<count {
             let entry = pTemplate.advanced(by: index)
             let type = AttributeType(UInt64(entry.pointee.type))
             guard !sensitive.contains(type) else {
@@ -101,21 +102,15 @@ func C_GetAttributeValue(
                 }
                 continue
             }
-            guard let destination = entry.pointee.pValue else {
-                entry.pointee.ulValueLen = CK_ULONG(value.count)
-                continue
-            }
-            guard entry.pointee.ulValueLen >= CK_ULONG(value.count) else {
-                entry.pointee.ulValueLen = unavailableInformation
+            // A short buffer gets CK_UNAVAILABLE_INFORMATION, not the length (v2.40 §5.7).
+            do throws(P11Error) {
+                try writeOutput(
+                    into: entry.pointee.pValue?.assumingMemoryBound(to: UInt8.self),
+                    length: &entry.pointee.ulValueLen, size: value.count, shortLength: unavailableInformation
+                ) { value }
+            } catch {
                 failure = P11Error(CKR_BUFFER_TOO_SMALL, "buffer for attribute \(type) is too small")
-                continue
             }
-            value.withUnsafeBytes { source in
-                if let base = source.baseAddress {
-                    destination.copyMemory(from: base, byteCount: source.count)
-                }
-            }
-            entry.pointee.ulValueLen = CK_ULONG(value.count)
         }
         if let failure { throw failure }
     }
@@ -167,11 +162,16 @@ func C_FindObjects(
             guard let find = session.find else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_FindObjectsInit first")
             }
-            let end = min(find.results.count, find.position + Int(min(ulMaxObjectCount, CK_ULONG(Int.max))))
+            // The caller's capacity is clamped to what is left, never added to: a count near
+            // 2^64 after a partial read must not overflow (issue 8).
+            let remaining = find.results.count - find.position
+            let count = try hostCount(
+                min(ulMaxObjectCount, CK_ULONG(remaining)), limit: remaining, what: "an object count")
+            let end = find.position + count
             for (offset, reference) in find.results[find.position..<end].enumerated() {
                 phObject?[offset] = ObjectHandle.make(reference, slot: session.slot)
             }
-            pulObjectCount.pointee = CK_ULONG(end - find.position)
+            pulObjectCount.pointee = CK_ULONG(count)
             session.find?.position = end
         }
     }

@@ -32,12 +32,29 @@ final class SignatureOperation {
 
     var isHashing: Bool { scheme.messageDigest != nil }
 
-    func update(_ part: UnsafeRawBufferPointer) throws(P11Error) {
+    /// The most input one operation takes. A hashing mechanism (and EdDSA, which hashes
+    /// inside) takes any message, part by part; a raw one signs what it is given, so its input
+    /// is bounded by what the key can take: one modulus for RSA (PKCS #1 v1.5 and PSS), and
+    /// for raw ECDSA `maximumRawECDSAInput`. Parts beyond it are refused with
+    /// CKR_DATA_LEN_RANGE instead of being collected without end (issue 8).
+    var inputLimit: Int {
+        if isHashing || scheme == .ed25519 { return maximumDataLength }
+        if case .rsa = key.algorithm { return signatureLength }
+        return SignatureOperation.maximumRawECDSAInput
+    }
+
+    /// Raw ECDSA signs a digest: the longest is 64 bytes (SHA-512), and OpenSSL uses only as
+    /// many leading bits as the curve's order has. 1024 bytes leaves room for any digest.
+    static let maximumRawECDSAInput = 1024
+
+    /// Reads one part of the input (C_SignUpdate, C_VerifyUpdate) within `inputLimit`.
+    func update(_ pointer: UnsafeMutablePointer<CK_BYTE>?, _ length: CK_ULONG) throws(P11Error) {
         isMultiPart = true
         guard let algorithm = scheme.messageDigest else {
-            buffer += part
+            buffer += try input(pointer, length, limit: inputLimit - buffer.count)
             return
         }
+        let part = try input(pointer, length)
         do throws(CryptoError) {
             let digest: Digest
             if let existing = self.digest {
@@ -85,48 +102,45 @@ func C_SignInit(
     }
 }
 
-/// Finishes a signature with the two-call convention: a length query or a short buffer keeps
-/// the operation; anything else ends it (v2.40 §5.2).
+/// Finishes a signature with the two-call convention (`writeOutput`): a length query or a short
+/// buffer keeps the operation; anything else ends it (v2.40 §5.2).
 private func deliverSignature(
     _ session: Session, _ operation: SignatureOperation, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
     _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>, input: () throws(P11Error) -> [UInt8]
 ) throws(P11Error) {
-    let length = CK_ULONG(operation.signatureLength)
-    guard let pSignature else {
-        pulSignatureLen.pointee = length
-        return
-    }
-    guard pulSignatureLen.pointee >= length else {
-        pulSignatureLen.pointee = length
-        throw P11Error(CKR_BUFFER_TOO_SMALL, "a signature needs \(length) bytes")
-    }
-    guard !operation.needsContextLogin else {
+    try writeOutput(into: pSignature, length: pulSignatureLen, size: operation.signatureLength) {
+        () throws(P11Error) in
         session.signing = nil
-        throw P11Error(CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each signature")
+        guard !operation.needsContextLogin else {
+            throw P11Error(
+                CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each signature")
+        }
+        return try sign(session, operation, try input())
     }
-    session.signing = nil
-    let data = try input()
-    let signature: [UInt8]
+}
+
+/// Signs `data`: the digest for a hashing mechanism, the data as given otherwise.
+private func sign(_ session: Session, _ operation: SignatureOperation, _ data: [UInt8]) throws(P11Error)
+    -> [UInt8]
+{
     do throws(CryptoError) {
         if operation.scheme == .ed25519 {
-            signature = try operation.key.sign(data, scheme: .ed25519)
-        } else {
-            // The input is the digest for a hashing mechanism, the data as given otherwise.
-            let signer: SigningContext
-            if let idle = session.idleSigner(for: operation) {
-                signer = idle
-            } else {
-                signer = try SigningContext(key: operation.key, scheme: operation.scheme)
-            }
-            signature = try signer.sign(hash: data)
-            session.lastSigner = signer
+            return try operation.key.sign(data, scheme: .ed25519)
         }
+        let signer: SigningContext
+        if let idle = session.idleSigner(for: operation) {
+            signer = idle
+        } else {
+            signer = try SigningContext(key: operation.key, scheme: operation.scheme)
+        }
+        let signature = try signer.sign(hash: data)
+        session.lastSigner = signer
+        return signature
     } catch {
         // A context that failed is not trusted with the next signature.
         session.lastSigner = nil
         throw P11Error(error.code == .invalidInput ? CKR_DATA_LEN_RANGE : CKR_FUNCTION_FAILED, error.message)
     }
-    try writeBytes(signature, to: pSignature, length: pulSignatureLen)
 }
 
 @c @implementation
@@ -149,7 +163,7 @@ func C_Sign(
             }
             let data: UnsafeRawBufferPointer
             do throws(P11Error) {
-                data = try input(pData, ulDataLen)
+                data = try input(pData, ulDataLen, limit: operation.inputLimit)
             } catch {
                 session.signing = nil
                 throw error
@@ -178,7 +192,7 @@ func C_SignUpdate(
                 guard operation.scheme != .ed25519 else {
                     throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "EdDSA signs in one part only: use C_Sign")
                 }
-                try operation.update(try input(pPart, ulPartLen))
+                try operation.update(pPart, ulPartLen)
             } catch {
                 session.signing = nil
                 throw error
@@ -258,8 +272,8 @@ func C_Verify(
             }
             // Verification always ends the operation (v2.40 §5.12).
             session.verifying = nil
-            let data = try input(pData, ulDataLen)
-            let signature = Array(try input(pSignature, ulSignatureLen))
+            let data = try input(pData, ulDataLen, limit: operation.inputLimit)
+            let signature = Array(try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE))
             var message = Array(data)
             if let algorithm = operation.scheme.messageDigest {
                 message = algorithm.hash(data)
@@ -285,7 +299,7 @@ func C_VerifyUpdate(
                     throw P11Error(
                         CKR_FUNCTION_NOT_SUPPORTED, "EdDSA verifies in one part only: use C_Verify")
                 }
-                try operation.update(try input(pPart, ulPartLen))
+                try operation.update(pPart, ulPartLen)
             } catch {
                 session.verifying = nil
                 throw error
@@ -304,7 +318,7 @@ func C_VerifyFinal(
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }
             session.verifying = nil
-            let signature = Array(try input(pSignature, ulSignatureLen))
+            let signature = Array(try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE))
             try checkSignature(operation, signature, try operation.finalInput())
         }
     }
