@@ -11,6 +11,9 @@ final class CipherOperation {
     var buffer: [UInt8] = []
     let outputLength: Int
     var needsContextLogin = false
+    /// The key is a private object (or a private key): the operation ends at C_Logout
+    /// (v2.40 §5.6).
+    var usesPrivateObject = false
 
     init(key: AsymmetricKey, padding: EncryptionPadding) {
         self.key = key
@@ -33,7 +36,9 @@ func C_EncryptInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "an encryption is active")
             }
             let key = try operationKey(session, hKey, privateKey: false, type: .rsa, usage: .encrypt)
-            session.encrypting = CipherOperation(key: key.key, padding: padding)
+            let operation = CipherOperation(key: key.key, padding: padding)
+            operation.usesPrivateObject = key.isPrivateObject
+            session.encrypting = operation
         }
     }
 }
@@ -52,6 +57,7 @@ func C_DecryptInit(
             let key = try operationKey(session, hKey, privateKey: true, type: .rsa, usage: .decrypt)
             let operation = CipherOperation(key: key.key, padding: padding)
             operation.needsContextLogin = key.alwaysAuthenticate
+            operation.usesPrivateObject = true
             session.decrypting = operation
         }
     }

@@ -4,10 +4,11 @@ internal import KeychainCrypto
 
 // Key pair generation (v2.40 §5.14) and the key lookup every cryptographic operation starts with.
 
-/// Loads a key for an operation, checking its class, type and usage flag.
+/// Loads a key for an operation, checking its class, type and usage flag. Also says whether
+/// the key is a private object, whose operations end at C_Logout.
 func operationKey(
     _ session: Session, _ handle: CK_OBJECT_HANDLE, privateKey: Bool, type: KeyType, usage: AttributeType
-) throws(P11Error) -> (key: AsymmetricKey, alwaysAuthenticate: Bool) {
+) throws(P11Error) -> (key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool) {
     let reference: ObjectReference
     do {
         reference = try ObjectHandle.reference(handle, slot: session.slot)
@@ -31,7 +32,10 @@ func operationKey(
     guard loaded.attributes.bool(usage) == true else {
         throw P11Error(CKR_KEY_FUNCTION_NOT_PERMITTED, "the key's usage attribute \(usage) is false")
     }
-    return (loaded.key, loaded.attributes.bool(.alwaysAuthenticate) == true)
+    return (
+        loaded.key, loaded.attributes.bool(.alwaysAuthenticate) == true,
+        loaded.attributes.bool(.private) == true
+    )
 }
 
 @c @implementation
@@ -96,7 +100,7 @@ func C_GenerateKeyPair(
         }
         session.lock.withLock {
             for reference in [references.publicKey, references.privateKey] where reference.isSessionObject {
-                session.objects.append(reference)
+                session.objects.insert(reference)
             }
         }
         phPublicKey.pointee = ObjectHandle.make(references.publicKey, slot: session.slot)

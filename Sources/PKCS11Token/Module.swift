@@ -19,8 +19,10 @@ final class Session: @unchecked Sendable {
     var verifying: SignatureOperation?
     var encrypting: CipherOperation?
     var decrypting: CipherOperation?
-    /// Session objects this session created: they vanish when it closes.
-    var objects: [ObjectReference] = []
+    /// Session objects this session created and nobody destroyed yet: they vanish when it
+    /// closes. C_DestroyObject and C_Logout remove theirs, so the set never outgrows the
+    /// session objects that exist.
+    var objects: Set<ObjectReference> = []
     /// The signing context of this session's last signature, for the next one with the same
     /// key and mechanism (SigningContext). Dropped at logout with the keys.
     var lastSigner: SigningContext?
@@ -32,6 +34,16 @@ final class Session: @unchecked Sendable {
     }
 
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
+
+    /// Ends every operation that uses a private key or a key that is a private object, and
+    /// drops the idle signing context (C_Logout, v2.40 §5.6). `lock` must be held.
+    func endPrivateOperations() {
+        signing = nil
+        decrypting = nil
+        if verifying?.usesPrivateObject == true { verifying = nil }
+        if encrypting?.usesPrivateObject == true { encrypting = nil }
+        lastSigner = nil
+    }
 
     /// `lastSigner` when it signs with the operation's key (the same parsed key: the token
     /// hands out a new one when the object changes) and scheme. `lock` must be held.

@@ -22,7 +22,7 @@ func C_CreateObject(
 /// Records a new session object as belonging to `session`, so that it vanishes with it.
 private func adopt(_ reference: ObjectReference, by session: Session) {
     guard reference.isSessionObject else { return }
-    session.lock.withLock { session.objects.append(reference) }
+    session.lock.withLock { _ = session.objects.insert(reference) }
 }
 
 @c @implementation
@@ -45,10 +45,16 @@ func C_CopyObject(
 
 @c @implementation
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_DestroyObject", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         try core { () throws(KeychainError) in
             try session.slot.token.destroyObject(reference, context: session.context)
+        }
+        // Whichever session of the application made it (any may destroy it) forgets it, so its
+        // bookkeeping does not outlive the object.
+        guard reference.isSessionObject else { return }
+        for owner in state.sessions(on: session.slot) {
+            owner.lock.withLock { _ = owner.objects.remove(reference) }
         }
     }
 }

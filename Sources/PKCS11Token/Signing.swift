@@ -19,6 +19,8 @@ final class SignatureOperation {
     /// The key has CKA_ALWAYS_AUTHENTICATE and the user has not yet given the PIN for this
     /// operation (C_Login with CKU_CONTEXT_SPECIFIC, v2.40 §4.9).
     var needsContextLogin = false
+    /// The key is a private object: the operation ends at C_Logout (v2.40 §5.6).
+    var usesPrivateObject = false
 
     init(key: AsymmetricKey, scheme: SignatureScheme) throws(P11Error) {
         self.key = key
@@ -97,6 +99,7 @@ func C_SignInit(
             let key = try operationKey(session, hKey, privateKey: true, type: type, usage: .sign)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.needsContextLogin = key.alwaysAuthenticate
+            operation.usesPrivateObject = true
             session.signing = operation
         }
     }
@@ -236,7 +239,9 @@ func C_VerifyInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "a verification is active")
             }
             let key = try operationKey(session, hKey, privateKey: false, type: type, usage: .verify)
-            session.verifying = try SignatureOperation(key: key.key, scheme: scheme)
+            let operation = try SignatureOperation(key: key.key, scheme: scheme)
+            operation.usesPrivateObject = key.isPrivateObject
+            session.verifying = operation
         }
     }
 }
