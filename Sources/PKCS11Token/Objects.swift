@@ -19,6 +19,28 @@ func C_CreateObject(
     }
 }
 
+/// Runs a core call on one object. The store reports an object another process destroyed
+/// between the core's read and its write as a failure of the store (KeychainStorage's
+/// `update` finds no row); when the object is indeed gone, that is CKR_OBJECT_HANDLE_INVALID
+/// (v2.40 §5.7), as for an object already gone when the call began, not CKR_DEVICE_ERROR.
+private func onObject<T>(
+    _ reference: ObjectReference, in session: Session, _ body: () throws(KeychainError) -> T
+) throws(P11Error) -> T {
+    do {
+        return try body()
+    } catch  where error.code == .storageFailure {
+        do throws(KeychainError) {
+            _ = try session.slot.token.attributes(of: reference, context: session.context)
+        } catch  where error.code == .objectNotFound {
+            throw P11Error(
+                CKR_OBJECT_HANDLE_INVALID, "the object was destroyed meanwhile (by another process?)")
+        } catch {}
+        throw P11Error(error)
+    } catch {
+        throw P11Error(error)
+    }
+}
+
 /// Records a new session object as belonging to `session`, so that it vanishes with it.
 private func adopt(_ reference: ObjectReference, by session: Session) {
     guard reference.isSessionObject else { return }
@@ -35,7 +57,7 @@ func C_CopyObject(
         guard let phNewObject else { throw P11Error.argumentsBad }
         let source = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
-        let copy = try core { () throws(KeychainError) in
+        let copy = try onObject(source, in: session) { () throws(KeychainError) in
             try session.slot.token.copyObject(source, with: template, context: session.context)
         }
         adopt(copy, by: session)
@@ -47,7 +69,7 @@ func C_CopyObject(
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
     sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
-        try core { () throws(KeychainError) in
+        try onObject(reference, in: session) { () throws(KeychainError) in
             try session.slot.token.destroyObject(reference, context: session.context)
         }
         // Whichever session of the application made it (any may destroy it) forgets it, so its
@@ -130,7 +152,7 @@ func C_SetAttributeValue(
     sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
-        try core { () throws(KeychainError) in
+        try onObject(reference, in: session) { () throws(KeychainError) in
             try session.slot.token.updateObject(reference, with: template, context: session.context)
         }
     }
