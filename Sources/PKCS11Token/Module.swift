@@ -102,10 +102,10 @@ final class ModuleState: @unchecked Sendable {
     }
 
     func slot(_ id: CK_SLOT_ID) throws(P11Error) -> Slot {
-        guard id < CK_SLOT_ID(slots.count) else {
-            throw P11Error(CKR_SLOT_ID_INVALID, "no slot \(id)")
+        guard !slots.isEmpty else {
+            throw P11Error(CKR_SLOT_ID_INVALID, "no slot \(id): no token is configured")
         }
-        return slots[Int(id)]
+        return slots[try hostCount(id, limit: slots.count - 1, CKR_SLOT_ID_INVALID, what: "slot ID")]
     }
 
     /// The open sessions on `slot`.
