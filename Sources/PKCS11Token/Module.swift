@@ -13,7 +13,9 @@ final class Session: @unchecked Sendable {
     let slot: Slot
     let flags: CK_FLAGS
     let lock = Lock()
-    var find: (results: [ObjectReference], position: Int)?
+    /// The active search: its results, how many were returned, and whether it ran with the
+    /// user logged in (its results may then name private objects, so it ends at C_Logout).
+    var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)?
     var digest: DigestOperation?
     var signing: SignatureOperation?
     var verifying: SignatureOperation?
@@ -35,13 +37,16 @@ final class Session: @unchecked Sendable {
 
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
 
-    /// Ends every operation that uses a private key or a key that is a private object, and
-    /// drops the idle signing context (C_Logout, v2.40 §5.6). `lock` must be held.
+    /// Ends every operation that uses a private key or a key that is a private object, and any
+    /// search that could see private objects, and drops the idle signing context (C_Logout, v2.40 §5.6). `lock` must be held.
     func endPrivateOperations() {
         signing = nil
         decrypting = nil
         if verifying?.usesPrivateObject == true { verifying = nil }
         if encrypting?.usesPrivateObject == true { encrypting = nil }
+        // Handles of private objects become invalid at logout (v2.40 §5.6): a search that
+        // may return them ends too.
+        if find?.sawPrivateObjects == true { find = nil }
         lastSigner = nil
     }
 

@@ -172,7 +172,7 @@ func C_FindObjectsInit(
             let results = try core { () throws(KeychainError) in
                 try session.slot.token.findObjects(template, context: session.context)
             }
-            session.find = (results, 0)
+            session.find = (results, 0, session.context.userLoggedIn)
         }
     }
 }

@@ -138,6 +138,30 @@ extension ModuleTests {
             }
         }
 
+        @Test("C_Logout ends a search that ran logged in; one that ran logged out goes on")
+        func logoutEndsPrivateSearches() throws {
+            try withToken { token throws in
+                try token.setUpPINs()
+                let publicSearch = try token.openSession()
+                let initialize = try token.m.C_FindObjectsInit
+                _ = try token.createObject(dataTemplate(label: "public", value: [1]), in: publicSearch)
+                #expect(withTemplate([]) { initialize(publicSearch, $0, $1) } == CKR_OK)
+                let session = try token.openSession()
+                try token.logIn(session)
+                _ = try token.createObject(
+                    dataTemplate(label: "private", value: [2]) + [Attribute(CKA_PRIVATE, bool: true)],
+                    in: session)
+                #expect(withTemplate([]) { initialize(session, $0, $1) } == CKR_OK)
+                #expect(try token.m.C_Logout(session) == CKR_OK)
+                var handles = [CK_OBJECT_HANDLE](repeating: 0, count: 4)
+                var count: CK_ULONG = 0
+                #expect(
+                    try token.m.C_FindObjects(session, &handles, 4, &count) == CKR_OPERATION_NOT_INITIALIZED)
+                #expect(try token.m.C_FindObjects(publicSearch, &handles, 4, &count) == CKR_OK)
+                #expect(count == 1)
+            }
+        }
+
         @Test("C_Logout destroys private session objects; public session objects and token objects stay")
         func logoutDestroysPrivateSessionObjects() throws {
             try withToken { token throws in
