@@ -14,39 +14,21 @@ final class DigestOperation {
     init(_ digest: Digest) { self.digest = digest }
 }
 
-/// Reads a caller's data buffer; NULL is allowed only with length zero.
-func input(_ pointer: UnsafeMutablePointer<CK_BYTE>?, _ length: CK_ULONG) throws(P11Error)
-    -> UnsafeRawBufferPointer
-{
-    guard length > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-    guard let pointer else { throw P11Error(CKR_ARGUMENTS_BAD, "data is NULL with length \(length)") }
-    return UnsafeRawBufferPointer(start: pointer, count: Int(length))
-}
-
-/// Delivers a digest's output with the two-call convention: a length query or a short
-/// buffer leaves the operation active; anything else ends it.
+/// Delivers a digest's output with the two-call convention (`writeOutput`): a length query or a
+/// short buffer leaves the operation active; anything else ends it.
 private func finishDigest(
     _ session: Session, _ operation: DigestOperation, into buffer: UnsafeMutablePointer<CK_BYTE>?,
     length: UnsafeMutablePointer<CK_ULONG>, feeding data: UnsafeRawBufferPointer?
 ) throws(P11Error) {
-    let size = CK_ULONG(operation.digest.algorithm.length)
-    guard let buffer else {
-        length.pointee = size
-        return
-    }
-    guard length.pointee >= size else {
-        length.pointee = size
-        throw P11Error(CKR_BUFFER_TOO_SMALL, "digest needs \(size) bytes")
-    }
-    session.digest = nil
-    do {
-        if let data { try operation.digest.update(data) }
-        let output = try operation.digest.finish()
-        try writeBytes(output, to: buffer, length: length)
-    } catch let error as P11Error {
-        throw error
-    } catch {
-        throw P11Error(CKR_FUNCTION_FAILED, "\(error)")
+    try writeOutput(into: buffer, length: length, size: operation.digest.algorithm.length) {
+        () throws(P11Error) in
+        session.digest = nil
+        do throws(CryptoError) {
+            if let data { try operation.digest.update(data) }
+            return try operation.digest.finish()
+        } catch {
+            throw P11Error(CKR_FUNCTION_FAILED, error.message)
+        }
     }
 }
 
@@ -168,7 +150,7 @@ func C_SeedRandom(
     -> CK_RV
 {
     sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
-        guard ulSeedLen == 0 || pSeed != nil else { throw P11Error.argumentsBad }
+        _ = try input(pSeed, ulSeedLen, CKR_ARGUMENTS_BAD)
         // OpenSSL's DRBG seeds itself from the kernel; a caller's seed is not mixed in.
         throw P11Error(CKR_RANDOM_SEED_NOT_SUPPORTED, "the generator seeds itself from the OS")
     }
@@ -181,8 +163,9 @@ func C_GenerateRandom(
     sessionEntry("C_GenerateRandom", hSession) { (_, _) throws(P11Error) in
         guard ulRandomLen > 0 else { return }
         guard let pRandomData else { throw P11Error.argumentsBad }
+        let count = try hostCount(ulRandomLen, limit: maximumDataLength, what: "a random length")
         do throws(CryptoError) {
-            try SecureRandom.fill(UnsafeMutableRawBufferPointer(start: pRandomData, count: Int(ulRandomLen)))
+            try SecureRandom.fill(UnsafeMutableRawBufferPointer(start: pRandomData, count: count))
         } catch {
             throw P11Error(CKR_FUNCTION_FAILED, error.message)
         }

@@ -13,14 +13,18 @@ final class Session: @unchecked Sendable {
     let slot: Slot
     let flags: CK_FLAGS
     let lock = Lock()
-    var find: (results: [ObjectReference], position: Int)?
+    /// The active search: its results, how many were returned, and whether it ran with the
+    /// user logged in (its results may then name private objects, so it ends at C_Logout).
+    var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)?
     var digest: DigestOperation?
     var signing: SignatureOperation?
     var verifying: SignatureOperation?
     var encrypting: CipherOperation?
     var decrypting: CipherOperation?
-    /// Session objects this session created: they vanish when it closes.
-    var objects: [ObjectReference] = []
+    /// Session objects this session created and nobody destroyed yet: they vanish when it
+    /// closes. C_DestroyObject and C_Logout remove theirs, so the set never outgrows the
+    /// session objects that exist.
+    var objects: Set<ObjectReference> = []
     /// The signing context of this session's last signature, for the next one with the same
     /// key and mechanism (SigningContext). Dropped at logout with the keys.
     var lastSigner: SigningContext?
@@ -32,6 +36,19 @@ final class Session: @unchecked Sendable {
     }
 
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
+
+    /// Ends every operation that uses a private key or a key that is a private object, and any
+    /// search that could see private objects, and drops the idle signing context (C_Logout, v2.40 §5.6). `lock` must be held.
+    func endPrivateOperations() {
+        signing = nil
+        decrypting = nil
+        if verifying?.usesPrivateObject == true { verifying = nil }
+        if encrypting?.usesPrivateObject == true { encrypting = nil }
+        // Handles of private objects become invalid at logout (v2.40 §5.6): a search that
+        // may return them ends too.
+        if find?.sawPrivateObjects == true { find = nil }
+        lastSigner = nil
+    }
 
     /// `lastSigner` when it signs with the operation's key (the same parsed key: the token
     /// hands out a new one when the object changes) and scheme. `lock` must be held.
@@ -90,10 +107,10 @@ final class ModuleState: @unchecked Sendable {
     }
 
     func slot(_ id: CK_SLOT_ID) throws(P11Error) -> Slot {
-        guard id < CK_SLOT_ID(slots.count) else {
-            throw P11Error(CKR_SLOT_ID_INVALID, "no slot \(id)")
+        guard !slots.isEmpty else {
+            throw P11Error(CKR_SLOT_ID_INVALID, "no slot \(id): no token is configured")
         }
-        return slots[Int(id)]
+        return slots[try hostCount(id, limit: slots.count - 1, CKR_SLOT_ID_INVALID, what: "slot ID")]
     }
 
     /// The open sessions on `slot`.
@@ -255,7 +272,8 @@ func core<T>(_ body: () throws(KeychainError) -> T) throws(P11Error) -> T {
 @c @implementation
 func C_Initialize(_ pInitArgs: UnsafeMutableRawPointer?) -> CK_RV {
     if let pInitArgs {
-        let args = pInitArgs.assumingMemoryBound(to: CK_C_INITIALIZE_ARGS.self).pointee
+        // A void* of the host's: read unaligned, as it carries no alignment promise.
+        let args = pInitArgs.loadUnaligned(as: CK_C_INITIALIZE_ARGS.self)
         guard args.pReserved == nil else {
             Trace.call("C_Initialize", CKR_ARGUMENTS_BAD, "pReserved must be NULL")
             return CKR_ARGUMENTS_BAD

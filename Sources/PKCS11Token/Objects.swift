@@ -19,10 +19,32 @@ func C_CreateObject(
     }
 }
 
+/// Runs a core call on one object. The store reports an object another process destroyed
+/// between the core's read and its write as a failure of the store (KeychainStorage's
+/// `update` finds no row); when the object is indeed gone, that is CKR_OBJECT_HANDLE_INVALID
+/// (v2.40 §5.7), as for an object already gone when the call began, not CKR_DEVICE_ERROR.
+private func onObject<T>(
+    _ reference: ObjectReference, in session: Session, _ body: () throws(KeychainError) -> T
+) throws(P11Error) -> T {
+    do {
+        return try body()
+    } catch  where error.code == .storageFailure {
+        do throws(KeychainError) {
+            _ = try session.slot.token.attributes(of: reference, context: session.context)
+        } catch  where error.code == .objectNotFound {
+            throw P11Error(
+                CKR_OBJECT_HANDLE_INVALID, "the object was destroyed meanwhile (by another process?)")
+        } catch {}
+        throw P11Error(error)
+    } catch {
+        throw P11Error(error)
+    }
+}
+
 /// Records a new session object as belonging to `session`, so that it vanishes with it.
 private func adopt(_ reference: ObjectReference, by session: Session) {
     guard reference.isSessionObject else { return }
-    session.lock.withLock { session.objects.append(reference) }
+    session.lock.withLock { _ = session.objects.insert(reference) }
 }
 
 @c @implementation
@@ -35,7 +57,7 @@ func C_CopyObject(
         guard let phNewObject else { throw P11Error.argumentsBad }
         let source = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
-        let copy = try core { () throws(KeychainError) in
+        let copy = try onObject(source, in: session) { () throws(KeychainError) in
             try session.slot.token.copyObject(source, with: template, context: session.context)
         }
         adopt(copy, by: session)
@@ -45,10 +67,16 @@ func C_CopyObject(
 
 @c @implementation
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_DestroyObject", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
-        try core { () throws(KeychainError) in
+        try onObject(reference, in: session) { () throws(KeychainError) in
             try session.slot.token.destroyObject(reference, context: session.context)
+        }
+        // Whichever session of the application made it (any may destroy it) forgets it, so its
+        // bookkeeping does not outlive the object.
+        guard reference.isSessionObject else { return }
+        for owner in state.sessions(on: session.slot) {
+            owner.lock.withLock { _ = owner.objects.remove(reference) }
         }
     }
 }
@@ -83,9 +111,10 @@ func C_GetAttributeValue(
             try session.slot.token.attributes(of: reference, context: session.context)
         }
         guard let pTemplate else { return }
+        let count = try hostCount(ulCount, limit: maximumTemplateCount, what: "a template count")
         let sensitive = Token.sensitiveTypes(of: attributes)
         var failure: P11Error? = nil
-        for index in 0..<Int(ulCount) {
+        for index in 0..<count {
             let entry = pTemplate.advanced(by: index)
             let type = AttributeType(UInt64(entry.pointee.type))
             guard !sensitive.contains(type) else {
@@ -101,21 +130,15 @@ func C_GetAttributeValue(
                 }
                 continue
             }
-            guard let destination = entry.pointee.pValue else {
-                entry.pointee.ulValueLen = CK_ULONG(value.count)
-                continue
-            }
-            guard entry.pointee.ulValueLen >= CK_ULONG(value.count) else {
-                entry.pointee.ulValueLen = unavailableInformation
+            // A short buffer gets CK_UNAVAILABLE_INFORMATION, not the length (v2.40 §5.7).
+            do throws(P11Error) {
+                try writeOutput(
+                    into: entry.pointee.pValue?.assumingMemoryBound(to: UInt8.self),
+                    length: &entry.pointee.ulValueLen, size: value.count, shortLength: unavailableInformation
+                ) { value }
+            } catch {
                 failure = P11Error(CKR_BUFFER_TOO_SMALL, "buffer for attribute \(type) is too small")
-                continue
             }
-            value.withUnsafeBytes { source in
-                if let base = source.baseAddress {
-                    destination.copyMemory(from: base, byteCount: source.count)
-                }
-            }
-            entry.pointee.ulValueLen = CK_ULONG(value.count)
         }
         if let failure { throw failure }
     }
@@ -129,7 +152,7 @@ func C_SetAttributeValue(
     sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
-        try core { () throws(KeychainError) in
+        try onObject(reference, in: session) { () throws(KeychainError) in
             try session.slot.token.updateObject(reference, with: template, context: session.context)
         }
     }
@@ -149,7 +172,7 @@ func C_FindObjectsInit(
             let results = try core { () throws(KeychainError) in
                 try session.slot.token.findObjects(template, context: session.context)
             }
-            session.find = (results, 0)
+            session.find = (results, 0, session.context.userLoggedIn)
         }
     }
 }
@@ -167,11 +190,16 @@ func C_FindObjects(
             guard let find = session.find else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_FindObjectsInit first")
             }
-            let end = min(find.results.count, find.position + Int(min(ulMaxObjectCount, CK_ULONG(Int.max))))
+            // The caller's capacity is clamped to what is left, never added to: a count near
+            // 2^64 after a partial read must not overflow (issue 8).
+            let remaining = find.results.count - find.position
+            let count = try hostCount(
+                min(ulMaxObjectCount, CK_ULONG(remaining)), limit: remaining, what: "an object count")
+            let end = find.position + count
             for (offset, reference) in find.results[find.position..<end].enumerated() {
                 phObject?[offset] = ObjectHandle.make(reference, slot: session.slot)
             }
-            pulObjectCount.pointee = CK_ULONG(end - find.position)
+            pulObjectCount.pointee = CK_ULONG(count)
             session.find?.position = end
         }
     }

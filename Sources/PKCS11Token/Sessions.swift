@@ -52,7 +52,7 @@ private func end(_ session: Session) {
         defer { session.objects = [] }
         return session.objects
     }
-    session.slot.token.discardSessionObjects(objects)
+    session.slot.token.discardSessionObjects(Array(objects))
 }
 
 @c @implementation
@@ -172,27 +172,66 @@ func C_LoginUser(
     }
 }
 
+/// C_Logout (v2.40 §5.6). The login is the application's, so the logout reaches every session
+/// of it on the slot: "all private session objects from sessions belonging to the application
+/// are destroyed", and of the operations that "may or may not" continue, this token ends every
+/// one that uses a private key or a private object (a later call returns
+/// CKR_OPERATION_NOT_INITIALIZED), so no key is used once its login is gone.
 @c @implementation
 func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
     sessionEntry("C_Logout", hSession) { (state, session) throws(P11Error) in
-        guard session.slot.token.loggedInUser != nil else {
+        let token = session.slot.token
+        guard token.loggedInUser != nil else {
             throw P11Error(CKR_USER_NOT_LOGGED_IN, "nobody is logged in")
         }
-        session.slot.token.logOut()
-        // No private key outlives the login, not even in a session's idle signing context.
+        // Found while still logged in, when private objects are visible; the index lookup
+        // unseals nothing.
+        let privateSessionObjects = Set(
+            (try? token.findObjects(
+                [.private: [1], .token: [0]], context: AccessContext(readWrite: true, userLoggedIn: true)))
+                ?? [])
+        token.logOut()
+        token.discardSessionObjects(Array(privateSessionObjects))
         for other in state.sessions(on: session.slot) {
-            other.lock.withLock { other.lastSigner = nil }
+            other.lock.withLock {
+                other.endPrivateOperations()
+                other.objects.subtract(privateSessionObjects)
+            }
         }
     }
 }
 
+/// The operations C_SessionCancel can name (v3.0 §5.6, table 10's flags) and how each ends.
+/// This token never starts sign/verify-recover or message-based operations, so cancelling
+/// them has nothing to do. Any other flag names an operation that is not a session's to
+/// cancel here: the call returns CKR_OPERATION_CANCEL_FAILED and cancels nothing.
+private let cancellable: [(flag: CK_FLAGS, end: @Sendable (Session) -> Void)] = [
+    (0x0000_0040, { $0.find = nil }),  // CKF_FIND_OBJECTS (v3.0; not in p11-kit's 2.40 header)
+    (CK_FLAGS(CKF_DIGEST), { $0.digest = nil }),
+    (CK_FLAGS(CKF_SIGN), { $0.signing = nil }),
+    (CK_FLAGS(CKF_VERIFY), { $0.verifying = nil }),
+    (CK_FLAGS(CKF_ENCRYPT), { $0.encrypting = nil }),
+    (CK_FLAGS(CKF_DECRYPT), { $0.decrypting = nil }),
+    (CK_FLAGS(CKF_SIGN_RECOVER), { _ in }),
+    (CK_FLAGS(CKF_VERIFY_RECOVER), { _ in }),
+    // CKF_MESSAGE_ENCRYPT, _DECRYPT, _SIGN, _VERIFY (v3.0 §5.2).
+    (0x0000_001E, { _ in }),
+]
+
+/// CKR_OPERATION_CANCEL_FAILED (v3.0), not in p11-kit's 2.40 header.
+let operationCancelFailed: CK_RV = 0x0000_0202
+
 @c @implementation
 func C_SessionCancel(_ hSession: CK_SESSION_HANDLE, _ flags: CK_FLAGS) -> CK_RV {
     sessionEntry("C_SessionCancel", hSession) { (_, session) throws(P11Error) in
+        let known = cancellable.reduce(CK_FLAGS(0)) { $0 | $1.flag }
+        guard flags & ~known == 0 else {
+            throw P11Error(
+                operationCancelFailed,
+                "flags 0x\(String(flags & ~known, radix: 16)) name no operation a session can cancel")
+        }
         session.lock.withLock {
-            if flags & CK_FLAGS(CKF_DIGEST) != 0 { session.digest = nil }
-            // CKF_FIND_OBJECTS (v3.0 §5.6.2) is not in p11-kit's 2.40 header.
-            if flags & 0x0000_0040 != 0 { session.find = nil }
+            for (flag, end) in cancellable where flags & flag != 0 { end(session) }
         }
     }
 }

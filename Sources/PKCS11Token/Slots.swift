@@ -12,7 +12,7 @@ func C_GetSlotList(
     entry("C_GetSlotList") { (state) throws(P11Error) in
         guard let pulCount else { throw P11Error.argumentsBad }
         let slots = state.slots.filter { tokenPresent == 0 || $0.token.isPresent }
-        try writeArray(slots.map(\.id), to: pSlotList, count: pulCount)
+        try writeOutput(into: pSlotList, length: pulCount, size: slots.count) { slots.map(\.id) }
     }
 }
 
@@ -104,6 +104,10 @@ enum Mechanisms {
         (CK_MECHANISM_TYPE(CKM_SHA512), .sha512),
     ]
 
+    /// The RSA modulus sizes in bits this token generates and uses: what C_GetMechanismInfo
+    /// reports for every RSA mechanism and what C_GenerateKeyPair accepts.
+    static let rsaModulusBits = 2048...4096
+
     /// Every mechanism with what it does and its key sizes in bits (RSA modulus, EC field).
     static let table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
         func info(_ minimum: UInt, _ maximum: UInt, _ flags: UInt) -> CK_MECHANISM_INFO {
@@ -112,20 +116,24 @@ enum Mechanisms {
         }
         let ecFlags = UInt(CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
         let signVerify = UInt(CKF_SIGN | CKF_VERIFY)
+        let rsa = (UInt(rsaModulusBits.lowerBound), UInt(rsaModulusBits.upperBound))
         var table = digests.map { ($0.type, info(0, 0, UInt(CKF_DIGEST))) }
         table.append(
-            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), info(2048, 4096, UInt(CKF_GENERATE_KEY_PAIR))))
+            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), info(rsa.0, rsa.1, UInt(CKF_GENERATE_KEY_PAIR))))
         table.append(
-            (CK_MECHANISM_TYPE(CKM_RSA_PKCS), info(2048, 4096, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))))
+            (
+                CK_MECHANISM_TYPE(CKM_RSA_PKCS),
+                info(rsa.0, rsa.1, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))
+            ))
         table.append(
-            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), info(2048, 4096, UInt(CKF_ENCRYPT | CKF_DECRYPT))))
-        table.append((CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), info(2048, 4096, signVerify)))
+            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), info(rsa.0, rsa.1, UInt(CKF_ENCRYPT | CKF_DECRYPT))))
+        table.append((CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), info(rsa.0, rsa.1, signVerify)))
         for type in [
             CKM_SHA1_RSA_PKCS, CKM_SHA224_RSA_PKCS, CKM_SHA256_RSA_PKCS, CKM_SHA384_RSA_PKCS,
             CKM_SHA512_RSA_PKCS, CKM_SHA1_RSA_PKCS_PSS, CKM_SHA224_RSA_PKCS_PSS, CKM_SHA256_RSA_PKCS_PSS,
             CKM_SHA384_RSA_PKCS_PSS, CKM_SHA512_RSA_PKCS_PSS,
         ] {
-            table.append((CK_MECHANISM_TYPE(type), info(2048, 4096, signVerify)))
+            table.append((CK_MECHANISM_TYPE(type), info(rsa.0, rsa.1, signVerify)))
         }
         table.append(
             (CK_MECHANISM_TYPE(CKM_EC_KEY_PAIR_GEN), info(256, 521, UInt(CKF_GENERATE_KEY_PAIR) | ecFlags)))
@@ -153,7 +161,9 @@ func C_GetMechanismList(
     entry("C_GetMechanismList") { (state) throws(P11Error) in
         _ = try state.slot(slotID)
         guard let pulCount else { throw P11Error.argumentsBad }
-        try writeArray(Mechanisms.table.map(\.type), to: pMechanismList, count: pulCount)
+        try writeOutput(into: pMechanismList, length: pulCount, size: Mechanisms.table.count) {
+            Mechanisms.table.map(\.type)
+        }
     }
 }
 
@@ -176,8 +186,8 @@ func C_GetMechanismInfo(
 func pin(_ pointer: UnsafeMutablePointer<CK_UTF8CHAR>?, _ length: CK_ULONG) throws(P11Error) -> [UInt8] {
     guard length > 0 else { return [] }
     guard let pointer else { throw P11Error(CKR_ARGUMENTS_BAD, "PIN is NULL with length \(length)") }
-    guard length <= 4096 else { throw P11Error(CKR_PIN_LEN_RANGE, "PIN longer than 255 bytes") }
-    return Array(UnsafeBufferPointer(start: pointer, count: Int(length)))
+    let count = try hostCount(length, limit: 4096, CKR_PIN_LEN_RANGE, what: "a PIN length")
+    return Array(UnsafeBufferPointer(start: pointer, count: count))
 }
 
 @c @implementation

@@ -296,13 +296,20 @@ enum ChildOutcome: Equatable, CustomStringConvertible {
 }
 
 /// Forks; the child runs `child` and `_exit`s with its result. The child must only call the
-/// module's function pointers on memory prepared before the fork. The parent polls waitpid
-/// with WNOHANG and kills the child at the deadline.
-func fork(timeout: Double, child: () -> Int32) throws -> ChildOutcome {
+/// module's function pointers on memory prepared before the fork. The parent runs
+/// `background` meanwhile, then polls waitpid with WNOHANG and kills the child at the deadline.
+func fork(timeout: Double, background: () throws -> Void = {}, child: () -> Int32) throws -> ChildOutcome {
     fflush(nil)
     let pid = Glibc.fork()
     if pid == 0 { _exit(child()) }
     guard pid > 0 else { throw ModuleLoadError(description: "fork failed: errno \(errno)") }
+    do {
+        try background()
+    } catch {
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, nil, 0)
+        throw error
+    }
     let deadline = Date().addingTimeInterval(timeout)
     var status: Int32 = 0
     while true {
