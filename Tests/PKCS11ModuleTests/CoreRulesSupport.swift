@@ -74,12 +74,6 @@ enum KeyKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// A generated key pair's handles.
-struct KeyPair {
-    var publicKey: CK_OBJECT_HANDLE
-    var privateKey: CK_OBJECT_HANDLE
-}
-
 /// The parts of an RSA-2048 private key made by the `openssl` command line (not by the
 /// module), so that a test knows secret bytes to look for in the store.
 struct RSAParts: Sendable {
