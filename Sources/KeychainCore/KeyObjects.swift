@@ -10,7 +10,7 @@ public enum KeyPairKind: Sendable, Equatable {
 
 extension KeyPairKind {
     /// RSA key sizes the token generates and advertises in its mechanism information.
-    public static let rsaBits = 2048...4096
+    public static let rsaBits = AsymmetricKey.rsaKeySizes
 
     /// The key pair a C_GenerateKeyPair mechanism and its templates ask for: the generation
     /// rules (v2.40 §2.1.4, §2.3.8; v3.0 §2.3.10) live here, once, for every face.

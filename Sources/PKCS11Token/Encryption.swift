@@ -35,7 +35,7 @@ func C_EncryptInit(
             guard session.encrypting == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "an encryption is active")
             }
-            let key = try operationKey(session, hKey, privateKey: false, type: .rsa, usage: .encrypt)
+            let key = try operationKey(session, hKey, for: .encrypt, type: .rsa)
             let operation = CipherOperation(key: key.key, padding: padding)
             operation.usesPrivateObject = key.isPrivateObject
             session.encrypting = operation
@@ -54,7 +54,7 @@ func C_DecryptInit(
             guard session.decrypting == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a decryption is active")
             }
-            let key = try operationKey(session, hKey, privateKey: true, type: .rsa, usage: .decrypt)
+            let key = try operationKey(session, hKey, for: .decrypt, type: .rsa)
             let operation = CipherOperation(key: key.key, padding: padding)
             operation.needsContextLogin = key.alwaysAuthenticate
             operation.usesPrivateObject = true

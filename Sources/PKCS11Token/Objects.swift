@@ -30,7 +30,7 @@ private func onObject<T>(
         return try body()
     } catch  where error.code == .storageFailure {
         do throws(KeychainError) {
-            _ = try session.slot.token.attributes(of: reference, context: session.context)
+            _ = try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
         } catch  where error.code == .objectNotFound {
             throw P11Error(
                 CKR_OBJECT_HANDLE_INVALID, "the object was destroyed meanwhile (by another process?)")
@@ -89,7 +89,7 @@ func C_GetObjectSize(
         guard let pulSize else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let attributes = try core { () throws(KeychainError) in
-            try session.slot.token.attributes(of: reference, context: session.context)
+            try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
         }
         // An approximation, as the spec allows: the bytes of every attribute value.
         pulSize.pointee = CK_ULONG(attributes.values.reduce(0) { $0 + $1.count })
@@ -107,28 +107,32 @@ func C_GetAttributeValue(
     sessionEntry("C_GetAttributeValue", hSession) { (_, session) throws(P11Error) in
         guard ulCount == 0 || pTemplate != nil else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
-        let attributes = try core { () throws(KeychainError) in
-            try session.slot.token.attributes(of: reference, context: session.context)
+        let count = try hostCount(ulCount, limit: maximumTemplateCount, what: "a template count")
+        let types = (0..<count).map { AttributeType(UInt64(pTemplate?[$0].type ?? 0)) }
+        // The core decides what each attribute reads as, and opens only the sealed values
+        // asked for: reading a key's label opens none of its secret parts.
+        let readings = try core { () throws(KeychainError) in
+            try session.slot.token.read(types, of: reference, context: session.context)
         }
         guard let pTemplate else { return }
-        let count = try hostCount(ulCount, limit: maximumTemplateCount, what: "a template count")
-        let sensitive = Token.sensitiveTypes(of: attributes)
         var failure: P11Error? = nil
-        for index in 0..<count {
+        for (index, reading) in readings.enumerated() {
             let entry = pTemplate.advanced(by: index)
-            let type = AttributeType(UInt64(entry.pointee.type))
-            guard !sensitive.contains(type) else {
+            let type = types[index]
+            let value: [UInt8]
+            switch reading {
+            case .sensitive:
                 entry.pointee.ulValueLen = unavailableInformation
-                failure = P11Error(
-                    CKR_ATTRIBUTE_SENSITIVE, "attribute \(type) of a sensitive key is never revealed")
+                failure = P11Error(CKR_ATTRIBUTE_SENSITIVE, "attribute \(type) of this key is never revealed")
                 continue
-            }
-            guard let value = attributes[type] else {
+            case .absent:
                 entry.pointee.ulValueLen = unavailableInformation
                 if failure == nil {
                     failure = P11Error(CKR_ATTRIBUTE_TYPE_INVALID, "object has no attribute \(type)")
                 }
                 continue
+            case .value(let bytes):
+                value = bytes
             }
             // A short buffer gets CK_UNAVAILABLE_INFORMATION, not the length (v2.40 §5.7).
             do throws(P11Error) {

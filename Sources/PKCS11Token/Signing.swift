@@ -96,7 +96,7 @@ func C_SignInit(
             guard session.signing == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a signature is active")
             }
-            let key = try operationKey(session, hKey, privateKey: true, type: type, usage: .sign)
+            let key = try operationKey(session, hKey, for: .sign, type: type)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.needsContextLogin = key.alwaysAuthenticate
             operation.usesPrivateObject = true
@@ -238,7 +238,7 @@ func C_VerifyInit(
             guard session.verifying == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a verification is active")
             }
-            let key = try operationKey(session, hKey, privateKey: false, type: type, usage: .verify)
+            let key = try operationKey(session, hKey, for: .verify, type: type)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.usesPrivateObject = key.isPrivateObject
             session.verifying = operation

@@ -106,7 +106,7 @@ enum Mechanisms {
 
     /// The RSA modulus sizes in bits this token generates and uses: what C_GetMechanismInfo
     /// reports for every RSA mechanism and what C_GenerateKeyPair accepts.
-    static let rsaModulusBits = 2048...4096
+    static let rsaModulusBits = KeyPairKind.rsaBits
 
     /// Every mechanism with what it does and its key sizes in bits (RSA modulus, EC field).
     static let table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
