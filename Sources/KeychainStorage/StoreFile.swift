@@ -61,7 +61,8 @@ enum StoreFile {
         guard info.st_size >= off_t(minimumSize) else {
             throw StorageError(
                 .corrupt,
-                "store \(path) is damaged: \(info.st_size) bytes, shorter than any SQLite database; "
+                "store \(path) is damaged: \(info.st_size) byte\(info.st_size == 1 ? "" : "s"), shorter than "
+                    + "any SQLite database; "
                     + "it was left as it is (move it away to start a new store)")
         }
         var start = [UInt8](repeating: 0, count: header.count)
