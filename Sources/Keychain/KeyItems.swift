@@ -441,6 +441,11 @@ extension Keychain {
     public func decrypt(
         _ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
+        if case .rsaPKCS1 = algorithm {
+            try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+                try token.checkPKCS1Decryption()
+            }
+        }
         let privateKey = try use(key, for: .decrypt, pin: pin)
         try algorithm.check(privateKey)
         return try KeychainError.crypto { () throws(CryptoError) in

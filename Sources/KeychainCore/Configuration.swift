@@ -11,6 +11,8 @@ public struct TokenConfiguration: Sendable, Equatable {
     public var readOnly: Bool
     /// `full` fsyncs every commit; `normal` survives a killed process (DESIGN §3).
     public var synchronous: Bool
+    /// The global `rsa-pkcs1-decryption`, given to every token: the core enforces it.
+    public var allowsRSAPKCS1Decryption = true
 
     public init(name: String, path: String, readOnly: Bool = false, synchronous: Bool = false) {
         self.name = name
@@ -210,6 +212,7 @@ public struct Configuration: Sendable, Equatable {
                 file: file, line: sectionLines[missing] ?? lineNumber,
                 reason: "token '\(tokens[missing].name)' has no path")
         }
+        for index in tokens.indices { tokens[index].allowsRSAPKCS1Decryption = allowsRSAPKCS1Decryption }
     }
 
     /// The text of a configuration file, or nil when there is none to read (missing, or not

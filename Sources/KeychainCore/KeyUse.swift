@@ -70,3 +70,17 @@ extension Token {
         return loaded.key
     }
 }
+
+extension Token {
+    /// PKCS#1 v1.5 decryption (CKM_RSA_PKCS, Apple's rsaEncryptionPKCS1), unless the
+    /// configuration turned it off (`rsa-pkcs1-decryption = no`): its padding invites
+    /// Bleichenbacher-style oracles, which implicit rejection answers but a site that needs no
+    /// such decryption may rather not offer at all. Both faces ask here before decrypting.
+    public func checkPKCS1Decryption() throws(KeychainError) {
+        guard configuration.allowsRSAPKCS1Decryption else {
+            throw KeychainError(
+                .mechanismInvalid,
+                "PKCS#1 v1.5 decryption is turned off by the configuration (rsa-pkcs1-decryption = no)")
+        }
+    }
+}

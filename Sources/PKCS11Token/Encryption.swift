@@ -50,6 +50,9 @@ func C_DecryptInit(
     sessionEntry("C_DecryptInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
         let padding = try encryptionPadding(mechanism)
+        if case .pkcs1 = padding {
+            try core { () throws(KeychainError) in try session.slot.token.checkPKCS1Decryption() }
+        }
         try session.lock.withLock { () throws(P11Error) in
             guard session.decrypting == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a decryption is active")

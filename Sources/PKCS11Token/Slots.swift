@@ -172,10 +172,14 @@ func C_GetMechanismInfo(
     _ slotID: CK_SLOT_ID, _ type: CK_MECHANISM_TYPE, _ pInfo: UnsafeMutablePointer<CK_MECHANISM_INFO>?
 ) -> CK_RV {
     entry("C_GetMechanismInfo") { (state) throws(P11Error) in
-        _ = try state.slot(slotID)
+        let slot = try state.slot(slotID)
         guard let pInfo else { throw P11Error.argumentsBad }
-        guard let info = Mechanisms.info(type) else {
+        guard var info = Mechanisms.info(type) else {
             throw P11Error(CKR_MECHANISM_INVALID, "mechanism 0x\(String(type, radix: 16)) is not supported")
+        }
+        // `rsa-pkcs1-decryption = no` takes PKCS#1 v1.5 decryption off the token.
+        if type == CK_MECHANISM_TYPE(CKM_RSA_PKCS), (try? slot.token.checkPKCS1Decryption()) == nil {
+            info.flags &= ~CK_FLAGS(CKF_DECRYPT | CKF_UNWRAP)
         }
         pInfo.pointee = info
     }
