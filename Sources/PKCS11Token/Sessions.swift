@@ -29,12 +29,16 @@ func C_OpenSession(
             throw P11Error(
                 CKR_SESSION_READ_WRITE_SO_EXISTS, "the SO is logged in: only R/W sessions can open")
         }
-        let handle = Module.lock.withLock {
+        let handle = Module.lock.withLock { () -> CK_SESSION_HANDLE? in
+            // Handles are never reused; after 2^64 − 1 sessions there are none left.
             let handle = state.nextSession
-            state.nextSession += 1
+            let (next, overflow) = handle.addingReportingOverflow(1)
+            guard !overflow else { return nil }
+            state.nextSession = next
             state.sessions[handle] = Session(handle: handle, slot: slot, flags: flags)
             return handle
         }
+        guard let handle else { throw P11Error(CKR_SESSION_COUNT, "no session handle is left") }
         phSession.pointee = handle
     }
 }
