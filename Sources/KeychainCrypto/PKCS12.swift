@@ -51,6 +51,15 @@ public struct PKCS12Contents: Sendable {
         let hasMAC = PKCS12_mac_present(p12) == 1
         var chosen: SecretBytes?? = hasMAC ? nil : .some(passwords[0])
         if hasMAC {
+            var iterations: UnsafePointer<ASN1_INTEGER>?
+            PKCS12_get0_mac(nil, nil, nil, &iterations, p12)
+            let count = iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1
+            guard count >= 1, count <= PKCS12Contents.maximumIterations else {
+                throw CryptoError(
+                    .unsupported,
+                    "the PKCS#12 file's MAC asks for \(count) iterations; at most \(PKCS12Contents.maximumIterations) are run"
+                )
+            }
             let content = PKCS12Contents.authenticatedContent(der)
             for candidate in passwords
             where PKCS12Contents.verifyMAC(p12, content: content, password: candidate) {
@@ -139,7 +148,7 @@ public struct PKCS12Contents: Sendable {
         let count = iterations.map { ASN1_INTEGER_get($0) } ?? 1
         let keyLength = Int(EVP_MD_get_size(md))
         // A stored count is bounded like a PIN record's: no file may make this run for minutes.
-        guard count >= 1, count <= PasswordKeyDerivation.iterationRange.upperBound, keyLength > 0,
+        guard count >= 1, count <= maximumIterations, keyLength > 0,
             let macBytes = ASN1_STRING_get0_data(mac), let saltBytes = ASN1_STRING_get0_data(salt)
         else { return false }
         var generated = false
@@ -198,6 +207,8 @@ public struct PKCS12Contents: Sendable {
             switch OBJ_obj2nid(p7.pointee.type) {
             case NID_pkcs7_data: bags = PKCS12_unpack_p7data(p7)
             case NID_pkcs7_encrypted:
+                let algorithm = p7.pointee.d.encrypted?.pointee.enc_data?.pointee.algorithm
+                try checkIterations(algorithm.map { UnsafePointer($0) })
                 bags = withPassword(password) { pointer, length in
                     PKCS12_unpack_p7encdata(p7, pointer, length)
                 }
@@ -234,6 +245,9 @@ public struct PKCS12Contents: Sendable {
                 if PKCS12_SAFEBAG_get_nid(bag) == NID_keyBag {
                     decrypted = nil
                 } else {
+                    var algorithm: UnsafePointer<X509_ALGOR>?
+                    X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, nil)
+                    try checkIterations(algorithm)
                     decrypted = withPassword(password) { pointer, length in
                         PKCS12_decrypt_skey_ex(bag, pointer, length, LibraryContext.pointer, nil)
                     }
