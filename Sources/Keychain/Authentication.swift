@@ -43,7 +43,7 @@ extension Keychain {
     /// The PIN state as stored now, and whether this process has unlocked the keychain.
     public var authenticationStatus: AuthenticationStatus {
         get throws(KeychainError) {
-            let state = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            let state = try KeychainError.mapping { () throws(CoreError) in
                 try token.authenticationState()
             }
             return AuthenticationStatus(
@@ -121,7 +121,7 @@ extension Keychain {
             throw loginError(error, user: .securityOfficer)
         }
         defer { token.logOut() }
-        try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        try KeychainError.mapping { () throws(CoreError) in
             try token.initializeUserPIN(Array(pin.utf8))
         }
     }
@@ -170,7 +170,7 @@ extension Keychain {
 
     /// A login failure as the Swift API reports it: what went wrong and what to do, with the
     /// attempts left after a wrong PIN.
-    private func loginError(_ error: KeychainCore.KeychainError, user: UserType) -> KeychainError {
+    private func loginError(_ error: CoreError, user: UserType) -> KeychainError {
         let who = user == .user ? "PIN" : "security officer PIN"
         switch error.code {
         case .pinIncorrect:

@@ -139,7 +139,7 @@ extension Keychain {
                 try passwordMatches(GenericPasswordQuery(service: service, account: account, limit: .one))
                     .isEmpty
             else { throw Keychain.duplicatePassword }
-            return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            return try KeychainError.mapping { () throws(CoreError) in
                 try token.createObject(template, context: context)
             }
         }
@@ -216,7 +216,7 @@ extension Keychain {
             }
             var changed = matches.map(\.reference)
             if !template.isEmpty {
-                changed = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+                changed = try KeychainError.mapping { () throws(CoreError) in
                     try token.updateObjects(changed, with: template, context: context)
                 }
             }
@@ -234,7 +234,7 @@ extension Keychain {
     @discardableResult
     public func deleteGenericPasswords(matching query: GenericPasswordQuery) throws(KeychainError) -> Int {
         let references = try passwordMatches(query).map(\.reference)
-        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        return try KeychainError.mapping { () throws(CoreError) in
             try token.destroyObjects(references, context: context)
         }.count
     }
@@ -260,7 +260,7 @@ extension Keychain {
         if let service = query.service { template[.application] = Array(service.utf8) }
         if let label = query.label { template[.label] = Array(label.utf8) }
         if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
-        let candidates = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let candidates = try KeychainError.mapping { () throws(CoreError) in
             try token.findObjects(template, context: context)
         }
         var found: [PasswordMatch] = []

@@ -77,11 +77,11 @@ extension Keychain {
             .id: identity.privateKey.applicationLabel,
         ]
         for template in [certificate, privateKey, publicKeys] {
-            references += try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            references += try KeychainError.mapping { () throws(CoreError) in
                 try token.findObjects(template, context: context)
             }
         }
-        let deleted = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let deleted = try KeychainError.mapping { () throws(CoreError) in
             try token.destroyObjects(references, context: context)
         }
         guard !deleted.isEmpty else { throw KeychainError(.itemNotFound, "the identity no longer exists") }

@@ -238,7 +238,7 @@ extension Keychain {
         case .ed25519: kind = .ed25519(curveParameters: Edwards25519.parameters)
         }
         try requireUnlocked(to: "store a private key")
-        let references = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
                 kind, publicTemplate: publicKey.template(.public),
                 privateTemplate: privateKey.template(.private),
@@ -266,7 +266,7 @@ extension Keychain {
         throws(KeychainError) -> KeyPair
     {
         try requireUnlocked(to: "store a private key")
-        let references = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
                 key.key, publicTemplate: publicKey.template(.public),
                 privateTemplate: privateKey.template(.private),
@@ -323,7 +323,7 @@ extension Keychain {
         case nil:
             throw KeychainError(.parameter, "only RSA, EC and Ed25519 public keys can be stored")
         }
-        let reference = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let reference = try KeychainError.mapping { () throws(CoreError) in
             try token.createObject(template, context: context)
         }
         guard let item = try loadKey(reference) else {
@@ -361,7 +361,7 @@ extension Keychain {
         if let applicationTag = changes.applicationTag { template[.applicationTag] = applicationTag }
         var changed = references
         if !template.isEmpty {
-            changed = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            changed = try KeychainError.mapping { () throws(CoreError) in
                 try token.updateObjects(references, with: template, context: context)
             }
         }
@@ -400,7 +400,7 @@ extension Keychain {
     }
 
     private func delete(references: [ObjectReference]) throws(KeychainError) -> Int {
-        try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        try KeychainError.mapping { () throws(CoreError) in
             try token.destroyObjects(references, context: context)
         }.count
     }
@@ -442,7 +442,7 @@ extension Keychain {
         _ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
         if case .rsaPKCS1 = algorithm {
-            try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try KeychainError.mapping { () throws(CoreError) in
                 try token.checkPKCS1Decryption()
             }
         }
@@ -459,7 +459,7 @@ extension Keychain {
     ///   not extractable (PKCS#11's CKR_ATTRIBUTE_SENSITIVE), or the keychain is locked.
     public func exportPrivateKey(_ key: KeyItem) throws(KeychainError) -> PrivateKey {
         let reference = try privateKeyReference(key, to: "export a private key")
-        let privateKey = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let privateKey = try KeychainError.mapping { () throws(CoreError) in
             try token.exportablePrivateKey(reference, context: context)
         }
         return try PrivateKey(privateKey)
@@ -471,7 +471,7 @@ extension Keychain {
         -> AsymmetricKey
     {
         let reference = try privateKeyReference(key, to: "\(usage)")
-        let usable = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let usable = try KeychainError.mapping { () throws(CoreError) in
             try token.useKey(reference, for: usage, context: context)
         }
         if usable.needsPINForEachUse {
@@ -480,7 +480,7 @@ extension Keychain {
                     .interactionNotAllowed,
                     "the key needs the user PIN for each use (CKA_ALWAYS_AUTHENTICATE): pass pin:")
             }
-            try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            try KeychainError.mapping { () throws(CoreError) in
                 try token.reauthenticateUser(pin: pin)
             }
         }
@@ -515,7 +515,7 @@ extension Keychain {
                 }
             template[.keyType] = AttributeValue.encode(coreType.rawValue)
         }
-        let candidates = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let candidates = try KeychainError.mapping { () throws(CoreError) in
             try token.findObjects(template, context: context)
         }
         var found: [KeyMatch] = []
@@ -545,7 +545,7 @@ extension Keychain {
         let template: AttributeSet = [
             .class: AttributeValue.encode(objectClass.rawValue), .uniqueID: key.persistentReference,
         ]
-        let found = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let found = try KeychainError.mapping { () throws(CoreError) in
             try token.findObjects(template, context: context)
         }
         guard let reference = found.first else {

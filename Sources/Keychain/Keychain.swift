@@ -122,7 +122,7 @@ public final class Keychain: Sendable {
     private init(configuration: TokenConfiguration) throws(KeychainError) {
         name = configuration.name
         token = TokenCache.shared.token(for: configuration)
-        try KeychainError.mapping { () throws(KeychainCore.KeychainError) in try token.open() }
+        try KeychainError.mapping { () throws(CoreError) in try token.open() }
         TokenCache.shared.opened(token, for: configuration)
     }
 
@@ -165,7 +165,7 @@ public final class Keychain: Sendable {
         throws(KeychainError) -> CertificateItem
     {
         let template = Keychain.template(for: certificate, label: label, publicKeyHash: publicKeyHash)
-        let reference = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let reference = try KeychainError.mapping { () throws(CoreError) in
             try token.createObject(template, context: context)
         }
         return try item(reference, certificate: certificate)
@@ -197,7 +197,7 @@ public final class Keychain: Sendable {
             batch = certificates
         }
         let templates = batch.map { Keychain.template(for: $0, label: label, publicKeyHash: nil) }
-        let references = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let references = try KeychainError.mapping { () throws(CoreError) in
             try token.createObjects(templates, context: context)
         }
         var items: [CertificateItem] = []
@@ -297,7 +297,7 @@ public final class Keychain: Sendable {
         if let publicKeyHash = changes.publicKeyHash { template[.id] = publicKeyHash }
         var changed = matches.map(\.reference)
         if !template.isEmpty {
-            changed = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            changed = try KeychainError.mapping { () throws(CoreError) in
                 try token.updateObjects(changed, with: template, context: context)
             }
         }
@@ -341,7 +341,7 @@ public final class Keychain: Sendable {
 
     private func delete(_ matches: [Match]) throws(KeychainError) -> Int {
         let references = matches.map(\.reference)
-        return try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        return try KeychainError.mapping { () throws(CoreError) in
             try token.destroyObjects(references, context: context)
         }.count
     }
@@ -394,7 +394,7 @@ public final class Keychain: Sendable {
     }
 
     private func references(_ template: AttributeSet) throws(KeychainError) -> [ObjectReference] {
-        try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        try KeychainError.mapping { () throws(CoreError) in
             try token.findObjects(template, context: context)
         }
     }
@@ -419,7 +419,7 @@ public final class Keychain: Sendable {
     private func item(_ reference: ObjectReference, certificate: Certificate) throws(KeychainError)
         -> CertificateItem
     {
-        let attributes = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+        let attributes = try KeychainError.mapping { () throws(CoreError) in
             try token.attributes(of: reference, context: context)
         }
         return CertificateItem(attributes, certificate: certificate)

@@ -78,7 +78,7 @@ public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible 
 
 extension KeychainError {
     /// The one table from item-model errors to OSStatus codes.
-    init(_ error: KeychainCore.KeychainError) {
+    init(_ error: CoreError) {
         let code: Code
         switch error.code {
         case .attributeTypeInvalid, .attributeValueInvalid, .templateIncomplete,
@@ -104,7 +104,7 @@ extension KeychainError {
     }
 
     /// Runs `body`, turning item-model errors into keychain errors.
-    static func mapping<T>(_ body: () throws(KeychainCore.KeychainError) -> T) throws(KeychainError) -> T {
+    static func mapping<T>(_ body: () throws(CoreError) -> T) throws(KeychainError) -> T {
         do {
             return try body()
         } catch {

@@ -92,7 +92,7 @@ extension Keychain {
                         keyClass: .private, applicationLabel: key.publicKey.publicKeyHash, limit: .one))
                 if existing.isEmpty {
                     let attributes = NewKeyAttributes(label: label, isSensitive: true, isExtractable: false)
-                    let references = try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+                    let references = try KeychainError.mapping { () throws(CoreError) in
                         try token.storeKeyPair(
                             key.key, publicTemplate: attributes.template(.public),
                             privateTemplate: attributes.template(.private), generatedBy: nil, context: context
@@ -124,7 +124,7 @@ extension Keychain {
                 .class: AttributeValue.encode(ObjectClass.certificate.rawValue),
                 .uniqueID: item.persistentReference,
             ]
-            references += try KeychainError.mapping { () throws(KeychainCore.KeychainError) in
+            references += try KeychainError.mapping { () throws(CoreError) in
                 try token.findObjects(template, context: context)
             }
         }

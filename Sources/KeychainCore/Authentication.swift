@@ -57,10 +57,10 @@ struct PINRecord {
     }
 
     /// Seals `tokenKey` under a fresh salt and `pin`. The slow part: one PBKDF2 run.
-    static func make(pin: SecretBytes, tokenKey: SecretBytes, user: UserType) throws(KeychainError)
+    static func make(pin: SecretBytes, tokenKey: SecretBytes, user: UserType) throws(CoreError)
         -> PINRecord
     {
-        try KeychainError.mapping {
+        try CoreError.mapping {
             let salt = try SecureRandom.bytes(saltLength)
             let iterations = PasswordKeyDerivation.defaultIterations
             let key = try PasswordKeyDerivation.derive(
@@ -72,8 +72,8 @@ struct PINRecord {
 
     /// The token key, or nil when `pin` is not this record's PIN. Only a tag that does not
     /// verify means a wrong PIN; any other failure is an error, never counted as a guess.
-    func open(pin: SecretBytes, user: UserType) throws(KeychainError) -> SecretBytes? {
-        let key = try KeychainError.mapping {
+    func open(pin: SecretBytes, user: UserType) throws(CoreError) -> SecretBytes? {
+        let key = try CoreError.mapping {
             try PasswordKeyDerivation.derive(
                 password: pin, salt: salt, iterations: iterations, length: SecretBox.keyLength)
         }
@@ -82,7 +82,7 @@ struct PINRecord {
         } catch  where error.code == .wrongPassword {
             return nil
         } catch {
-            throw KeychainError(.storageCorrupt, "the stored PIN record does not open: \(error)")
+            throw CoreError(.storageCorrupt, "the stored PIN record does not open: \(error)")
         }
     }
 
@@ -131,10 +131,10 @@ extension Token {
     }
 
     /// The PIN state, as stored now.
-    public func authenticationState() throws(KeychainError) -> AuthenticationState {
-        try lock.withLock { () throws(KeychainError) in
+    public func authenticationState() throws(CoreError) -> AuthenticationState {
+        try lock.withLock { () throws(CoreError) in
             let store = try store()
-            return try KeychainError.mapping {
+            return try CoreError.mapping {
                 try store.read {
                     AuthenticationState(
                         label: try store.metadata(Key.label).map { String(decoding: $0, as: UTF8.self) },
@@ -176,18 +176,18 @@ extension Token {
 
     /// The token key of the current login, for sealing or opening values; `lock` must be held.
     /// Without one, the error says what the caller must do: log in, or first set a user PIN.
-    func currentTokenKey(toSeal: Bool) throws(KeychainError) -> SecretBytes {
+    func currentTokenKey(toSeal: Bool) throws(CoreError) -> SecretBytes {
         login?.checkedAt = nil
         checkLogin()
         if let login { return login.tokenKey }
         let hasUserPIN = (try? store().metadata(Key.userPIN)) != nil
         guard hasUserPIN || !toSeal else {
-            throw KeychainError(
+            throw CoreError(
                 .userPINNotInitialized,
                 "keys and private values are sealed under the token key, which the user PIN "
                     + "protects: set a user PIN first (C_InitPIN, or p11keychain set-pin)")
         }
-        throw KeychainError(
+        throw CoreError(
             .userNotLoggedIn,
             toSeal
                 ? "keys and private values are sealed under the token key: log in first"
@@ -210,27 +210,27 @@ extension Token {
         withUnsafeBytes(of: UInt32(clamping: count).littleEndian) { Array($0) }
     }
 
-    private static func checkLength(_ pin: [UInt8]) throws(KeychainError) {
+    private static func checkLength(_ pin: [UInt8]) throws(CoreError) {
         guard pinLengths.contains(pin.count) else {
-            throw KeychainError(
+            throw CoreError(
                 .pinLengthRange, "a PIN has \(pinLengths.lowerBound) to \(pinLengths.upperBound) bytes")
         }
     }
 
     /// C_InitToken. The first call sets the SO PIN and label; later calls need the SO PIN and
     /// wipe every object and the user PIN. The caller checks that no session is open.
-    public func initialize(securityOfficerPIN pin: [UInt8], label: String) throws(KeychainError) {
+    public func initialize(securityOfficerPIN pin: [UInt8], label: String) throws(CoreError) {
         try Token.checkLength(pin)
         if try authenticationState().hasSecurityOfficerPIN {
             // Proves the PIN (and counts a failure) before anything changes.
             _ = try unwrapTokenKey(.securityOfficer, pin: pin)
         }
-        let tokenKey = try KeychainError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
+        let tokenKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
         let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: tokenKey, user: .securityOfficer)
-        let epoch = try KeychainError.mapping { try SecureRandom.bytes(16) }
-        try lock.withLock { () throws(KeychainError) in
+        let epoch = try CoreError.mapping { try SecureRandom.bytes(16) }
+        try lock.withLock { () throws(CoreError) in
             let store = try store()
-            try KeychainError.mapping {
+            try CoreError.mapping {
                 try store.write {
                     if try store.metadata(Key.securityOfficerPIN) != nil {
                         try store.deleteAllObjects()
@@ -248,15 +248,15 @@ extension Token {
     }
 
     /// C_InitPIN: the logged-in security officer sets (or resets, unlocking) the user PIN.
-    public func initializeUserPIN(_ pin: [UInt8]) throws(KeychainError) {
+    public func initializeUserPIN(_ pin: [UInt8]) throws(CoreError) {
         try Token.checkLength(pin)
         guard let current = lock.withLock({ login }), current.user == .securityOfficer else {
-            throw KeychainError(.userNotLoggedIn, "only the security officer sets the user PIN: log in as SO")
+            throw CoreError(.userNotLoggedIn, "only the security officer sets the user PIN: log in as SO")
         }
         let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: current.tokenKey, user: .user)
-        try lock.withLock { () throws(KeychainError) in
+        try lock.withLock { () throws(CoreError) in
             let store = try store()
-            try KeychainError.mapping {
+            try CoreError.mapping {
                 try store.write {
                     try store.setMetadata(Key.userPIN, record.encoded)
                     try store.setMetadata(Key.userFailures, Token.encode(count: 0))
@@ -266,28 +266,28 @@ extension Token {
     }
 
     /// C_SetPIN: changes the PIN of whoever is logged in, else the user's.
-    public func changePIN(from old: [UInt8], to new: [UInt8]) throws(KeychainError) {
+    public func changePIN(from old: [UInt8], to new: [UInt8]) throws(CoreError) {
         try Token.checkLength(new)
         let user = lock.withLock { login?.user } ?? .user
         let tokenKey = try unwrapTokenKey(user, pin: old).tokenKey
         let record = try PINRecord.make(pin: SecretBytes(new), tokenKey: tokenKey, user: user)
-        try lock.withLock { () throws(KeychainError) in
+        try lock.withLock { () throws(CoreError) in
             let store = try store()
-            try KeychainError.mapping { try store.setMetadata(Key.pin(user), record.encoded) }
+            try CoreError.mapping { try store.setMetadata(Key.pin(user), record.encoded) }
         }
     }
 
     /// C_Login: checks the PIN and keeps the token key for this process's sessions. Logins
     /// of this process run one at a time (`loginLock`), so SO and user cannot both get in.
-    public func logIn(_ user: UserType, pin: [UInt8]) throws(KeychainError) {
-        try loginLock.withLock { () throws(KeychainError) in
+    public func logIn(_ user: UserType, pin: [UInt8]) throws(CoreError) {
+        try loginLock.withLock { () throws(CoreError) in
             if let current = lock.withLock({ () -> UserType? in
                 checkLogin()
                 return login?.user
             }) {
                 throw current == user
-                    ? KeychainError(.userAlreadyLoggedIn, "already logged in")
-                    : KeychainError(
+                    ? CoreError(.userAlreadyLoggedIn, "already logged in")
+                    : CoreError(
                         .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
             }
             let opened = try unwrapTokenKey(user, pin: pin)
@@ -300,9 +300,9 @@ extension Token {
 
     /// CKU_CONTEXT_SPECIFIC login: checks the user's PIN again (counting a failure) without
     /// changing who is logged in, for a key with CKA_ALWAYS_AUTHENTICATE.
-    public func reauthenticateUser(pin: [UInt8]) throws(KeychainError) {
+    public func reauthenticateUser(pin: [UInt8]) throws(CoreError) {
         guard loggedInUser == .user else {
-            throw KeychainError(.userNotLoggedIn, "a context-specific login needs the user logged in")
+            throw CoreError(.userNotLoggedIn, "a context-specific login needs the user logged in")
         }
         _ = try unwrapTokenKey(.user, pin: pin)
     }
@@ -324,32 +324,32 @@ extension Token {
     /// transaction refuses a locked PIN and adds one failure; then the slow derivation runs
     /// with no lock held; only a right PIN clears the count. So the limit holds against any
     /// number of threads and processes guessing at once: the eleventh guess is never tried.
-    private func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(KeychainError)
+    private func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(CoreError)
         -> (tokenKey: SecretBytes, epoch: [UInt8]?)
     {
-        let (record, epoch, counted) = try lock.withLock { () throws(KeychainError) in
+        let (record, epoch, counted) = try lock.withLock { () throws(CoreError) in
             let store = try store()
-            return try KeychainError.mapping {
+            return try CoreError.mapping {
                 // A store this process cannot write keeps no count (its PINs cannot change
                 // either, and its file can be copied and attacked offline anyway).
                 let counted = !store.isReadOnly
                 let claim = { () throws -> (PINRecord, [UInt8]?, Bool) in
                     guard try store.metadata(Key.securityOfficerPIN) != nil || user == .user else {
-                        throw KeychainError(.pinIncorrect, "no SO PIN is set yet: C_InitToken sets it")
+                        throw CoreError(.pinIncorrect, "no SO PIN is set yet: C_InitToken sets it")
                     }
                     guard try store.metadata(Key.userPIN) != nil || user == .securityOfficer else {
-                        throw KeychainError(
+                        throw CoreError(
                             .userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
                     }
                     let failures = Token.count(try store.metadata(Key.failures(user)))
                     guard failures < Token.maximumFailures else {
-                        throw KeychainError(
+                        throw CoreError(
                             .pinLocked,
                             "PIN locked after \(Token.maximumFailures) failed attempts"
                                 + (user == .user ? ": the SO must set a new one" : ""))
                     }
                     guard let bytes = try store.metadata(Key.pin(user)), let record = PINRecord(bytes) else {
-                        throw KeychainError(.storageCorrupt, "the stored PIN record is malformed")
+                        throw CoreError(.storageCorrupt, "the stored PIN record is malformed")
                     }
                     if counted {
                         try store.setMetadata(Key.failures(user), Token.encode(count: failures + 1))
@@ -360,12 +360,12 @@ extension Token {
             }
         }
         guard let tokenKey = try record.open(pin: SecretBytes(pin), user: user) else {
-            throw KeychainError(.pinIncorrect, "wrong PIN")
+            throw CoreError(.pinIncorrect, "wrong PIN")
         }
         if counted {
-            try lock.withLock { () throws(KeychainError) in
+            try lock.withLock { () throws(CoreError) in
                 let store = try store()
-                try KeychainError.mapping {
+                try CoreError.mapping {
                     try store.write { try store.setMetadata(Key.failures(user), Token.encode(count: 0)) }
                 }
             }

@@ -15,15 +15,15 @@ extension KeyPairKind {
     /// The key pair a C_GenerateKeyPair mechanism and its templates ask for: the generation
     /// rules (v2.40 §2.1.4, §2.3.8; v3.0 §2.3.10) live here, once, for every face.
     public init(mechanism: UInt64, publicTemplate: AttributeSet, privateTemplate: AttributeSet)
-        throws(KeychainError)
+        throws(CoreError)
     {
         switch mechanism {
         case Token.rsaKeyPairMechanism:
             guard let bits = publicTemplate.ulong(.modulusBits) else {
-                throw KeychainError(.templateIncomplete, "RSA generation needs CKA_MODULUS_BITS")
+                throw CoreError(.templateIncomplete, "RSA generation needs CKA_MODULUS_BITS")
             }
             guard let size = Int(exactly: bits), KeyPairKind.rsaBits.contains(size) else {
-                throw KeychainError(
+                throw CoreError(
                     .keySizeRange,
                     "RSA keys have \(KeyPairKind.rsaBits.lowerBound) to \(KeyPairKind.rsaBits.upperBound) bits"
                 )
@@ -32,15 +32,15 @@ extension KeyPairKind {
             if let exponent = publicTemplate[.publicExponent],
                 exponent.drop(while: { $0 == 0 }) != [0x01, 0x00, 0x01]
             {
-                throw KeychainError(.attributeValueInvalid, "only the public exponent 65537 is supported")
+                throw CoreError(.attributeValueInvalid, "only the public exponent 65537 is supported")
             }
             self = .rsa(bits: size)
         case Token.ecKeyPairMechanism:
             guard let parameters = publicTemplate[.ecParams] ?? privateTemplate[.ecParams] else {
-                throw KeychainError(.templateIncomplete, "EC generation needs CKA_EC_PARAMS")
+                throw CoreError(.templateIncomplete, "EC generation needs CKA_EC_PARAMS")
             }
             guard EllipticCurve(parameters: parameters) != nil else {
-                throw KeychainError(.curveNotSupported, "only P-256, P-384 and P-521 are supported")
+                throw CoreError(.curveNotSupported, "only P-256, P-384 and P-521 are supported")
             }
             self = .ec(curveParameters: parameters)
         case Token.edwardsKeyPairMechanism:
@@ -49,11 +49,11 @@ extension KeyPairKind {
             // The OID id-Ed25519, or the PrintableString "edwards25519" of v3.0 §2.3.5.
             let printable: [UInt8] = [0x13, 0x0C] + Array("edwards25519".utf8)
             guard parameters == Edwards25519.parameters || parameters == printable else {
-                throw KeychainError(.curveNotSupported, "only Ed25519 is supported")
+                throw CoreError(.curveNotSupported, "only Ed25519 is supported")
             }
             self = .ed25519(curveParameters: parameters)
         default:
-            throw KeychainError(
+            throw CoreError(
                 .mechanismInvalid, "mechanism 0x\(String(mechanism, radix: 16)) generates no key pair")
         }
     }
@@ -80,7 +80,7 @@ extension Token {
     public func generateKeyPair(
         _ kind: KeyPairKind, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         context: AccessContext
-    ) throws(KeychainError) -> KeyPairReferences {
+    ) throws(CoreError) -> KeyPairReferences {
         let algorithm: KeyAlgorithm
         let mechanism: UInt64
         switch kind {
@@ -89,7 +89,7 @@ extension Token {
             mechanism = Token.rsaKeyPairMechanism
         case .ec(let parameters):
             guard let curve = EllipticCurve(parameters: parameters) else {
-                throw KeychainError(
+                throw CoreError(
                     .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (P-256, P-384, P-521)")
             }
             algorithm = .ec(curve)
@@ -98,7 +98,7 @@ extension Token {
             algorithm = .ed25519
             mechanism = Token.edwardsKeyPairMechanism
         }
-        let key = try KeychainError.mapping { try AsymmetricKey.generate(algorithm) }
+        let key = try CoreError.mapping { try AsymmetricKey.generate(algorithm) }
         return try storeKeyPair(
             key, publicTemplate: publicTemplate, privateTemplate: privateTemplate,
             generatedBy: mechanism, context: context)
@@ -108,9 +108,9 @@ extension Token {
     public func storeKeyPair(
         _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         generatedBy mechanism: UInt64?, context: AccessContext
-    ) throws(KeychainError) -> KeyPairReferences {
+    ) throws(CoreError) -> KeyPairReferences {
         guard let algorithm = key.algorithm, let pkcs8 = key.pkcs8 else {
-            throw KeychainError(
+            throw CoreError(
                 .unsupported, "only RSA, EC P-256/384/521 and Ed25519 private keys can be stored")
         }
         var publicKey = try Token.checked(publicTemplate, policy: .publicKey, context: context)
@@ -196,11 +196,11 @@ extension Token {
     /// copies onto the key: everything but the generation parameters, which the caller read
     /// into the key pair's kind, and the class and key type, which the token sets.
     private static func checked(_ template: AttributeSet, policy: ObjectPolicy, context: AccessContext)
-        throws(KeychainError) -> AttributeSet
+        throws(CoreError) -> AttributeSet
     {
         try policy.check(template, .generate, asSecurityOfficer: context.securityOfficer)
         if template.ulong(.class).map({ $0 != policy.objectClass.rawValue }) == true {
-            throw KeychainError(.templateInconsistent, "CKA_CLASS contradicts the key's class")
+            throw CoreError(.templateInconsistent, "CKA_CLASS contradicts the key's class")
         }
         return template.filter { type, _ in
             type != .class && type != .keyType
@@ -215,23 +215,23 @@ extension Token {
     /// costs as much again: parsed keys are kept by object together with the sealed bytes
     /// they came from, and reused while the stored bytes are unchanged. Only a change (or a
     /// first use) opens the key material.
-    public func privateKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+    public func privateKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
-        try lock.withLock { () throws(KeychainError) in
+        try lock.withLock { () throws(CoreError) in
             try keptKey(
                 reference, context: context, in: \.keyCache,
-                source: { (stored) throws(KeychainError) in
+                source: { (stored) throws(CoreError) in
                     guard stored.ulong(.class) == ObjectClass.privateKey.rawValue,
                         let sealed = stored[.keyMaterial]
-                    else { throw KeychainError(.objectNotFound, "the handle is not a private key") }
+                    else { throw CoreError(.objectNotFound, "the handle is not a private key") }
                     return sealed
                 },
-                parse: { (_, stored) throws(KeychainError) in
+                parse: { (_, stored) throws(CoreError) in
                     guard let material = try opened(.keyMaterial, of: stored) else {
-                        throw KeychainError(.storageCorrupt, "a private key has no key material")
+                        throw CoreError(.storageCorrupt, "a private key has no key material")
                     }
-                    return try KeychainError.mapping { try AsymmetricKey(privateKeyDER: material) }
+                    return try CoreError.mapping { try AsymmetricKey(privateKeyDER: material) }
                 })
         }
     }
@@ -240,21 +240,21 @@ extension Token {
     /// is not a key (v2.40 §5.12): its handle is refused like any other non-key. Kept between
     /// calls like private keys (a SubjectPublicKeyInfo parse costs more than an ECDSA
     /// verification); the attributes returned never include sealed values.
-    public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+    public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
-        try lock.withLock { () throws(KeychainError) in
+        try lock.withLock { () throws(CoreError) in
             try keptKey(
                 reference, context: context, in: \.publicKeyCache,
-                source: { (stored) throws(KeychainError) in
+                source: { (stored) throws(CoreError) in
                     guard let info = stored[.publicKeyInfo], !info.isEmpty,
                         stored.ulong(.class) == ObjectClass.publicKey.rawValue
                             || stored.ulong(.class) == ObjectClass.privateKey.rawValue
-                    else { throw KeychainError(.objectNotFound, "the handle is not a key") }
+                    else { throw CoreError(.objectNotFound, "the handle is not a key") }
                     return info
                 },
-                parse: { (info, _) throws(KeychainError) in
-                    try KeychainError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
+                parse: { (info, _) throws(CoreError) in
+                    try CoreError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
                 })
         }
     }
@@ -269,15 +269,15 @@ extension Token {
     private func keptKey(
         _ reference: ObjectReference, context: AccessContext,
         in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey]>,
-        source: (AttributeSet) throws(KeychainError) -> [UInt8],
-        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(KeychainError) -> AsymmetricKey
-    ) throws(KeychainError) -> (key: AsymmetricKey, attributes: AttributeSet) {
+        source: (AttributeSet) throws(CoreError) -> [UInt8],
+        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> AsymmetricKey
+    ) throws(CoreError) -> (key: AsymmetricKey, attributes: AttributeSet) {
         let store = try store(for: reference)
         let before = store.changeCount
         let kept = self[keyPath: cache][reference]
         if let before, let kept, kept.changeCount == before {
             guard context.canSee(privateObject: kept.attributes.bool(.private) ?? false) else {
-                throw KeychainError(.objectNotFound, "the object is private: log in first")
+                throw CoreError(.objectNotFound, "the object is private: log in first")
             }
             return (kept.key, kept.attributes)
         }
@@ -304,14 +304,14 @@ extension NewObject {
     /// key, and the token derives what clients read (CKA_PUBLIC_KEY_INFO, CKA_ID, modulus
     /// size, the sealed PKCS#8). Imported keys were once outside the token: they are never
     /// "always sensitive", "never extractable" or "local".
-    init(importingKey template: AttributeSet, policy: ObjectPolicy) throws(KeychainError) {
+    init(importingKey template: AttributeSet, policy: ObjectPolicy) throws(CoreError) {
         guard let rawType = template.ulong(.keyType) else {
-            throw KeychainError(.templateIncomplete, "template lacks CKA_KEY_TYPE")
+            throw CoreError(.templateIncomplete, "template lacks CKA_KEY_TYPE")
         }
         let isPrivate = policy.objectClass == .privateKey
-        func required(_ type: AttributeType) throws(KeychainError) -> [UInt8] {
+        func required(_ type: AttributeType) throws(CoreError) -> [UInt8] {
             guard let value = template[type], !value.isEmpty else {
-                throw KeychainError(.templateIncomplete, "template lacks required attribute \(type)")
+                throw CoreError(.templateIncomplete, "template lacks required attribute \(type)")
             }
             return value
         }
@@ -328,7 +328,7 @@ extension NewObject {
                 : .rsaPublic(modulus: try required(.modulus), publicExponent: try required(.publicExponent))
         case .ec:
             guard let curve = EllipticCurve(parameters: try required(.ecParams)) else {
-                throw KeychainError(
+                throw CoreError(
                     .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (P-256, P-384, P-521)")
             }
             if isPrivate {
@@ -341,7 +341,7 @@ extension NewObject {
             let parameters = try required(.ecParams)
             let printable: [UInt8] = [0x13, 0x0C] + Array("edwards25519".utf8)
             guard parameters == Edwards25519.parameters || parameters == printable else {
-                throw KeychainError(
+                throw CoreError(
                     .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (Ed25519)")
             }
             if isPrivate {
@@ -351,17 +351,17 @@ extension NewObject {
                 components = .ed25519Public(DEROctetString.decode(point) ?? point)
             }
         default:
-            throw KeychainError(.attributeValueInvalid, "key type \(rawType) is not RSA, EC or EC_EDWARDS")
+            throw CoreError(.attributeValueInvalid, "key type \(rawType) is not RSA, EC or EC_EDWARDS")
         }
         let key: AsymmetricKey
         do {
             key = try AsymmetricKey(components: components)
         } catch {
-            throw KeychainError(.attributeValueInvalid, error.message)
+            throw CoreError(.attributeValueInvalid, error.message)
         }
         var attributes = template
         if let given = template[.publicKeyInfo], given != key.subjectPublicKeyInfo {
-            throw KeychainError(.attributeValueInvalid, "CKA_PUBLIC_KEY_INFO contradicts the key")
+            throw CoreError(.attributeValueInvalid, "CKA_PUBLIC_KEY_INFO contradicts the key")
         }
         attributes[.publicKeyInfo] = key.subjectPublicKeyInfo
         attributes[.id] = template[.id] ?? key.publicKeyHash
@@ -376,7 +376,7 @@ extension NewObject {
         }
         if isPrivate {
             guard let pkcs8 = key.pkcs8 else {
-                throw KeychainError(.attributeValueInvalid, "the private key does not encode")
+                throw CoreError(.attributeValueInvalid, "the private key does not encode")
             }
             attributes[.keyMaterial] = pkcs8
             attributes[.private] = template[.private] ?? [1]

@@ -37,15 +37,15 @@ extension Token {
     /// caller enforces `needsPINForEachUse` by asking for the PIN before the operation runs.
     public func useKey(
         _ reference: ObjectReference, for usage: KeyUse, keyType: KeyType? = nil, context: AccessContext
-    ) throws(KeychainError) -> UsableKey {
+    ) throws(CoreError) -> UsableKey {
         let loaded =
             usage.needsPrivateKey
             ? try privateKey(reference, context: context) : try publicKey(reference, context: context)
         if let keyType, loaded.attributes.ulong(.keyType) != keyType.rawValue {
-            throw KeychainError(.keyTypeInconsistent, "the key's type does not fit the mechanism")
+            throw CoreError(.keyTypeInconsistent, "the key's type does not fit the mechanism")
         }
         guard loaded.attributes.bool(usage.attribute) == true else {
-            throw KeychainError(
+            throw CoreError(
                 .keyFunctionNotPermitted,
                 "the key may not \(usage) (its attribute \(usage.attribute) is false)")
         }
@@ -59,11 +59,11 @@ extension Token {
     /// A private key's secret, to leave the token: only a key that is neither sensitive nor
     /// unextractable (v2.40 §4.9; the PKCS#11 face answers CKR_ATTRIBUTE_SENSITIVE otherwise).
     public func exportablePrivateKey(_ reference: ObjectReference, context: AccessContext)
-        throws(KeychainError) -> AsymmetricKey
+        throws(CoreError) -> AsymmetricKey
     {
         let loaded = try privateKey(reference, context: context)
         guard Token.sensitiveTypes(of: loaded.attributes).isEmpty else {
-            throw KeychainError(
+            throw CoreError(
                 .attributeSensitive, "the private key is not exportable: its secret never leaves the keychain"
             )
         }
@@ -76,9 +76,9 @@ extension Token {
     /// configuration turned it off (`rsa-pkcs1-decryption = no`): its padding invites
     /// Bleichenbacher-style oracles, which implicit rejection answers but a site that needs no
     /// such decryption may rather not offer at all. Both faces ask here before decrypting.
-    public func checkPKCS1Decryption() throws(KeychainError) {
+    public func checkPKCS1Decryption() throws(CoreError) {
         guard configuration.allowsRSAPKCS1Decryption else {
-            throw KeychainError(
+            throw CoreError(
                 .mechanismInvalid,
                 "PKCS#1 v1.5 decryption is turned off by the configuration (rsa-pkcs1-decryption = no)")
         }

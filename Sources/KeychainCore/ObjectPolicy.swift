@@ -282,10 +282,10 @@ struct ObjectPolicy {
     func check(
         _ template: AttributeSet, _ change: ObjectChange, current: AttributeSet? = nil,
         asSecurityOfficer: Bool
-    ) throws(KeychainError) {
+    ) throws(CoreError) {
         for (type, value) in template {
             guard let spec = specs[type] else {
-                throw KeychainError(
+                throw CoreError(
                     .attributeTypeInvalid, "attribute \(type) does not belong to this object class")
             }
             try ObjectPolicy.validate(value, as: spec)
@@ -293,7 +293,7 @@ struct ObjectPolicy {
             switch change {
             case .create:
                 guard rules.contains(.settableOnCreate) else {
-                    throw KeychainError(.attributeReadOnly, "attribute \(type) is set by the token")
+                    throw CoreError(.attributeReadOnly, "attribute \(type) is set by the token")
                 }
             case .generate:
                 guard
@@ -301,29 +301,29 @@ struct ObjectPolicy {
                         || (rules.contains(.settableOnCreate)
                             && rules.isDisjoint(with: [.secret, .material]))
                 else {
-                    throw KeychainError(
+                    throw CoreError(
                         .attributeReadOnly, "attribute \(type) is made by the token when it generates a key")
                 }
             case .copy:
                 guard rules.contains(.modifiable) || rules.contains(.settableOnCopy) else {
-                    throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed by a copy")
+                    throw CoreError(.attributeReadOnly, "attribute \(type) cannot be changed by a copy")
                 }
             case .update:
                 guard rules.contains(.modifiable) else {
-                    throw KeychainError(.attributeReadOnly, "attribute \(type) cannot be changed")
+                    throw CoreError(.attributeReadOnly, "attribute \(type) cannot be changed")
                 }
             }
             let new = AttributeValue.bool(value)
             if let old = current?.bool(type), let new {
                 if rules.contains(.onlyTurnsOn), old, !new {
-                    throw KeychainError(.attributeReadOnly, "attribute \(type) can be turned on, never off")
+                    throw CoreError(.attributeReadOnly, "attribute \(type) can be turned on, never off")
                 }
                 if rules.contains(.onlyTurnsOff), !old, new {
-                    throw KeychainError(.attributeReadOnly, "attribute \(type) can be turned off, never on")
+                    throw CoreError(.attributeReadOnly, "attribute \(type) can be turned off, never on")
                 }
             }
             if rules.contains(.securityOfficerOnly), new == true, !asSecurityOfficer {
-                throw KeychainError(.attributeReadOnly, "only the security officer may set \(type) to true")
+                throw CoreError(.attributeReadOnly, "only the security officer may set \(type) to true")
             }
         }
     }
@@ -354,7 +354,7 @@ struct ObjectPolicy {
     }
 
     /// Checks a value's encoding against its kind.
-    static func validate(_ value: [UInt8], as spec: AttributeSpec) throws(KeychainError) {
+    static func validate(_ value: [UInt8], as spec: AttributeSpec) throws(CoreError) {
         let valid: Bool
         switch spec.kind {
         case .bool: valid = value.count == 1
@@ -365,11 +365,11 @@ struct ObjectPolicy {
         case .bytes: valid = true
         }
         guard valid else {
-            throw KeychainError(
+            throw CoreError(
                 .attributeValueInvalid, "attribute \(spec.type) has a value of the wrong size or form")
         }
         if spec.type == .objectID, !value.isEmpty, !DERObjectIdentifier.isValid(value) {
-            throw KeychainError(.attributeValueInvalid, "CKA_OBJECT_ID is not a DER object identifier")
+            throw CoreError(.attributeValueInvalid, "CKA_OBJECT_ID is not a DER object identifier")
         }
     }
 }
@@ -387,21 +387,21 @@ extension NewObject {
     /// Builds an object from a C_CreateObject / SecItemAdd template: checks every attribute
     /// against the class's rules, derives what the certificate DER determines (DESIGN §4),
     /// and fills defaults. Nothing is stored here.
-    init(template: AttributeSet, asSecurityOfficer: Bool) throws(KeychainError) {
+    init(template: AttributeSet, asSecurityOfficer: Bool) throws(CoreError) {
         guard let rawClass = template[.class] else {
-            throw KeychainError(.templateIncomplete, "template has no CKA_CLASS")
+            throw CoreError(.templateIncomplete, "template has no CKA_CLASS")
         }
         guard let classValue = AttributeValue.ulong(rawClass) else {
-            throw KeychainError(.attributeValueInvalid, "CKA_CLASS is not a CK_ULONG")
+            throw CoreError(.attributeValueInvalid, "CKA_CLASS is not a CK_ULONG")
         }
         guard let policy = ObjectPolicy.forClass(ObjectClass(rawValue: classValue)) else {
-            throw KeychainError(
+            throw CoreError(
                 .attributeValueInvalid, "objects of class \(classValue) cannot be created on this token")
         }
         try policy.check(template, .create, asSecurityOfficer: asSecurityOfficer)
         for spec in policy.specs.values where spec.rules.contains(.requiredOnCreate) {
             guard template[spec.type] != nil else {
-                throw KeychainError(.templateIncomplete, "template lacks required attribute \(spec.type)")
+                throw CoreError(.templateIncomplete, "template lacks required attribute \(spec.type)")
             }
         }
         if policy.objectClass == .publicKey || policy.objectClass == .privateKey {
@@ -435,28 +435,28 @@ extension NewObject {
     }
 
     /// The error of a refused uniqueness key, naming what made the object a duplicate.
-    static func duplicate(_ attributes: AttributeSet) -> KeychainError {
+    static func duplicate(_ attributes: AttributeSet) -> CoreError {
         passwordKey(of: attributes) != nil
-            ? KeychainError(
+            ? CoreError(
                 .duplicateItem, "a generic password with this service and account is already stored")
-            : KeychainError(
+            : CoreError(
                 .duplicateItem, "a certificate with the same issuer and serial number is already stored")
     }
 
     /// Derives the certificate attributes of DESIGN §4 from CKA_VALUE and returns the
     /// uniqueness key (certificate type, issuer, serial).
-    private static func deriveCertificate(_ attributes: inout AttributeSet) throws(KeychainError)
+    private static func deriveCertificate(_ attributes: inout AttributeSet) throws(CoreError)
         -> [UInt8]
     {
         guard attributes.ulong(.certificateType) == CertificateType.x509.rawValue else {
-            throw KeychainError(.attributeValueInvalid, "only X.509 certificates (CKC_X_509) are supported")
+            throw CoreError(.attributeValueInvalid, "only X.509 certificates (CKC_X_509) are supported")
         }
         let der = attributes[.value] ?? []
         let certificate: X509Certificate
         do {
             certificate = try X509Certificate(der: der)
         } catch {
-            throw KeychainError(.attributeValueInvalid, error.message)
+            throw CoreError(.attributeValueInvalid, error.message)
         }
         let derived: AttributeSet = [
             .subject: certificate.subject,
@@ -470,7 +470,7 @@ extension NewObject {
         ]
         for (type, value) in derived {
             if let supplied = attributes[type], supplied != value {
-                throw KeychainError(
+                throw CoreError(
                     .attributeValueInvalid, "attribute \(type) contradicts the certificate DER")
             }
             attributes[type] = value

@@ -20,15 +20,15 @@ extension Token {
 
     /// Seals the values of `types` present in `attributes` under the token key and
     /// `attributes[.sealID]`. Needs a current login (`currentTokenKey`). `lock` must be held.
-    func sealed(_ attributes: AttributeSet, types: Set<AttributeType>) throws(KeychainError) -> AttributeSet {
+    func sealed(_ attributes: AttributeSet, types: Set<AttributeType>) throws(CoreError) -> AttributeSet {
         guard let sealID = attributes[.sealID] else {
-            throw KeychainError(.storageCorrupt, "an object to seal has no seal ID")
+            throw CoreError(.storageCorrupt, "an object to seal has no seal ID")
         }
         let key = try currentTokenKey(toSeal: true)
         var result = attributes
         for type in types {
             guard let value = attributes[type] else { continue }
-            result[type] = try KeychainError.mapping {
+            result[type] = try CoreError.mapping {
                 try SecretBox.seal(
                     SecretBytes(value), key: key,
                     associatedData: sealID + AttributeValue.encode(type.rawValue))
@@ -39,7 +39,7 @@ extension Token {
 
     /// `stored` with the sealed values of `types` opened and every other sealed value (and the
     /// seal ID) removed. `lock` must be held.
-    func revealed(_ stored: AttributeSet, _ types: Set<AttributeType>) throws(KeychainError) -> AttributeSet {
+    func revealed(_ stored: AttributeSet, _ types: Set<AttributeType>) throws(CoreError) -> AttributeSet {
         var result = stored
         result[.sealID] = nil
         for type in Token.sealedTypes(of: stored) {
@@ -51,7 +51,7 @@ extension Token {
     /// The value of sealed type `type` of `stored`, opened into a self-wiping buffer; nil when
     /// the object has none. A value stored in clear by an older version (a key that was not
     /// private, with no seal ID) comes as it is. `lock` must be held.
-    func opened(_ type: AttributeType, of stored: AttributeSet) throws(KeychainError) -> SecretBytes? {
+    func opened(_ type: AttributeType, of stored: AttributeSet) throws(CoreError) -> SecretBytes? {
         guard let box = stored[type] else { return nil }
         guard let sealID = stored[.sealID] else { return SecretBytes(box) }
         let key = try currentTokenKey(toSeal: false)
@@ -59,7 +59,7 @@ extension Token {
             return try SecretBox.open(
                 box, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))
         } catch {
-            throw KeychainError(.storageCorrupt, "a sealed value of an object does not open: \(error)")
+            throw CoreError(.storageCorrupt, "a sealed value of an object does not open: \(error)")
         }
     }
 

@@ -33,16 +33,16 @@ public struct AccessContext: Sendable {
     /// The access rules for changing an object (v2.40 §6.7.1 and table 6): a pure function of
     /// the session state and the object's kind.
     public func checkWrite(tokenObject: Bool, privateObject: Bool, writeProtected: Bool)
-        throws(KeychainError)
+        throws(CoreError)
     {
         if tokenObject, writeProtected {
-            throw KeychainError(.tokenWriteProtected, "the token is write-protected")
+            throw CoreError(.tokenWriteProtected, "the token is write-protected")
         }
         if tokenObject, !readWrite {
-            throw KeychainError(.sessionReadOnly, "token objects can be changed only in a read/write session")
+            throw CoreError(.sessionReadOnly, "token objects can be changed only in a read/write session")
         }
         if privateObject, !userLoggedIn {
-            throw KeychainError(.userNotLoggedIn, "private objects need a logged-in user")
+            throw CoreError(.userNotLoggedIn, "private objects need a logged-in user")
         }
     }
 
@@ -98,7 +98,7 @@ public final class Token: @unchecked Sendable {
 
     /// The persistent store, opened (and created, with its directory) on first use. A failure
     /// is not remembered: the next call tries again (`openError` reports its reason).
-    func store() throws(KeychainError) -> ObjectStore {
+    func store() throws(CoreError) -> ObjectStore {
         if let persistentStore { return persistentStore }
         let path = configuration.path
         let create = !configuration.readOnly
@@ -128,22 +128,22 @@ public final class Token: @unchecked Sendable {
             persistentStore = store
             return store
         } catch let error as StorageError {
-            throw KeychainError(error)
+            throw CoreError(error)
         } catch {
-            throw KeychainError(.tokenNotPresent, "cannot open store \(path): \(error)")
+            throw CoreError(.tokenNotPresent, "cannot open store \(path): \(error)")
         }
     }
 
-    private func volatileStore() throws(KeychainError) -> ObjectStore {
+    private func volatileStore() throws(CoreError) -> ObjectStore {
         if let sessionStore { return sessionStore }
-        let store = try KeychainError.mapping { try ObjectStore(path: ":memory:", create: true) }
-        let random = try KeychainError.mapping { try SecureRandom.bytes(8) }
+        let store = try CoreError.mapping { try ObjectStore(path: ":memory:", create: true) }
+        let random = try CoreError.mapping { try SecureRandom.bytes(8) }
         sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
         sessionStore = store
         return store
     }
 
-    func store(for reference: ObjectReference) throws(KeychainError) -> ObjectStore {
+    func store(for reference: ObjectReference) throws(CoreError) -> ObjectStore {
         reference.isSessionObject ? try volatileStore() : try store()
     }
 
@@ -161,8 +161,8 @@ public final class Token: @unchecked Sendable {
     private static let serialKey = "serial"
 
     /// Opens the store now, reporting why it cannot be opened.
-    public func open() throws(KeychainError) {
-        try lock.withLock { () throws(KeychainError) in _ = try store() }
+    public func open() throws(CoreError) {
+        try lock.withLock { () throws(CoreError) in _ = try store() }
     }
 
     /// True when the store exists or can be created.
@@ -171,9 +171,9 @@ public final class Token: @unchecked Sendable {
     /// Why the store cannot be opened (tried again now), or nil when it is open: the reason
     /// a face reports instead of a bare "not present" (a FIFO, a damaged file, a directory
     /// it may not create…).
-    public var openError: KeychainError? {
-        lock.withLock { () -> KeychainError? in
-            do throws(KeychainError) {
+    public var openError: CoreError? {
+        lock.withLock { () -> CoreError? in
+            do throws(CoreError) {
                 _ = try store()
                 return nil
             } catch {
@@ -213,15 +213,15 @@ public final class Token: @unchecked Sendable {
     /// Creates an object from a template (C_CreateObject, SecItemAdd). CKA_TOKEN in the
     /// template chooses the token store or the session store.
     public func createObject(_ template: AttributeSet, context: AccessContext)
-        throws(KeychainError) -> ObjectReference
+        throws(CoreError) -> ObjectReference
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
-        return try lock.withLock { () throws(KeychainError) in try insertLocked(object, context: context) }
+        return try lock.withLock { () throws(CoreError) in try insertLocked(object, context: context) }
     }
 
     /// Creates several objects in one transaction: all are stored, or none (a batch import).
     public func createObjects(_ templates: [AttributeSet], context: AccessContext)
-        throws(KeychainError) -> [ObjectReference]
+        throws(CoreError) -> [ObjectReference]
     {
         var objects: [NewObject] = []
         for template in templates {
@@ -231,17 +231,16 @@ public final class Token: @unchecked Sendable {
     }
 
     /// Stores objects in one transaction: all, or none.
-    func insertAll(_ objects: [NewObject], context: AccessContext) throws(KeychainError) -> [ObjectReference]
-    {
+    func insertAll(_ objects: [NewObject], context: AccessContext) throws(CoreError) -> [ObjectReference] {
         guard !objects.isEmpty else { return [] }
         let isTokenObject = objects.map { $0.attributes.bool(.token) ?? false }
-        return try lock.withLock { () throws(KeychainError) in
+        return try lock.withLock { () throws(CoreError) in
             // Every store the batch writes to takes part in the transaction: a failure must
             // not leave the batch's session objects behind either. A store it does not write
             // to stays out (a batch of session objects needs no writable token store).
             let persistent = isTokenObject.contains(true) ? try store() : nil
             let session = isTokenObject.contains(false) ? try volatileStore() : nil
-            return try KeychainError.mapping {
+            return try CoreError.mapping {
                 try Token.write(persistent) {
                     try Token.write(session) {
                         var references: [ObjectReference] = []
@@ -265,7 +264,7 @@ public final class Token: @unchecked Sendable {
     /// private object, are sealed here, in the write transaction that stores them (so a
     /// re-initialisation by another process cannot slip in between): no path reaches the
     /// store with a key byte in clear (DESIGN §7).
-    func insertLocked(_ object: NewObject, context: AccessContext) throws(KeychainError) -> ObjectReference {
+    func insertLocked(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectReference {
         let isToken = object.attributes.bool(.token) ?? false
         let isPrivate = object.attributes.bool(.private) ?? false
         let store = isToken ? try store() : try volatileStore()
@@ -276,8 +275,8 @@ public final class Token: @unchecked Sendable {
             // A key that is not private still needs the token key: say what to do first.
             _ = try currentTokenKey(toSeal: true)
         }
-        do throws(KeychainError) {
-            let id = try KeychainError.mapping {
+        do throws(CoreError) {
+            let id = try CoreError.mapping {
                 try store.write { () throws -> Int64 in
                     var attributes = object.attributes
                     if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
@@ -300,8 +299,8 @@ public final class Token: @unchecked Sendable {
     /// opens nothing. Private objects are not found unless the context may see them.
     public func attributes(
         of reference: ObjectReference, context: AccessContext, revealing types: Set<AttributeType>? = nil
-    ) throws(KeychainError) -> AttributeSet {
-        try lock.withLock { () throws(KeychainError) in
+    ) throws(CoreError) -> AttributeSet {
+        try lock.withLock { () throws(CoreError) in
             let stored = try loadStored(reference, context: context)
             let hidden = Token.sensitiveTypes(of: stored).union([.keyMaterial])
             var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
@@ -326,9 +325,9 @@ public final class Token: @unchecked Sendable {
     /// The attributes `types` of an object, each as a caller may read it. Only the sealed
     /// values asked for are opened: reading a key's label opens none of its secret parts.
     public func read(_ types: [AttributeType], of reference: ObjectReference, context: AccessContext)
-        throws(KeychainError) -> [AttributeReading]
+        throws(CoreError) -> [AttributeReading]
     {
-        try lock.withLock { () throws(KeychainError) in
+        try lock.withLock { () throws(CoreError) in
             let stored = try loadStored(reference, context: context)
             let hidden: Set<AttributeType> = [.keyMaterial, .sealID]
             let sensitive = Token.sensitiveTypes(of: stored)
@@ -357,13 +356,13 @@ public final class Token: @unchecked Sendable {
 
     /// An object as stored, sealed values still sealed, with its unique ID; checks that the
     /// context may see it. `lock` must be held.
-    func loadStored(_ reference: ObjectReference, context: AccessContext) throws(KeychainError)
+    func loadStored(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> AttributeSet
     {
         let store = try store(for: reference)
-        let rows = try KeychainError.mapping { try store.attributes(of: reference.rowID) }
+        let rows = try CoreError.mapping { try store.attributes(of: reference.rowID) }
         guard let rows else {
-            throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
+            throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
         }
         var attributes: AttributeSet = [:]
         for row in rows { attributes[AttributeType(row.type)] = row.value }
@@ -371,184 +370,10 @@ public final class Token: @unchecked Sendable {
         // from before a logout sees nothing.
         let isPrivate = attributes.bool(.private) ?? false
         guard context.canSee(privateObject: isPrivate), !isPrivate || login != nil else {
-            throw KeychainError(.objectNotFound, "the object is private: log in first")
+            throw CoreError(.objectNotFound, "the object is private: log in first")
         }
         attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
         return attributes
-    }
-
-    /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate).
-    public func updateObject(
-        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
-    ) throws(KeychainError) {
-        try lock.withLock { () throws(KeychainError) in
-            try updateLocked(reference, with: template, context: context)
-        }
-    }
-
-    /// Changes the same attributes of several token objects in one transaction: all of them
-    /// change, or none (SecItemUpdate applies to every match). Objects deleted meanwhile are
-    /// skipped. Returns the references changed.
-    public func updateObjects(
-        _ references: [ObjectReference], with template: AttributeSet, context: AccessContext
-    ) throws(KeychainError) -> [ObjectReference] {
-        try inOneTransaction(references) { (reference) throws(KeychainError) in
-            try updateLocked(reference, with: template, context: context)
-        }
-    }
-
-    /// Destroys several token objects in one transaction: all of them go, or none
-    /// (SecItemDelete applies to every match). Objects deleted meanwhile are skipped.
-    /// Returns the references destroyed.
-    public func destroyObjects(_ references: [ObjectReference], context: AccessContext)
-        throws(KeychainError) -> [ObjectReference]
-    {
-        try inOneTransaction(references) { (reference) throws(KeychainError) in
-            try destroyLocked(reference, context: context)
-        }
-    }
-
-    /// Runs `body` on each reference inside one write transaction of the token store, with
-    /// `lock` held; a reference whose object no longer exists is left out of the result.
-    private func inOneTransaction(
-        _ references: [ObjectReference], _ body: (ObjectReference) throws(KeychainError) -> Void
-    ) throws(KeychainError) -> [ObjectReference] {
-        guard !references.isEmpty else { return [] }
-        return try lock.withLock { () throws(KeychainError) in
-            let persistent = try store()
-            return try KeychainError.mapping {
-                try persistent.write {
-                    var done: [ObjectReference] = []
-                    for reference in references {
-                        do {
-                            try body(reference)
-                            done.append(reference)
-                        } catch let error as KeychainError where error.code == .objectNotFound {
-                            continue
-                        }
-                    }
-                    return done
-                }
-            }
-        }
-    }
-
-    /// Changes attributes of an object; `lock` must be held. The read, the rule check and
-    /// the write are one transaction, so another process's change or deletion cannot come
-    /// between them.
-    private func updateLocked(
-        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
-    ) throws(KeychainError) {
-        let store = try store(for: reference)
-        try KeychainError.mapping {
-            try store.write { () throws in
-                let current = try loadStored(reference, context: context)
-                try context.checkWrite(
-                    tokenObject: !reference.isSessionObject,
-                    privateObject: current.bool(.private) ?? false,
-                    writeProtected: !reference.isSessionObject
-                        && (configuration.readOnly || store.isReadOnly))
-                guard current.bool(.modifiable) ?? true else {
-                    throw KeychainError(
-                        .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
-                }
-                let policy = try Token.policy(of: current)
-                try policy.check(
-                    template, .update, current: current, asSecurityOfficer: context.securityOfficer)
-                var changed = current.merging(template) { _, new in new }
-                policy.settleHistory(&changed, after: .update, before: current)
-                var changes = template
-                for type: AttributeType in [.alwaysSensitive, .neverExtractable]
-                where changed[type] != current[type] {
-                    changes[type] = changed[type]
-                }
-                let toSeal = Token.sealedTypes(of: current).intersection(changes.keys)
-                if !toSeal.isEmpty {
-                    guard let sealID = current[.sealID] else {
-                        throw KeychainError(.storageCorrupt, "a sealed object has no seal ID")
-                    }
-                    changes[.sealID] = sealID
-                    changes = try sealed(changes, types: toSeal)
-                    changes[.sealID] = nil
-                }
-                let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
-                // A generic password given another service or account takes that pair's key.
-                let uniqueKey =
-                    template[.application] != nil || template[.account] != nil
-                    ? NewObject.passwordKey(of: changed) : nil
-                do {
-                    try store.update(reference.rowID, attributes: rows, uniqueKey: uniqueKey)
-                } catch let error as StorageError where error.code == .constraint {
-                    throw NewObject.duplicate(changed)
-                }
-            }
-        }
-    }
-
-    /// Copies an object with changes (C_CopyObject): a real copy, key material included, that
-    /// signs and decrypts like the original, under the same one-way rules as any change. The
-    /// sealed values move as they are (still sealed, bound to the original's seal ID): no
-    /// secret is opened to copy a key, so a key that is not private copies without a login.
-    public func copyObject(
-        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
-    ) throws(KeychainError) -> ObjectReference {
-        try lock.withLock { () throws(KeychainError) in
-            let source = try loadStored(reference, context: context)
-            guard source.bool(.copyable) ?? true else {
-                throw KeychainError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
-            }
-            let policy = try Token.policy(of: source)
-            try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
-            var attributes = source.merging(template) { _, new in new }
-            attributes[.uniqueID] = nil
-            policy.settleHistory(&attributes, after: .copy, before: source)
-            var isSealed = source[.sealID] != nil
-            if isSealed, Token.sealedTypes(of: attributes).isEmpty {
-                // A private object copied into a public one: its values are no longer sealed.
-                attributes = try revealed(attributes, Token.sealedTypes(of: source))
-                isSealed = false
-            }
-            let uniqueKey: [UInt8]? =
-                policy.objectClass == .certificate
-                ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
-                    + (attributes[.serialNumber] ?? [])
-                : NewObject.passwordKey(of: attributes)
-            return try insertLocked(
-                NewObject(attributes: attributes, uniqueKey: uniqueKey, isSealed: isSealed), context: context)
-        }
-    }
-
-    /// Destroys an object (C_DestroyObject, SecItemDelete).
-    public func destroyObject(_ reference: ObjectReference, context: AccessContext)
-        throws(KeychainError)
-    {
-        try lock.withLock { () throws(KeychainError) in
-            try destroyLocked(reference, context: context)
-        }
-    }
-
-    /// Destroys an object; `lock` must be held.
-    private func destroyLocked(_ reference: ObjectReference, context: AccessContext)
-        throws(KeychainError)
-    {
-        let store = try store(for: reference)
-        try KeychainError.mapping {
-            try store.write { () throws in
-                let current = try loadStored(reference, context: context)
-                try context.checkWrite(
-                    tokenObject: !reference.isSessionObject,
-                    privateObject: current.bool(.private) ?? false,
-                    writeProtected: !reference.isSessionObject
-                        && (configuration.readOnly || store.isReadOnly))
-                guard current.bool(.destroyable) ?? true else {
-                    throw KeychainError(
-                        .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
-                }
-                guard try store.delete(reference.rowID) else {
-                    throw KeychainError(.objectNotFound, "the object does not exist (deleted?)")
-                }
-            }
-        }
     }
 
     /// Removes session objects whose session ended. Never fails: the session store is
@@ -565,7 +390,7 @@ public final class Token: @unchecked Sendable {
     /// References of the objects matching every attribute of `template` (C_FindObjectsInit,
     /// SecItemCopyMatching), token objects first. Private objects only when the context may
     /// see them. Each lookup is an index seek on the template's most selective attribute.
-    public func findObjects(_ template: AttributeSet, context: AccessContext) throws(KeychainError)
+    public func findObjects(_ template: AttributeSet, context: AccessContext) throws(CoreError)
         -> [ObjectReference]
     {
         var terms = template
@@ -578,18 +403,18 @@ public final class Token: @unchecked Sendable {
             .map { StoredAttribute($0.key.rawValue, $0.value) }
         let wantsToken = template.bool(.token) != false
         let wantsSession = template.bool(.token) != true
-        return try lock.withLock { () throws(KeychainError) in
+        return try lock.withLock { () throws(CoreError) in
             var found: [ObjectReference] = []
             if wantsToken {
                 let store = try store()
-                let ids = try KeychainError.mapping {
+                let ids = try CoreError.mapping {
                     try Token.find(
                         ordered, id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
                 found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
             }
             if wantsSession, let sessionStore {
-                let ids = try KeychainError.mapping {
+                let ids = try CoreError.mapping {
                     try Token.find(
                         ordered, id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
                 }
@@ -628,9 +453,9 @@ public final class Token: @unchecked Sendable {
         }
     }
 
-    static func policy(of attributes: AttributeSet) throws(KeychainError) -> ObjectPolicy {
+    static func policy(of attributes: AttributeSet) throws(CoreError) -> ObjectPolicy {
         guard let policy = policy(ofStored: attributes) else {
-            throw KeychainError(.storageCorrupt, "stored object has an unknown class")
+            throw CoreError(.storageCorrupt, "stored object has an unknown class")
         }
         return policy
     }

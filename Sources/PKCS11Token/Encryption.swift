@@ -51,7 +51,7 @@ func C_DecryptInit(
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
         let padding = try encryptionPadding(mechanism)
         if case .pkcs1 = padding {
-            try core { () throws(KeychainError) in try session.slot.token.checkPKCS1Decryption() }
+            try core { () throws(CoreError) in try session.slot.token.checkPKCS1Decryption() }
         }
         try session.lock.withLock { () throws(P11Error) in
             guard session.decrypting == nil else {

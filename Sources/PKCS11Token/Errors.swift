@@ -15,7 +15,7 @@ struct P11Error: Error {
     static let argumentsBad = P11Error(CKR_ARGUMENTS_BAD, "a required pointer is NULL")
 
     /// The one table from item-model errors to CK_RV.
-    init(_ error: KeychainError) {
+    init(_ error: CoreError) {
         let rv: CK_RV =
             switch error.code {
             case .attributeTypeInvalid: CKR_ATTRIBUTE_TYPE_INVALID

@@ -17,7 +17,7 @@ func operationKey(_ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUs
         throw P11Error(CKR_KEY_HANDLE_INVALID, "handle \(handle) names no key")
     }
     let usable: UsableKey
-    do throws(KeychainError) {
+    do throws(CoreError) {
         usable = try session.slot.token.useKey(reference, for: use, keyType: type, context: session.context)
     } catch  where error.code == .objectNotFound {
         throw P11Error(CKR_KEY_HANDLE_INVALID, error.message)
@@ -41,12 +41,12 @@ func C_GenerateKeyPair(
         }
         let publicTemplate = try readTemplate(pPublicKeyTemplate, ulPublicKeyAttributeCount)
         let privateTemplate = try readTemplate(pPrivateKeyTemplate, ulPrivateKeyAttributeCount)
-        let kind = try core { () throws(KeychainError) in
+        let kind = try core { () throws(CoreError) in
             try KeyPairKind(
                 mechanism: UInt64(mechanism.mechanism), publicTemplate: publicTemplate,
                 privateTemplate: privateTemplate)
         }
-        let references = try core { () throws(KeychainError) in
+        let references = try core { () throws(CoreError) in
             try session.slot.token.generateKeyPair(
                 kind, publicTemplate: publicTemplate, privateTemplate: privateTemplate,
                 context: session.context)

@@ -259,7 +259,7 @@ func sessionEntry(
 
 /// Runs a KeychainCore call, mapping its error.
 @inline(__always)
-func core<T>(_ body: () throws(KeychainError) -> T) throws(P11Error) -> T {
+func core<T>(_ body: () throws(CoreError) -> T) throws(P11Error) -> T {
     do {
         return try body()
     } catch {

@@ -11,7 +11,7 @@ func C_CreateObject(
     sessionEntry("C_CreateObject", hSession) { (_, session) throws(P11Error) in
         guard let phObject else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulCount)
-        let reference = try core { () throws(KeychainError) in
+        let reference = try core { () throws(CoreError) in
             try session.slot.token.createObject(template, context: session.context)
         }
         adopt(reference, by: session)
@@ -24,12 +24,12 @@ func C_CreateObject(
 /// `update` finds no row); when the object is indeed gone, that is CKR_OBJECT_HANDLE_INVALID
 /// (v2.40 §5.7), as for an object already gone when the call began, not CKR_DEVICE_ERROR.
 private func onObject<T>(
-    _ reference: ObjectReference, in session: Session, _ body: () throws(KeychainError) -> T
+    _ reference: ObjectReference, in session: Session, _ body: () throws(CoreError) -> T
 ) throws(P11Error) -> T {
     do {
         return try body()
     } catch  where error.code == .storageFailure {
-        do throws(KeychainError) {
+        do throws(CoreError) {
             _ = try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
         } catch  where error.code == .objectNotFound {
             throw P11Error(
@@ -57,7 +57,7 @@ func C_CopyObject(
         guard let phNewObject else { throw P11Error.argumentsBad }
         let source = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
-        let copy = try onObject(source, in: session) { () throws(KeychainError) in
+        let copy = try onObject(source, in: session) { () throws(CoreError) in
             try session.slot.token.copyObject(source, with: template, context: session.context)
         }
         adopt(copy, by: session)
@@ -69,7 +69,7 @@ func C_CopyObject(
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
     sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
-        try onObject(reference, in: session) { () throws(KeychainError) in
+        try onObject(reference, in: session) { () throws(CoreError) in
             try session.slot.token.destroyObject(reference, context: session.context)
         }
         // Whichever session of the application made it (any may destroy it) forgets it, so its
@@ -88,7 +88,7 @@ func C_GetObjectSize(
     sessionEntry("C_GetObjectSize", hSession) { (_, session) throws(P11Error) in
         guard let pulSize else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
-        let attributes = try core { () throws(KeychainError) in
+        let attributes = try core { () throws(CoreError) in
             try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
         }
         // An approximation, as the spec allows: the bytes of every attribute value.
@@ -111,7 +111,7 @@ func C_GetAttributeValue(
         let types = (0..<count).map { AttributeType(UInt64(pTemplate?[$0].type ?? 0)) }
         // The core decides what each attribute reads as, and opens only the sealed values
         // asked for: reading a key's label opens none of its secret parts.
-        let readings = try core { () throws(KeychainError) in
+        let readings = try core { () throws(CoreError) in
             try session.slot.token.read(types, of: reference, context: session.context)
         }
         guard let pTemplate else { return }
@@ -156,7 +156,7 @@ func C_SetAttributeValue(
     sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
-        try onObject(reference, in: session) { () throws(KeychainError) in
+        try onObject(reference, in: session) { () throws(CoreError) in
             try session.slot.token.updateObject(reference, with: template, context: session.context)
         }
     }
@@ -173,7 +173,7 @@ func C_FindObjectsInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "a search is already active: call C_FindObjectsFinal")
             }
             // The results are fixed now (DESIGN §8): later changes do not disturb the search.
-            let results = try core { () throws(KeychainError) in
+            let results = try core { () throws(CoreError) in
                 try session.slot.token.findObjects(template, context: session.context)
             }
             session.find = (results, 0, session.context.userLoggedIn)

@@ -146,14 +146,14 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
             guard waiting.contains(where: { $0.0 }) else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
             }
-            try core { () throws(KeychainError) in try session.slot.token.reauthenticateUser(pin: pin) }
+            try core { () throws(CoreError) in try session.slot.token.reauthenticateUser(pin: pin) }
             for (needed, clear) in waiting where needed { clear() }
         }
         return
     default:
         throw P11Error(CKR_USER_TYPE_INVALID, "user type \(userType) is not SO, USER or CONTEXT_SPECIFIC")
     }
-    try core { () throws(KeychainError) in try session.slot.token.logIn(user, pin: pin) }
+    try core { () throws(CoreError) in try session.slot.token.logIn(user, pin: pin) }
 }
 
 @c @implementation

@@ -39,8 +39,8 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
     entry("C_GetTokenInfo") { (state) throws(P11Error) in
         let slot = try state.slot(slotID)
         guard let pInfo else { throw P11Error.argumentsBad }
-        try core { () throws(KeychainError) in try slot.token.open() }
-        let authentication = try core { () throws(KeychainError) in try slot.token.authenticationState() }
+        try core { () throws(CoreError) in try slot.token.open() }
+        let authentication = try core { () throws(CoreError) in try slot.token.authenticationState() }
         let counts = Module.lock.withLock {
             state.sessions.values.filter { $0.slot === slot }.reduce(into: (all: 0, readWrite: 0)) {
                 $0.all += 1
@@ -212,7 +212,7 @@ func C_InitToken(
         guard !slot.token.isWriteProtected else {
             throw P11Error(CKR_TOKEN_WRITE_PROTECTED, "token '\(slot.token.configuration.name)' is read-only")
         }
-        try core { () throws(KeychainError) in
+        try core { () throws(CoreError) in
             try slot.token.initialize(
                 securityOfficerPIN: soPIN, label: String(decoding: label, as: UTF8.self))
         }
@@ -228,7 +228,7 @@ func C_InitPIN(
         guard session.state == CK_STATE(CKS_RW_SO_FUNCTIONS) else {
             throw P11Error(CKR_USER_NOT_LOGGED_IN, "C_InitPIN needs a R/W session with the SO logged in")
         }
-        try core { () throws(KeychainError) in try session.slot.token.initializeUserPIN(userPIN) }
+        try core { () throws(CoreError) in try session.slot.token.initializeUserPIN(userPIN) }
     }
 }
 
@@ -243,7 +243,7 @@ func C_SetPIN(
         guard session.isReadWrite else {
             throw P11Error(CKR_SESSION_READ_ONLY, "C_SetPIN needs a R/W session")
         }
-        try core { () throws(KeychainError) in try session.slot.token.changePIN(from: old, to: new) }
+        try core { () throws(CoreError) in try session.slot.token.changePIN(from: old, to: new) }
     }
 }
 

@@ -92,7 +92,7 @@ enum TokenCommands {
     /// state and ``TokenLimits``): the Swift API sees only the kinds of item it models, and a
     /// token also holds what PKCS#11 applications store (any data object or key). The count
     /// is one index scan; no object is loaded.
-    static func objectCount(path: String, readOnly: Bool) throws(KeychainCore.KeychainError) -> Int {
+    static func objectCount(path: String, readOnly: Bool) throws(CoreError) -> Int {
         let token = Token(configuration: TokenConfiguration(name: "", path: path, readOnly: readOnly))
         return try token.findObjects([.token: [1]], context: AccessContext(readWrite: false)).count
     }

@@ -166,7 +166,7 @@ struct CertificateCreationTests {
     }
 
     /// Templates that cannot make a certificate, and the error each gets.
-    static let badTemplates: [Named<(AttributeSet, KeychainError.Code)>] = [
+    static let badTemplates: [Named<(AttributeSet, CoreError.Code)>] = [
         Named("no CKA_CLASS", ([.certificateType: ulong(0), .value: [0x30, 0x00]], .templateIncomplete)),
         Named(
             "a CKA_CLASS of the wrong size",
@@ -211,7 +211,7 @@ struct CertificateCreationTests {
 
     @Test(
         "a template that cannot make a certificate is refused and nothing is stored", arguments: badTemplates)
-    func badTemplateIsRefused(_ template: Named<(AttributeSet, KeychainError.Code)>) throws {
+    func badTemplateIsRefused(_ template: Named<(AttributeSet, CoreError.Code)>) throws {
         let (attributes, code) = template.value
         try withToken { token, _ throws in
             expectKeychainError(code) { _ = try token.createObject(attributes, context: Contexts.readWrite) }

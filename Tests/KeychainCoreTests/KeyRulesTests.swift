@@ -178,7 +178,7 @@ struct PINAttemptTests {
                     do {
                         try guesser.logIn(.user, pin: bytes("wrong-\(index)"))
                         results.add(nil)
-                    } catch let error as KeychainError {
+                    } catch let error as CoreError {
                         results.add(error.code)
                     } catch {
                         results.add(.storageFailure)
@@ -208,7 +208,7 @@ struct PINAttemptTests {
                         do {
                             try token.logIn(user, pin: bytes(pin))
                             results.add(nil)
-                        } catch let error as KeychainError {
+                        } catch let error as CoreError {
                             results.add(error.code)
                         } catch {
                             results.add(.storageFailure)
@@ -252,8 +252,8 @@ struct PINAttemptTests {
 private final class Results: @unchecked Sendable {
     // @unchecked: `codes` is touched only with `lock` held.
     private let lock = NSLock()
-    private var codes: [KeychainError.Code?] = []
+    private var codes: [CoreError.Code?] = []
 
-    func add(_ code: KeychainError.Code?) { lock.withLock { codes.append(code) } }
-    func count(_ code: KeychainError.Code?) -> Int { lock.withLock { codes.filter { $0 == code }.count } }
+    func add(_ code: CoreError.Code?) { lock.withLock { codes.append(code) } }
+    func count(_ code: CoreError.Code?) -> Int { lock.withLock { codes.filter { $0 == code }.count } }
 }

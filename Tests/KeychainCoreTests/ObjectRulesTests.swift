@@ -52,12 +52,12 @@ struct DataObjectTests {
         arguments: [
             Named(
                 "an OID that is not DER",
-                ([.objectID: [0x06, 0x01]], KeychainError.Code.attributeValueInvalid)),
+                ([.objectID: [0x06, 0x01]], CoreError.Code.attributeValueInvalid)),
             Named("an OID as text", ([.objectID: bytes("2.5.4.3")], .attributeValueInvalid)),
             Named("a certificate's subject", ([.subject: [0x30, 0x00]], .attributeTypeInvalid)),
             Named("a certificate type", ([.certificateType: ulong(0)], .attributeTypeInvalid)),
-        ] as [Named<(AttributeSet, KeychainError.Code)>])
-    func badDataTemplates(_ template: Named<(AttributeSet, KeychainError.Code)>) throws {
+        ] as [Named<(AttributeSet, CoreError.Code)>])
+    func badDataTemplates(_ template: Named<(AttributeSet, CoreError.Code)>) throws {
         let (extra, code) = template.value
         try withToken { token, _ throws in
             expectKeychainError(code) {
@@ -355,7 +355,7 @@ enum ObjectRuleTypes {
 struct AccessRuleTests {
     /// PKCS#11 v2.40 §6.7.1 and table 6, for a session with no user logged in:
     /// (read/write session, token object, private object, write-protected token) → error.
-    static let table: [(Bool, Bool, Bool, Bool, KeychainError.Code?)] = [
+    static let table: [(Bool, Bool, Bool, Bool, CoreError.Code?)] = [
         (false, false, false, false, nil),
         (false, false, false, true, nil),
         (false, false, true, false, .userNotLoggedIn),
@@ -377,10 +377,10 @@ struct AccessRuleTests {
     @Test("checkWrite follows the table of session state and object kind", arguments: table)
     func checkWrite(
         readWrite: Bool, tokenObject: Bool, privateObject: Bool, writeProtected: Bool,
-        expected: KeychainError.Code?
+        expected: CoreError.Code?
     ) {
         let context = AccessContext(readWrite: readWrite)
-        do throws(KeychainError) {
+        do throws(CoreError) {
             try context.checkWrite(
                 tokenObject: tokenObject, privateObject: privateObject, writeProtected: writeProtected)
             #expect(expected == nil)
@@ -392,10 +392,10 @@ struct AccessRuleTests {
     @Test("a logged-in user may write private objects wherever public ones may be written", arguments: table)
     func loggedInUser(
         readWrite: Bool, tokenObject: Bool, privateObject: Bool, writeProtected: Bool,
-        expected: KeychainError.Code?
+        expected: CoreError.Code?
     ) {
-        func outcome(_ context: AccessContext, _ privateObject: Bool) -> KeychainError.Code? {
-            do throws(KeychainError) {
+        func outcome(_ context: AccessContext, _ privateObject: Bool) -> CoreError.Code? {
+            do throws(CoreError) {
                 try context.checkWrite(
                     tokenObject: tokenObject, privateObject: privateObject, writeProtected: writeProtected)
                 return nil
@@ -502,11 +502,11 @@ struct ObjectChangeTests {
         arguments: [
             Named(
                 "a CK_ULONG of one byte",
-                ([.certificateCategory: [1]], KeychainError.Code.attributeValueInvalid)),
+                ([.certificateCategory: [1]], CoreError.Code.attributeValueInvalid)),
             Named("an attribute of another class", ([.keyType: ulong(0)], .attributeTypeInvalid)),
             Named("a data object attribute", ([.application: bytes("x")], .attributeTypeInvalid)),
-        ] as [Named<(AttributeSet, KeychainError.Code)>])
-    func badUpdates(_ update: Named<(AttributeSet, KeychainError.Code)>) throws {
+        ] as [Named<(AttributeSet, CoreError.Code)>])
+    func badUpdates(_ update: Named<(AttributeSet, CoreError.Code)>) throws {
         let (template, code) = update.value
         try ObjectChangeTests.withCertificate { token, reference, _, _ in
             let before = try token.attributes(of: reference, context: Contexts.readWrite)
@@ -601,13 +601,13 @@ struct ObjectChangeTests {
     @Test(
         "a copy refuses what a copy may not change",
         arguments: [
-            Named("a certificate's DER", ([.value: [0x30, 0x00]], KeychainError.Code.attributeReadOnly)),
+            Named("a certificate's DER", ([.value: [0x30, 0x00]], CoreError.Code.attributeReadOnly)),
             Named("its subject", ([.subject: [0x30, 0x00]], .attributeReadOnly)),
             Named("its unique ID", ([.uniqueID: bytes("x:1")], .attributeReadOnly)),
             Named("an attribute of another class", ([.keyType: ulong(0)], .attributeTypeInvalid)),
             Named("a private copy without login", ([.private: yes, .token: no], .userNotLoggedIn)),
-        ] as [Named<(AttributeSet, KeychainError.Code)>])
-    func badCopies(_ copy: Named<(AttributeSet, KeychainError.Code)>) throws {
+        ] as [Named<(AttributeSet, CoreError.Code)>])
+    func badCopies(_ copy: Named<(AttributeSet, CoreError.Code)>) throws {
         let (template, code) = copy.value
         try ObjectChangeTests.withCertificate { token, reference, _, _ throws in
             expectKeychainError(code) {

@@ -57,23 +57,23 @@ struct Named<Value: Sendable>: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-/// Expects `body` to throw a `KeychainError` with `code` whose message contains `text`.
+/// Expects `body` to throw a `CoreError` with `code` whose message contains `text`.
 func expectKeychainError(
-    _ code: KeychainError.Code, containing text: String = "",
+    _ code: CoreError.Code, containing text: String = "",
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> Void
 ) {
     do {
         try body()
-        Issue.record("expected KeychainError \(code), got success", sourceLocation: sourceLocation)
-    } catch let error as KeychainError {
+        Issue.record("expected CoreError \(code), got success", sourceLocation: sourceLocation)
+    } catch let error as CoreError {
         #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
         // (Foundation's `contains("")` is false: an empty `text` checks nothing.)
         #expect(
             text.isEmpty || error.message.contains(text), "message: \(error.message)",
             sourceLocation: sourceLocation)
     } catch {
-        Issue.record("expected KeychainError \(code), got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected CoreError \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 

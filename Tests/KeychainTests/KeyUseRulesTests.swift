@@ -1,12 +1,7 @@
 import Foundation
 import Keychain
+import KeychainCore
 import Testing
-
-import struct KeychainCore.AccessContext
-import typealias KeychainCore.AttributeSet
-// Only the core's names this test needs: both layers have a KeychainError.
-import class KeychainCore.Token
-import struct KeychainCore.TokenConfiguration
 
 /// The Swift face uses keys through the core's one key-use check, as the PKCS#11 face does:
 /// keys made by another face with CKA_SIGN or CKA_DECRYPT false, or CKA_ALWAYS_AUTHENTICATE,

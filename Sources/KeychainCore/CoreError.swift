@@ -4,7 +4,7 @@ internal import KeychainStorage
 /// An error of the item model, shared by every face. The PKCS#11 adapter maps `code` to a
 /// CK_RV and the Swift API to an OSStatus, each with one table. Messages help the user fix
 /// the problem and never contain attribute values, PINs or keys.
-public struct KeychainError: Error, CustomStringConvertible, Sendable {
+public struct CoreError: Error, CustomStringConvertible, Sendable {
     public enum Code: Sendable, Equatable {
         case attributeTypeInvalid
         case attributeValueInvalid
@@ -82,18 +82,18 @@ public struct KeychainError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    /// Runs `body`, turning lower layers' errors into `KeychainError`.
-    static func mapping<T>(_ body: () throws -> T) throws(KeychainError) -> T {
+    /// Runs `body`, turning lower layers' errors into `CoreError`.
+    static func mapping<T>(_ body: () throws -> T) throws(CoreError) -> T {
         do {
             return try body()
-        } catch let error as KeychainError {
+        } catch let error as CoreError {
             throw error
         } catch let error as StorageError {
-            throw KeychainError(error)
+            throw CoreError(error)
         } catch let error as CryptoError {
-            throw KeychainError(error)
+            throw CoreError(error)
         } catch {
-            throw KeychainError(.storageFailure, "\(error)")
+            throw CoreError(.storageFailure, "\(error)")
         }
     }
 }

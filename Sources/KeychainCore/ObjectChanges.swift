@@ -1,0 +1,182 @@
+internal import KeychainCrypto
+internal import KeychainStorage
+
+/// Changing, copying and destroying objects (C_SetAttributeValue, C_CopyObject,
+/// C_DestroyObject; SecItemUpdate, SecItemDelete). Every change is checked by the one rule
+/// function (`ObjectPolicy.check`) against the object as stored, inside the write
+/// transaction that makes it, so another process's change or deletion cannot come between.
+extension Token {
+    /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate).
+    public func updateObject(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(CoreError) {
+        try lock.withLock { () throws(CoreError) in
+            try updateLocked(reference, with: template, context: context)
+        }
+    }
+
+    /// Changes the same attributes of several token objects in one transaction: all of them
+    /// change, or none (SecItemUpdate applies to every match). Objects deleted meanwhile are
+    /// skipped. Returns the references changed.
+    public func updateObjects(
+        _ references: [ObjectReference], with template: AttributeSet, context: AccessContext
+    ) throws(CoreError) -> [ObjectReference] {
+        try inOneTransaction(references) { (reference) throws(CoreError) in
+            try updateLocked(reference, with: template, context: context)
+        }
+    }
+
+    /// Destroys several token objects in one transaction: all of them go, or none
+    /// (SecItemDelete applies to every match). Objects deleted meanwhile are skipped.
+    /// Returns the references destroyed.
+    public func destroyObjects(_ references: [ObjectReference], context: AccessContext)
+        throws(CoreError) -> [ObjectReference]
+    {
+        try inOneTransaction(references) { (reference) throws(CoreError) in
+            try destroyLocked(reference, context: context)
+        }
+    }
+
+    /// Runs `body` on each reference inside one write transaction of the token store, with
+    /// `lock` held; a reference whose object no longer exists is left out of the result.
+    private func inOneTransaction(
+        _ references: [ObjectReference], _ body: (ObjectReference) throws(CoreError) -> Void
+    ) throws(CoreError) -> [ObjectReference] {
+        guard !references.isEmpty else { return [] }
+        return try lock.withLock { () throws(CoreError) in
+            let persistent = try store()
+            return try CoreError.mapping {
+                try persistent.write {
+                    var done: [ObjectReference] = []
+                    for reference in references {
+                        do {
+                            try body(reference)
+                            done.append(reference)
+                        } catch let error as CoreError where error.code == .objectNotFound {
+                            continue
+                        }
+                    }
+                    return done
+                }
+            }
+        }
+    }
+
+    /// Changes attributes of an object; `lock` must be held. The read, the rule check and
+    /// the write are one transaction, so another process's change or deletion cannot come
+    /// between them.
+    private func updateLocked(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(CoreError) {
+        let store = try store(for: reference)
+        try CoreError.mapping {
+            try store.write { () throws in
+                let current = try loadStored(reference, context: context)
+                try context.checkWrite(
+                    tokenObject: !reference.isSessionObject,
+                    privateObject: current.bool(.private) ?? false,
+                    writeProtected: !reference.isSessionObject
+                        && (configuration.readOnly || store.isReadOnly))
+                guard current.bool(.modifiable) ?? true else {
+                    throw CoreError(
+                        .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
+                }
+                let policy = try Token.policy(of: current)
+                try policy.check(
+                    template, .update, current: current, asSecurityOfficer: context.securityOfficer)
+                var changed = current.merging(template) { _, new in new }
+                policy.settleHistory(&changed, after: .update, before: current)
+                var changes = template
+                for type: AttributeType in [.alwaysSensitive, .neverExtractable]
+                where changed[type] != current[type] {
+                    changes[type] = changed[type]
+                }
+                let toSeal = Token.sealedTypes(of: current).intersection(changes.keys)
+                if !toSeal.isEmpty {
+                    guard let sealID = current[.sealID] else {
+                        throw CoreError(.storageCorrupt, "a sealed object has no seal ID")
+                    }
+                    changes[.sealID] = sealID
+                    changes = try sealed(changes, types: toSeal)
+                    changes[.sealID] = nil
+                }
+                let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
+                // A generic password given another service or account takes that pair's key.
+                let uniqueKey =
+                    template[.application] != nil || template[.account] != nil
+                    ? NewObject.passwordKey(of: changed) : nil
+                do {
+                    try store.update(reference.rowID, attributes: rows, uniqueKey: uniqueKey)
+                } catch let error as StorageError where error.code == .constraint {
+                    throw NewObject.duplicate(changed)
+                }
+            }
+        }
+    }
+
+    /// Copies an object with changes (C_CopyObject): a real copy, key material included, that
+    /// signs and decrypts like the original, under the same one-way rules as any change. The
+    /// sealed values move as they are (still sealed, bound to the original's seal ID): no
+    /// secret is opened to copy a key, so a key that is not private copies without a login.
+    public func copyObject(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(CoreError) -> ObjectReference {
+        try lock.withLock { () throws(CoreError) in
+            let source = try loadStored(reference, context: context)
+            guard source.bool(.copyable) ?? true else {
+                throw CoreError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
+            }
+            let policy = try Token.policy(of: source)
+            try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
+            var attributes = source.merging(template) { _, new in new }
+            attributes[.uniqueID] = nil
+            policy.settleHistory(&attributes, after: .copy, before: source)
+            var isSealed = source[.sealID] != nil
+            if isSealed, Token.sealedTypes(of: attributes).isEmpty {
+                // A private object copied into a public one: its values are no longer sealed.
+                attributes = try revealed(attributes, Token.sealedTypes(of: source))
+                isSealed = false
+            }
+            let uniqueKey: [UInt8]? =
+                policy.objectClass == .certificate
+                ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
+                    + (attributes[.serialNumber] ?? [])
+                : NewObject.passwordKey(of: attributes)
+            return try insertLocked(
+                NewObject(attributes: attributes, uniqueKey: uniqueKey, isSealed: isSealed), context: context)
+        }
+    }
+
+    /// Destroys an object (C_DestroyObject, SecItemDelete).
+    public func destroyObject(_ reference: ObjectReference, context: AccessContext)
+        throws(CoreError)
+    {
+        try lock.withLock { () throws(CoreError) in
+            try destroyLocked(reference, context: context)
+        }
+    }
+
+    /// Destroys an object; `lock` must be held.
+    private func destroyLocked(_ reference: ObjectReference, context: AccessContext)
+        throws(CoreError)
+    {
+        let store = try store(for: reference)
+        try CoreError.mapping {
+            try store.write { () throws in
+                let current = try loadStored(reference, context: context)
+                try context.checkWrite(
+                    tokenObject: !reference.isSessionObject,
+                    privateObject: current.bool(.private) ?? false,
+                    writeProtected: !reference.isSessionObject
+                        && (configuration.readOnly || store.isReadOnly))
+                guard current.bool(.destroyable) ?? true else {
+                    throw CoreError(
+                        .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
+                }
+                guard try store.delete(reference.rowID) else {
+                    throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
+                }
+            }
+        }
+    }
+}
