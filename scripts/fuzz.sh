@@ -12,6 +12,7 @@
 #   P11FUZZ_ITERATIONS=N  stop after iteration N (replays a seed's first N iterations)
 #   P11FUZZ_TRACE=1       print every call and its CK_RV
 #   P11FUZZ_KEEP=1        keep the temporary store even when the run passed
+#   P11FUZZ_FRESH_CERTS=1 mutate certificates made now by openssl instead of Tests/Fuzz/certificates
 #
 # Exit status 0 only when the driver saw no crash, no hang, no sanitizer report, and every
 # store file passed PRAGMA integrity_check.
@@ -61,8 +62,11 @@ store=$tmp/store
 mkdir -p "$store" "$tmp/certs" "$tmp/home"
 chmod 0700 "$store"
 
-# A few real certificates to start the DER mutations from: EC, RSA (a CA), Ed25519, a long
-# UTF-8 subject with extensions.
+# Real certificates to start the DER mutations from: by default the ones in
+# Tests/Fuzz/certificates (EC P-256, an RSA CA, Ed25519, P-384 with a long UTF-8 subject), so
+# that a seed replays the same calls anywhere; with P11FUZZ_FRESH_CERTS=1, new ones made now
+# with `openssl req -x509` (new keys, serials and dates: more variety, no exact replay).
+certs=$root/Tests/Fuzz/certificates
 make_cert() {
     local name=$1 subject=$2
     shift 2
@@ -70,14 +74,17 @@ make_cert() {
         -out "$tmp/certs/$name.pem" "$@" 2>/dev/null &&
         openssl x509 -in "$tmp/certs/$name.pem" -outform der -out "$tmp/certs/$name.der"
 }
-make_cert ec "/CN=fuzz EC/O=p11keychain" -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-    -addext "subjectAltName=DNS:fuzz.example,IP:127.0.0.1" -addext "keyUsage=digitalSignature"
-make_cert rsa "/CN=fuzz RSA CA" -newkey rsa:2048 -addext "basicConstraints=critical,CA:TRUE" \
-    -set_serial 0x7fffffffffffffffffffffff
-make_cert ed "/CN=fuzz Ed25519" -newkey ed25519
-make_cert p384 "/C=FR/O=Société/OU=$(printf 'u%.0s' {1..60})/emailAddress=a@b.c" -newkey ec \
-    -pkeyopt ec_paramgen_curve:P-384 -addext "extendedKeyUsage=clientAuth,emailProtection" -utf8
-ls "$tmp"/certs/*.der >/dev/null 2>&1 || echo "fuzz: warning: openssl made no certificate; DER is random"
+if [[ ${P11FUZZ_FRESH_CERTS:-} == 1 ]]; then
+    certs=$tmp/certs
+    make_cert ec "/CN=fuzz EC/O=p11keychain" -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+        -addext "subjectAltName=DNS:fuzz.example,IP:127.0.0.1" -addext "keyUsage=digitalSignature"
+    make_cert rsa "/CN=fuzz RSA CA" -newkey rsa:2048 -addext "basicConstraints=critical,CA:TRUE" \
+        -set_serial 0x7fffffffffffffffffffffff
+    make_cert ed25519 "/CN=fuzz Ed25519" -newkey ed25519
+    make_cert p384 "/C=FR/O=Société/OU=$(printf 'u%.0s' {1..60})/emailAddress=a@b.c" -newkey ec \
+        -pkeyopt ec_paramgen_curve:P-384 -addext "extendedKeyUsage=clientAuth,emailProtection" -utf8
+fi
+ls "$certs"/*.der >/dev/null 2>&1 || echo "fuzz: warning: no certificate in $certs; DER is random"
 
 # Two tokens: slot 0 (login) and slot 1 (spare).
 cat >"$tmp/p11keychain.conf" <<CONF
@@ -90,6 +97,9 @@ CONF
 export P11KEYCHAIN_DIR=$store P11KEYCHAIN_CONF=$tmp/p11keychain.conf HOME=$tmp/home \
     XDG_DATA_HOME=$tmp/home/.local/share XDG_CONFIG_HOME=$tmp/home/.config
 unset P11KEYCHAIN_DEBUG
+# Swift seeds its hash function per process; the module's dictionaries would then check a
+# template's attributes in another order each run, and a replay would see other CK_RVs.
+export SWIFT_DETERMINISTIC_HASHING=1
 # Leaks are not errors (the module's static Swift runtime stays behind at dlclose, by
 # design); every memory error is fatal and ends in abort(), which the driver reports.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:symbolize=1:print_summary=1
@@ -99,7 +109,7 @@ trace=()
 [[ ${P11FUZZ_TRACE:-} == 1 ]] && trace=(--trace)
 echo "fuzz: seed $seed, $seconds s, store $store"
 timeout -k 10 $((${seconds%.*} + hang_timeout + 120)) "$driver" --module "$module" --seed "$seed" \
-    --seconds "$seconds" --certs "$tmp/certs" --hang-timeout "$hang_timeout" "${trace[@]}"
+    --seconds "$seconds" --certs "$certs" --hang-timeout "$hang_timeout" "${trace[@]}"
 status=$?
 
 failed=()

@@ -435,7 +435,7 @@ static CK_ATTRIBUTE *finish(builder_t *b, CK_ULONG *count)
         return NULL; /* count kept: NULL with entries must be refused */
     if (p < 5)
         *count = 0;
-    else if (p < 8 && huge_allowed() && !skipped("huge-count"))
+    else if (p < 8 && huge_class("huge-count"))
         *count = impossible_length();
     return t;
 }
@@ -511,7 +511,7 @@ CK_ATTRIBUTE *output_template(CK_ULONG *count)
         return NULL;
     if (p < 5)
         *count = 0;
-    else if (p < 8 && huge_allowed() && !skipped("huge-count"))
+    else if (p < 8 && huge_class("huge-count"))
         *count = impossible_length();
     return t;
 }

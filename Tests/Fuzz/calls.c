@@ -435,7 +435,7 @@ void run_find(void)
         } else if (r < 45) {
             max = 1 + below(8);
             out = NULL;
-        } else if (r < 85 || !huge_allowed()) {
+        } else if (r < 85 || !huge_class("huge-find")) {
             max = OUT_HANDLES;
             out = out_handles();
         } else {

@@ -16,34 +16,37 @@ static uint8_t *certs[MAX_CERTS];
 static size_t cert_lengths[MAX_CERTS];
 static int cert_count;
 
-/* Reads every *.der file of `dir` (the script makes them with `openssl req -x509`). */
+static int der_file(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 4 && strcmp(e->d_name + n - 4, ".der") == 0;
+}
+
+/* Reads every *.der file of `dir`, in name order: the same files give the same calls. */
 int load_certificates(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    struct dirent **names;
+    int found = scandir(dir, &names, der_file, alphasort);
+    if (found < 0)
         return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) && cert_count < MAX_CERTS) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 4, ".der") != 0)
-            continue;
+    for (int k = 0; k < found; k++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "rb");
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]->d_name);
+        free(names[k]);
+        FILE *f = cert_count < MAX_CERTS ? fopen(path, "rb") : NULL;
         if (!f)
             continue;
         uint8_t buf[16384];
         size_t len = fread(buf, 1, sizeof buf, f);
         fclose(f);
-        if (len == 0)
+        uint8_t *copy = len ? malloc(len) : NULL;
+        if (!copy)
             continue;
-        certs[cert_count] = malloc(len);
-        if (!certs[cert_count])
-            break;
-        memcpy(certs[cert_count], buf, len);
+        memcpy(copy, buf, len);
+        certs[cert_count] = copy;
         cert_lengths[cert_count++] = len;
     }
-    closedir(d);
+    free(names);
     return cert_count;
 }
 

@@ -44,8 +44,11 @@ void *scratch_copy(const void *bytes, size_t n);
 uint8_t *scratch_random(size_t n);
 void scratch_release(void);
 
-/* A length no buffer can have (2^63-1 ... 2^64-1), or 0 when the "huge" class is skipped. */
-int huge_allowed(void);
+/* Whether impossible values (near 2^63 and 2^64-1) may be used: not when "huge" or the
+   class is skipped. Classes: "huge-length" (data, value, PIN and parameter lengths),
+   "huge-count" (template counts), "huge-find" (C_FindObjects' ulMaxObjectCount). */
+int huge_class(const char *cls);
+#define huge_allowed() huge_class("huge-length")
 CK_ULONG impossible_length(void);
 /* A small, plausible data length (0 .. a few KiB), biased to edges. */
 size_t small_length(void);
