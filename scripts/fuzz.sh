@@ -9,6 +9,7 @@
 #   P11FUZZ_MODULE=PATH   fuzz that module instead, with a driver built without the sanitizer
 #                         (e.g. .build/release/libp11keychain-pkcs11.so)
 #   P11FUZZ_SKIP=LIST     call families or argument classes to leave out (p11fuzz --list)
+#   P11FUZZ_ONLY=LIST     run only these call families
 #   P11FUZZ_ITERATIONS=N  stop after iteration N (replays a seed's first N iterations)
 #   P11FUZZ_TRACE=1       print every call and its CK_RV
 #   P11FUZZ_KEEP=1        keep the temporary store even when the run passed
@@ -142,7 +143,7 @@ done
 
 if ((${#failed[@]} > 0)); then
     echo "fuzz: FAILED (seed $seed): ${failed[*]}"
-    echo "fuzz: replay: P11FUZZ_SKIP='${P11FUZZ_SKIP:-}' scripts/fuzz.sh $seconds $seed   (store kept in $tmp)"
+    echo "fuzz: replay: P11FUZZ_SKIP='${P11FUZZ_SKIP:-}' P11FUZZ_ONLY='${P11FUZZ_ONLY:-}' scripts/fuzz.sh $seconds $seed   (store kept in $tmp)"
     exit 1
 fi
 if [[ ${P11FUZZ_KEEP:-} == 1 ]]; then

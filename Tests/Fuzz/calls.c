@@ -13,12 +13,15 @@
 #include "fuzz.h"
 
 static uint64_t last_pin_check, last_init_token;
+int login_wanted;
 static int so_pin_set[2], user_pin_set[2];
 
 int may_create(void) { return !in_child && objects_created < OBJECT_BUDGET; }
 
 void created(CK_RV rv, CK_OBJECT_HANDLE h)
 {
+    if (rv == CKR_OK && tracing())
+        fprintf(stderr, "    new object 0x%lx\n", (unsigned long)h);
     if (rv == CKR_OK) {
         pool_add(&live_objects, h);
         objects_created++;
@@ -177,9 +180,8 @@ void restore_user_pin(CK_SLOT_ID slot)
             user_pin_set[slot] = 1;
         CALL(C_Logout(s), "0x%lx", (unsigned long)s);
     }
-    if (percent(80))
-        CALL(C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)user_pin, strlen(user_pin)), "0x%lx, USER, the user PIN",
-             (unsigned long)s);
+    CALL(C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)user_pin, strlen(user_pin)), "0x%lx, USER, the user PIN",
+         (unsigned long)s);
 }
 
 void run_init_token(void)
@@ -210,9 +212,15 @@ void run_init_token(void)
     if (rv == CKR_OK) {
         so_pin_set[slot] = 1;
         user_pin_set[slot] = 0;
-        keys_stale();
-        if (percent(70))
-            restore_user_pin(slot);
+        if (slot == 0) {
+            keys_stale();
+            if (percent(80)) {
+                restore_user_pin(slot);
+                CK_SESSION_HANDLE s = open_session(0, CKF_SERIAL_SESSION | CKF_RW_SESSION);
+                if (s)
+                    make_anchor_keys(s);
+            }
+        }
     }
 }
 
@@ -254,7 +262,8 @@ void run_session(void)
         }
     } else if (r < 53) {
         CK_SLOT_ID slot = pick_slot();
-        CALL(C_CloseAllSessions(slot), "slot 0x%lx", (unsigned long)slot);
+        if (CALL(C_CloseAllSessions(slot), "slot 0x%lx", (unsigned long)slot) == CKR_OK)
+            login_wanted = 1; /* the login ended with the last session (v2.40 §5.6) */
         probe_sessions();
     } else if (r < 70) {
         CK_SESSION_INFO info;
@@ -285,12 +294,24 @@ void run_session(void)
 void run_login(void)
 {
     CK_SESSION_HANDLE s = pick_session();
-    int costly_allowed = iteration - last_pin_check >= 300 && !in_child;
+    int costly_allowed = iteration - last_pin_check >= 200 && !in_child;
     unsigned r = (unsigned)below(100);
+    if (login_wanted && !in_child && r >= 25 && live_sessions.n) {
+        /* The first login after a C_Initialize, a logout or the last session's end: private
+           keys are usable again. */
+        s = pool_pick(&live_sessions);
+        CK_RV rv = CALL(C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)user_pin, strlen(user_pin)),
+                        "0x%lx, USER, the user PIN (wanted)", (unsigned long)s);
+        if (rv == CKR_OK || rv == CKR_USER_ALREADY_LOGGED_IN || rv == CKR_PIN_LOCKED)
+            login_wanted = 0;
+        last_pin_check = iteration;
+        return;
+    }
     static const CK_USER_TYPE types[] = { CKU_USER, CKU_USER, CKU_SO, CKU_CONTEXT_SPECIFIC, 3, 0xffffffffUL };
     CK_USER_TYPE type = PICK(types);
     if (r < 25) {
-        CALL(C_Logout(s), "0x%lx", (unsigned long)s);
+        if (CALL(C_Logout(s), "0x%lx", (unsigned long)s) == CKR_OK)
+            login_wanted = 1;
         return;
     }
     if (!costly_allowed || r < 40) {
@@ -308,7 +329,11 @@ void run_login(void)
     last_pin_check = iteration;
     CK_ULONG len;
     uint8_t *pin = random_pin(&len);
-    if (r < 70) {
+    if (r < 55) {
+        /* The user logs in: what most of the crypto families need. */
+        CALL(C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)user_pin, strlen(user_pin)), "0x%lx, USER, the user PIN",
+             (unsigned long)s);
+    } else if (r < 70) {
         CALL(C_Login(s, type, pin, len), "0x%lx, type %lu, PIN len 0x%lx", (unsigned long)s, (unsigned long)type,
              (unsigned long)len);
     } else if (r < 80 && f3) {
@@ -375,6 +400,8 @@ void run_destroy(void)
 {
     CK_SESSION_HANDLE s = pick_session();
     CK_OBJECT_HANDLE h = pick_object();
+    if (key_is_anchor(h) && percent(97))
+        return; /* the crypto families need keys to work with */
     if (CALL(C_DestroyObject(s, h), "0x%lx, 0x%lx", (unsigned long)s, (unsigned long)h) == CKR_OK) {
         pool_remove(&live_objects, h);
         key_forget(h);
@@ -458,10 +485,11 @@ void run_find(void)
 static void generate(CK_SESSION_HANDLE s, CK_MECHANISM_TYPE type, CK_KEY_TYPE key_type, const uint8_t *params,
                      size_t params_len)
 {
-    CK_BBOOL yes = CK_TRUE, token = (CK_BBOOL)percent(50);
+    /* Token objects: they outlive the set-up session (but not a C_InitToken). */
+    CK_BBOOL yes = CK_TRUE, no = CK_FALSE, token = CK_TRUE;
     CK_ULONG bits = 2048;
     CK_ATTRIBUTE pub[] = {
-        { CKA_TOKEN, &token, 1 }, { CKA_VERIFY, &yes, 1 }, { CKA_ENCRYPT, &yes, 1 },
+        { CKA_TOKEN, &token, 1 }, { CKA_VERIFY, &yes, 1 }, { CKA_ENCRYPT, &yes, 1 }, { CKA_PRIVATE, &no, 1 },
         { key_type == CKK_RSA ? CKA_MODULUS_BITS : CKA_EC_PARAMS,
           key_type == CKK_RSA ? (void *)&bits : (void *)params, key_type == CKK_RSA ? sizeof bits : params_len },
     };
@@ -470,14 +498,23 @@ static void generate(CK_SESSION_HANDLE s, CK_MECHANISM_TYPE type, CK_KEY_TYPE ke
     };
     CK_MECHANISM m = { type, NULL, 0 };
     CK_OBJECT_HANDLE hpub = 0, hpriv = 0;
-    CK_RV rv = CALL(C_GenerateKeyPair(s, &m, pub, 4, priv, 4, &hpub, &hpriv), "0x%lx, 0x%lx (set-up)",
+    CK_RV rv = CALL(C_GenerateKeyPair(s, &m, pub, 5, priv, 4, &hpub, &hpriv), "0x%lx, 0x%lx (set-up)",
                     (unsigned long)s, (unsigned long)type);
     if (rv == CKR_OK) {
         created(rv, hpub);
         created(rv, hpriv);
-        key_add(hpub, CKO_PUBLIC_KEY, key_type);
-        key_add(hpriv, CKO_PRIVATE_KEY, key_type);
+        key_add_anchor(hpub, CKO_PUBLIC_KEY, key_type);
+        key_add_anchor(hpriv, CKO_PRIVATE_KEY, key_type);
     }
+}
+
+void make_anchor_keys(CK_SESSION_HANDLE s)
+{
+    static const uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
+    static const uint8_t ed25519[] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
+    generate(s, CKM_EC_KEY_PAIR_GEN, CKK_EC, p256, sizeof p256);
+    generate(s, CKM_EC_EDWARDS_KEY_PAIR_GEN, CKK_EC_EDWARDS, ed25519, sizeof ed25519);
+    generate(s, CKM_RSA_PKCS_KEY_PAIR_GEN, CKK_RSA, NULL, 0);
 }
 
 /* Most seeds start with PINs set (the SO's and the user's) and the user logged in, so that
@@ -495,11 +532,6 @@ void setup_token(void)
         restore_user_pin(0);
     }
     CK_SESSION_HANDLE s = open_session(0, CKF_SERIAL_SESSION | CKF_RW_SESSION);
-    if (!s)
-        return;
-    static const uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
-    static const uint8_t ed25519[] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
-    generate(s, CKM_EC_KEY_PAIR_GEN, CKK_EC, p256, sizeof p256);
-    generate(s, CKM_EC_EDWARDS_KEY_PAIR_GEN, CKK_EC_EDWARDS, ed25519, sizeof ed25519);
-    generate(s, CKM_RSA_PKCS_KEY_PAIR_GEN, CKK_RSA, NULL, 0);
+    if (s)
+        make_anchor_keys(s);
 }

@@ -406,7 +406,7 @@ static void run_reload(void)
 family_t families[] = {
     { "info", 70, 1, run_info },
     { "session", 100, 1, run_session },
-    { "login", 20, 0, run_login },
+    { "login", 25, 0, run_login },
     { "init-token", 4, 0, run_init_token },
     { "create", 90, 0, run_create },
     { "copy", 25, 0, run_copy },
@@ -425,7 +425,7 @@ family_t families[] = {
     { "secret-keys", 12, 0, run_secret_keys },
     { "dual", 8, 1, run_dual },
     { "message", 8, 1, run_message },
-    { "reinitialize", 5, 1, run_reinitialize },
+    { "reinitialize", 3, 1, run_reinitialize },
     { "fork", 3, 0, run_fork },
     { "reload", 1, 0, run_reload },
 };

@@ -77,12 +77,15 @@ typedef struct {
     CK_OBJECT_HANDLE handle;
     CK_OBJECT_CLASS cls;
     CK_KEY_TYPE type;
+    int anchor; /* made at set-up: the destroy family spares it most of the time */
 } fuzz_key;
 enum { KEY_POOL = 32 };
 extern fuzz_key keys[KEY_POOL];
 extern int key_count;
 void key_add(CK_OBJECT_HANDLE h, CK_OBJECT_CLASS cls, CK_KEY_TYPE type);
 void key_forget(CK_OBJECT_HANDLE h);
+void key_add_anchor(CK_OBJECT_HANDLE h, CK_OBJECT_CLASS cls, CK_KEY_TYPE type);
+int key_is_anchor(CK_OBJECT_HANDLE h);
 void keys_stale(void);
 
 CK_SESSION_HANDLE pick_session(void);
@@ -136,6 +139,7 @@ enum { OBJECT_BUDGET = 6000 };
 void begin_call(const char *function, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CK_RV end_call(CK_RV rv);
 int skipped(const char *name);
+int tracing(void);
 
 /* Lifecycle operations the families reach. */
 CK_RV do_initialize(int random_args);
@@ -150,6 +154,8 @@ void do_reload(void);
 #define CALL(fn, ...) (begin_call(#fn, __VA_ARGS__), end_call(F->fn))
 
 extern uint64_t iteration;
+/* Set by a successful C_Initialize: the next login run logs the user in, whatever the budget. */
+extern int login_wanted;
 int may_create(void);
 /* Keeps track of a handle the module returned for a new object. */
 void created(CK_RV rv, CK_OBJECT_HANDLE h);
@@ -177,5 +183,7 @@ typedef struct {
 extern family_t families[];
 extern const size_t family_count;
 void setup_token(void);
+/* One token key pair of each type (EC P-256, Ed25519, RSA-2048) for the crypto families. */
+void make_anchor_keys(CK_SESSION_HANDLE s);
 
 #endif /* P11FUZZ_H */

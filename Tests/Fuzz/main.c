@@ -2,7 +2,7 @@
  * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so (issue 8).
  *
  *   p11fuzz --module PATH [--seed N] [--seconds S] [--iterations N] [--certs DIR]
- *           [--skip LIST] [--hang-timeout S] [--trace]
+ *           [--skip LIST] [--only LIST] [--hang-timeout S] [--trace]
  *
  * Loads the module with dlopen, takes both function lists (C_GetFunctionList and
  * C_GetInterface "PKCS 11" 3.0), and makes random calls, family by family (calls.c), from
@@ -19,7 +19,8 @@
  * argument classes: "huge" (lengths and counts near 2^63 and 2^64-1: all of "huge-length",
  * "huge-count" for template counts, "huge-find" for C_FindObjects' ulMaxObjectCount),
  * "misaligned" (mechanism parameters at odd addresses). It keeps a known
- * crash out of the way while the rest is fuzzed. $P11FUZZ_ITERATIONS stops after that many
+ * crash out of the way while the rest is fuzzed. --only (or $P11FUZZ_ONLY) keeps just the
+ * families it lists (argument classes are not affected). $P11FUZZ_ITERATIONS stops after that many
  * iterations: with the same seed, a run replays the same calls.
  *
  * Build (scripts/fuzz.sh does): clang -fsanitize=address -I p11/include Tests/Fuzz/ *.c -ldl -lpthread
@@ -65,6 +66,7 @@ uint64_t iteration;
 static unsigned hang_timeout = 30;
 static int trace;
 static char skip_list[512];
+static char only_list[512];
 
 /* ---------------------------------------------------------------- the current call */
 
@@ -127,10 +129,10 @@ CK_RV end_call(CK_RV rv)
     return rv;
 }
 
-int skipped(const char *name)
+static int listed(const char *list, const char *name)
 {
     size_t n = strlen(name);
-    for (const char *p = skip_list; *p;) {
+    for (const char *p = list; *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len == n && strncmp(p, name, n) == 0)
@@ -138,6 +140,23 @@ int skipped(const char *name)
         p += len + (end ? 1 : 0);
     }
     return 0;
+}
+
+static int is_family(const char *name)
+{
+    for (size_t k = 0; k < family_count; k++)
+        if (!strcmp(families[k].name, name))
+            return 1;
+    return 0;
+}
+
+int tracing(void) { return trace; }
+
+int skipped(const char *name)
+{
+    if (listed(skip_list, name))
+        return 1;
+    return only_list[0] && is_family(name) && !listed(only_list, name);
 }
 
 /* Writes the run's coordinates and the last calls: enough to replay and to read. Only
@@ -166,8 +185,8 @@ static void report(const char *what)
             (void)!write(2, line, (size_t)n);
     }
     n = snprintf(line, sizeof line,
-                 "p11fuzz: replay: P11FUZZ_ITERATIONS=%" PRIu64 " P11FUZZ_SKIP='%s' scripts/fuzz.sh 600 %" PRIu64 "\n",
-                 iteration, skip_list, seed);
+                 "p11fuzz: replay: P11FUZZ_ITERATIONS=%" PRIu64 " P11FUZZ_SKIP='%s'%s%s%s scripts/fuzz.sh 600 %" PRIu64 "\n",
+                 iteration, skip_list, only_list[0] ? " P11FUZZ_ONLY='" : "", only_list, only_list[0] ? "'" : "", seed);
     if (n > 0)
         (void)!write(2, line, (size_t)n);
 }
@@ -324,6 +343,8 @@ CK_RV do_initialize(int random_args)
     }
     begin_call("C_Initialize", "%s", form);
     CK_RV rv = end_call(fl()->C_Initialize(p));
+    if (rv == CKR_OK)
+        login_wanted = 1;
     if (rv == CKR_OK || rv == CKR_CRYPTOKI_ALREADY_INITIALIZED)
         initialized = 1;
     return rv;
@@ -337,7 +358,8 @@ void forget_handles(void)
         pool_add(&stale_objects, live_objects.v[i]);
     pool_clear(&live_sessions);
     pool_clear(&live_objects);
-    keys_stale();
+    /* Keys stay: a token object keeps its handle across C_Finalize (DESIGN §3); a session
+       key's handle is now stale, which is worth trying too. */
 }
 
 /* C_Finalize, dlclose, dlopen, C_Initialize: the module must survive being unloaded. */
@@ -446,7 +468,7 @@ void do_fork(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: p11fuzz --module PATH [--seed N] [--seconds S] [--iterations N] "
-                    "[--certs DIR] [--skip LIST] [--hang-timeout S] [--trace] | --list\n");
+                    "[--certs DIR] [--skip LIST] [--only LIST] [--hang-timeout S] [--trace] | --list\n");
     exit(EXIT_USAGE);
 }
 
@@ -459,6 +481,9 @@ int main(int argc, char **argv)
     const char *env_skip = getenv("P11FUZZ_SKIP");
     if (env_skip)
         snprintf(skip_list, sizeof skip_list, "%s", env_skip);
+    const char *env_only = getenv("P11FUZZ_ONLY");
+    if (env_only)
+        snprintf(only_list, sizeof only_list, "%s", env_only);
     const char *env_iterations = getenv("P11FUZZ_ITERATIONS");
     if (env_iterations && *env_iterations)
         iterations = strtoull(env_iterations, NULL, 0);
@@ -486,6 +511,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--skip")) {
             size_t used = strlen(skip_list);
             snprintf(skip_list + used, sizeof skip_list - used, "%s%s", used ? "," : "", v);
+        } else if (!strcmp(a, "--only")) {
+            size_t used = strlen(only_list);
+            snprintf(only_list + used, sizeof only_list - used, "%s%s", used ? "," : "", v);
         } else
             usage();
     }
@@ -494,8 +522,9 @@ int main(int argc, char **argv)
     if (!have_seed)
         seed = (uint64_t)time(NULL);
     int certs = cert_dir ? load_certificates(cert_dir) : 0;
-    printf("p11fuzz: seed %" PRIu64 ", %.0f s%s, %d certificate(s), skip '%s', module %s\n", seed,
-           seconds, iterations ? " (or the iteration limit)" : "", certs, skip_list, module_path);
+    printf("p11fuzz: seed %" PRIu64 ", %.0f s%s, %d certificate(s), skip '%s'%s%s, module %s\n", seed,
+           seconds, iterations ? " (or the iteration limit)" : "", certs, skip_list,
+           only_list[0] ? ", only " : "", only_list, module_path);
     if (iterations)
         printf("p11fuzz: stopping after iteration %" PRIu64 "\n", iterations);
     fflush(stdout);

@@ -150,11 +150,22 @@ int key_count;
 
 void key_add(CK_OBJECT_HANDLE h, CK_OBJECT_CLASS cls, CK_KEY_TYPE type)
 {
-    fuzz_key k = { h, cls, type };
-    if (key_count < KEY_POOL)
+    fuzz_key k = { h, cls, type, 0 };
+    if (key_count < KEY_POOL) {
         keys[key_count++] = k;
-    else
-        keys[below(KEY_POOL)] = k;
+        return;
+    }
+    int i = (int)below(KEY_POOL);
+    if (!keys[i].anchor)
+        keys[i] = k;
+}
+
+int key_is_anchor(CK_OBJECT_HANDLE h)
+{
+    for (int i = 0; i < key_count; i++)
+        if (keys[i].handle == h)
+            return keys[i].anchor;
+    return 0;
 }
 
 void key_forget(CK_OBJECT_HANDLE h)
@@ -172,6 +183,22 @@ void keys_stale(void)
     for (int i = 0; i < key_count; i++)
         pool_add(&stale_objects, keys[i].handle);
     key_count = 0;
+}
+
+static void key_anchor(CK_OBJECT_HANDLE h)
+{
+    for (int i = 0; i < key_count; i++)
+        if (keys[i].handle == h)
+            keys[i].anchor = 1;
+}
+
+void key_add_anchor(CK_OBJECT_HANDLE h, CK_OBJECT_CLASS cls, CK_KEY_TYPE type)
+{
+    /* Anchors go first and are never replaced by newer keys. */
+    if (key_count == KEY_POOL)
+        return;
+    key_add(h, cls, type);
+    key_anchor(h);
 }
 
 /* A value no module gave out: 0, all ones, small numbers, random bits. */
