@@ -13,6 +13,7 @@
 #   P11FUZZ_ITERATIONS=N  stop after iteration N (replays a seed's first N iterations)
 #   P11FUZZ_TRACE=1       print every call and its CK_RV
 #   P11FUZZ_KEEP=1        keep the temporary store even when the run passed
+#   P11FUZZ_HANG_TIMEOUT=S  a call that takes longer is a hang (default 30)
 #   P11FUZZ_FRESH_CERTS=1 mutate certificates made now by openssl instead of Tests/Fuzz/certificates
 #
 # Exit status 0 only when the driver saw no crash, no hang, no sanitizer report, and every
@@ -26,7 +27,7 @@ set +e # setup.sh sets -e; a failing run must still reach the integrity check an
 
 seconds=${1:-60}
 seed=${2:-$(date +%s)}
-hang_timeout=30
+hang_timeout=${P11FUZZ_HANG_TIMEOUT:-30}
 clang=/opt/swift/usr/bin/clang
 [[ -x $clang ]] || clang=$(command -v clang || true)
 [[ -n $clang ]] || { echo "fuzz: no clang (the Swift toolchain's is /opt/swift/usr/bin/clang)" >&2; exit 2; }

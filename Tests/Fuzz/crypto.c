@@ -15,6 +15,9 @@
 static uint64_t last_rsa;
 static uint8_t last_signature[1024], last_ciphertext[1024];
 static CK_ULONG last_signature_len, last_ciphertext_len;
+/* What the last signature signed: a verification of both can succeed. */
+static uint8_t last_signed[4096];
+static CK_ULONG last_signed_len;
 
 static CK_KEY_TYPE key_type_for(CK_MECHANISM *m)
 {
@@ -133,6 +136,10 @@ static void run_signature(int verify)
         return; /* abandoned */
     if (r < 55) {
         data = input_data(&len);
+        if (verify && percent(50)) {
+            len = last_signed_len;
+            data = scratch_copy(last_signed, len);
+        }
         if (verify) {
             CK_ULONG sig_len = last_signature_len;
             uint8_t *sig = percent(60) ? scratch_copy(last_signature, sig_len) : input_data(&sig_len);
@@ -145,9 +152,11 @@ static void run_signature(int verify)
             CK_RV rv = CALL(C_Sign(s, data, len, out, percent(97) ? &out_len : NULL),
                             "0x%lx, len 0x%lx, out %p/0x%lx", (unsigned long)s, (unsigned long)len, (void *)out,
                             (unsigned long)out_len);
-            if (rv == CKR_OK && out && out_len <= sizeof last_signature) {
+            if (rv == CKR_OK && out && out_len <= sizeof last_signature && data && len <= sizeof last_signed) {
                 memcpy(last_signature, out, out_len);
                 last_signature_len = out_len;
+                memcpy(last_signed, data, len);
+                last_signed_len = len;
             }
         }
         return;
