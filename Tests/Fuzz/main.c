@@ -416,7 +416,14 @@ void do_fork(void)
         int calls = 2 + (int)below(8);
         for (int i = 0; i < calls; i++) {
             if (!initialized && percent(60)) {
-                do_initialize(percent(30));
+                /* A fresh start: the parent's sessions are not the child's (v2.40 §6.7.7). */
+                if (do_initialize(percent(30)) == CKR_OK && percent(80)) {
+                    CK_SESSION_HANDLE s = open_session(0, CKF_SERIAL_SESSION | CKF_RW_SESSION);
+                    if (s && percent(30)) {
+                        begin_call("C_Login", "0x%lx, USER, the user PIN", (unsigned long)s);
+                        end_call(fl()->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)user_pin, strlen(user_pin)));
+                    }
+                }
             } else {
                 const family_t *f = pick_family(1);
                 if (f)
