@@ -65,7 +65,7 @@ sanitized_thread_tests() {
 fuzz() {
     # Seeded random calls through the module under AddressSanitizer for 60 s, then the store's
     # integrity_check (Tests/Fuzz/README.md). The seed is printed: a failure replays with
-    # scripts/fuzz.sh 60 SEED. Reuses the sanitized build of the step above.
+    # scripts/fuzz.sh 60 SEED. Reuses the build of the AddressSanitizer step (.build/asan).
     bash scripts/fuzz.sh 60
 }
 

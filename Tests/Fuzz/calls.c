@@ -96,9 +96,8 @@ void run_info(void)
     case 6: {
         if (!f3)
             break;
-        CK_INTERFACE list[4];
         CK_ULONG n = below(5);
-        CK_INTERFACE *p = percent(30) ? NULL : scratch(n * sizeof list[0]);
+        CK_INTERFACE *p = percent(30) ? NULL : scratch(n * sizeof(CK_INTERFACE));
         begin_call("C_GetInterfaceList", "list %p, count %lu", (void *)p, (unsigned long)n);
         end_call(f3->C_GetInterfaceList(p, percent(95) ? &n : NULL));
         break;
@@ -226,11 +225,10 @@ void run_init_token(void)
 
 /* ---------------------------------------------------------------- sessions and login */
 
-static void notify_nothing(void) {}
+/* A host's notification callback: the module may call it; it does nothing. */
 static CK_RV notify(CK_SESSION_HANDLE s, CK_NOTIFICATION e, CK_VOID_PTR app)
 {
     (void)s, (void)e, (void)app;
-    notify_nothing();
     return CKR_OK;
 }
 
