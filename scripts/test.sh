@@ -62,6 +62,13 @@ sanitized_thread_tests() {
     return "${PIPESTATUS[0]}"
 }
 
+fuzz() {
+    # Seeded random calls through the module under AddressSanitizer for 60 s, then the store's
+    # integrity_check (Tests/Fuzz/README.md). The seed is printed: a failure replays with
+    # scripts/fuzz.sh 60 SEED. Reuses the build of the AddressSanitizer step (.build/asan).
+    bash scripts/fuzz.sh 60
+}
+
 release_module() {
     swift build -c release --product p11keychain-pkcs11 -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
     local so=.build/release/libp11keychain-pkcs11.so
@@ -89,6 +96,7 @@ step "build (warnings are errors)" build
 step "unit and ABI tests" unit_tests
 step "ABI tests under AddressSanitizer" sanitized_abi_tests
 step "ABI tests under ThreadSanitizer" sanitized_thread_tests
+step "fuzz the module for 60 s (AddressSanitizer)" fuzz
 step "release module linkage" release_module
 step "integration tests (p11tool, pkcs11-tool, p11-kit, openssl)" integration_tests
 
