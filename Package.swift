@@ -56,20 +56,22 @@ let package = Package(
         .executableTarget(
             name: "store-certificate-example", dependencies: ["Security"],
             path: "Examples/StoreCertificate"),
-        .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage"]),
-        .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto"]),
+        // What the test targets share (temporary directories, named inputs): one copy.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage", "TestSupport"]),
+        .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto", "TestSupport"]),
         // Run by KeychainCryptoTests as a child process under a hostile OPENSSL_CONF: OpenSSL's
         // default context is configured once per process, so the test needs a fresh one.
         .executableTarget(
             name: "crypto-context-probe", dependencies: ["KeychainCrypto"], path: "Tests/KeychainCryptoProbe"),
-        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore"]),
+        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "TestSupport"]),
         // Drives the built .so through dlopen, as every PKCS#11 host does. It must not depend
         // on P11KeychainModule: that target's -static-stdlib would reach the test bundle and
         // break its link (DESIGN §9). `swift build --build-tests` and `swift test` build the
         // product anyway, next to the test bundle. PKCS11Token is linked only because CPKCS11's
         // tables name the C_* entry points; the tests call nothing but the dlopen'ed module.
         .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "PKCS11Token"]),
-        .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "TestSupport"]),
         // Runs the built p11keychain program as a subprocess and hands the built .so to p11tool;
         // it links no target: `swift test` builds every product next to the test bundle.
         .testTarget(name: "CLITests"),

@@ -1,38 +1,11 @@
 import Foundation
 import KeychainCore
+@_exported import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A failure of the test machinery itself (not of the code under test).
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/p11keychain-core-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
-        path = String(cString: made)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Runs `body` with a fresh temporary directory, removed afterwards whatever happens.
-func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    return try body(directory)
-}
 
 /// A token over a new store in a fresh temporary directory. The store is given by path, so
 /// no process environment is involved and the tests run in parallel.
@@ -42,19 +15,6 @@ func withToken<T>(_ body: (Token, TemporaryDirectory) throws -> T) throws -> T {
             configuration: TokenConfiguration(name: "test", path: directory.file("token.sqlite3")))
         return try body(token, directory)
     }
-}
-
-/// A named test input: Swift Testing shows the name, not the value (which may be large).
-struct Named<Value: Sendable>: Sendable, CustomTestStringConvertible {
-    let name: String
-    let value: Value
-
-    init(_ name: String, _ value: Value) {
-        self.name = name
-        self.value = value
-    }
-
-    var testDescription: String { name }
 }
 
 /// Expects `body` to throw a `CoreError` with `code` whose message contains `text`.

@@ -1,34 +1,11 @@
 import Foundation
 import KeychainStorage
+@_exported import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`: every
-/// test gets its own files (GRDB's habit), so the tests run in parallel.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/p11keychain-storage-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
-        path = String(cString: made)
-    }
-
-    /// A path inside the directory.
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Runs `body` with a fresh temporary directory, removed afterwards whatever happens.
-func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    return try body(directory)
-}
 
 /// A new store in its own temporary directory.
 func withTemporaryStore<T>(_ body: (ObjectStore, TemporaryDirectory) throws -> T) throws -> T {
@@ -36,12 +13,6 @@ func withTemporaryStore<T>(_ body: (ObjectStore, TemporaryDirectory) throws -> T
         let store = try ObjectStore(path: directory.file("store.sqlite3"), create: true)
         return try body(store, directory)
     }
-}
-
-/// A failure of the test machinery itself (not of the code under test).
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Expects `body` to throw a `StorageError` with `code` whose message contains `text`.
@@ -135,16 +106,3 @@ func snapshot(of directory: TemporaryDirectory) throws -> [String: Data] {
 
 /// The UTF-8 bytes of `text`: attribute values in these tests are mostly labels.
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
-
-/// A named test input: Swift Testing shows the name, not the value (which may be large).
-struct Named<Value: Sendable>: Sendable, CustomTestStringConvertible {
-    let name: String
-    let value: Value
-
-    init(_ name: String, _ value: Value) {
-        self.name = name
-        self.value = value
-    }
-
-    var testDescription: String { name }
-}

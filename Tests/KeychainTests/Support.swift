@@ -1,5 +1,6 @@
 import Foundation
 import Keychain
+@_exported import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -19,19 +20,6 @@ enum Fixture: String, CaseIterable {
     var certificate: Certificate {
         get throws { try Certificate(pemEncoded: pem) }
     }
-}
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/p11keychain-keychain-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw KeychainError(.io, "mkdtemp failed") }
-        path = String(cString: made)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
 /// A new keychain in its own temporary store, opened by path: no process environment is
