@@ -62,6 +62,18 @@ extension Token {
         }
     }
 
+    /// The object as stored, once the context may change it (v2.40 §6.7.1 table 6); `lock`
+    /// must be held, and the caller's write transaction of `store` open.
+    private func changeable(_ reference: ObjectReference, in store: ObjectStore, context: AccessContext)
+        throws(CoreError) -> AttributeSet
+    {
+        let current = try loadStored(reference, context: context)
+        try context.checkWrite(
+            tokenObject: !reference.isSessionObject, privateObject: current.bool(.private) ?? false,
+            writeProtected: !reference.isSessionObject && (configuration.readOnly || store.isReadOnly))
+        return current
+    }
+
     /// Changes attributes of an object; `lock` must be held. The read, the rule check and
     /// the write are one transaction, so another process's change or deletion cannot come
     /// between them.
@@ -71,12 +83,7 @@ extension Token {
         let store = try store(for: reference)
         try CoreError.mapping {
             try store.write { () throws in
-                let current = try loadStored(reference, context: context)
-                try context.checkWrite(
-                    tokenObject: !reference.isSessionObject,
-                    privateObject: current.bool(.private) ?? false,
-                    writeProtected: !reference.isSessionObject
-                        && (configuration.readOnly || store.isReadOnly))
+                let current = try changeable(reference, in: store, context: context)
                 guard current.bool(.modifiable) ?? true else {
                     throw CoreError(
                         .actionProhibited, "the object is not modifiable (CKA_MODIFIABLE is false)")
@@ -163,12 +170,7 @@ extension Token {
         let store = try store(for: reference)
         try CoreError.mapping {
             try store.write { () throws in
-                let current = try loadStored(reference, context: context)
-                try context.checkWrite(
-                    tokenObject: !reference.isSessionObject,
-                    privateObject: current.bool(.private) ?? false,
-                    writeProtected: !reference.isSessionObject
-                        && (configuration.readOnly || store.isReadOnly))
+                let current = try changeable(reference, in: store, context: context)
                 guard current.bool(.destroyable) ?? true else {
                     throw CoreError(
                         .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
