@@ -148,14 +148,10 @@ extension Token {
         }
     }
 
-    /// Who is logged in to this token in this process. A login the token no longer honours
-    /// (another process re-initialised it) has ended: see `checkLogin`.
-    public var loggedInUser: UserType? {
-        lock.withLock {
-            checkLogin()
-            return login?.user
-        }
-    }
+    /// Who is logged in to this token in this process. Every C_SignInit asks, so this reads
+    /// nothing: whether another process has re-initialised the token since (`checkLogin`) is
+    /// checked where it matters, before private objects are found, read or sealed.
+    public var loggedInUser: UserType? { lock.withLock { login?.user } }
 
     /// Ends this process's login when another process has re-initialised the token since
     /// (its epoch changed): the objects the login was for are gone, and anything sealed under

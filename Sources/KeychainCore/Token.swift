@@ -367,8 +367,10 @@ public final class Token: @unchecked Sendable {
         var attributes: AttributeSet = [:]
         for row in rows { attributes[AttributeType(row.type)] = row.value }
         // A private object needs the context's word and this token's login: a context kept
-        // from before a logout sees nothing.
+        // from before a logout, or a login another process's re-initialisation ended, sees
+        // nothing.
         let isPrivate = attributes.bool(.private) ?? false
+        if isPrivate { checkLogin() }
         guard context.canSee(privateObject: isPrivate), !isPrivate || login != nil else {
             throw CoreError(.objectNotFound, "the object is private: log in first")
         }
@@ -394,7 +396,14 @@ public final class Token: @unchecked Sendable {
         -> [ObjectReference]
     {
         var terms = template
-        if !context.userLoggedIn {
+        // Private objects are found only by a login this token still honours (`checkLogin`).
+        let seesPrivate =
+            context.userLoggedIn
+            && lock.withLock {
+                checkLogin()
+                return login?.user == .user
+            }
+        if !seesPrivate {
             if template.bool(.private) == true { return [] }
             terms[.private] = [0]
         }
