@@ -64,7 +64,10 @@ let package = Package(
         // default context is configured once per process, so the test needs a fresh one.
         .executableTarget(
             name: "crypto-context-probe", dependencies: ["KeychainCrypto"], path: "Tests/KeychainCryptoProbe"),
-        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "TestSupport"]),
+        // KeychainStorage and KeychainCrypto: to lay out a store as an older version wrote it.
+        .testTarget(
+            name: "KeychainCoreTests",
+            dependencies: ["KeychainCore", "KeychainStorage", "KeychainCrypto", "TestSupport"]),
         // Drives the built .so through dlopen, as every PKCS#11 host does. It must not depend
         // on P11KeychainModule: that target's -static-stdlib would reach the test bundle and
         // break its link (DESIGN §9). `swift build --build-tests` and `swift test` build the
