@@ -162,6 +162,8 @@ extension Token {
         guard let current = login, let store = persistentStore else { return }
         let count = store.changeCount
         if let count, count == current.checkedAt { return }
+        // A read that fails (busy, I/O) proves nothing: the login stands, and the next check
+        // (every seal and open forces one) reads again.
         guard let epoch = try? store.metadata(Key.epoch) else { return }
         guard epoch == current.epoch else {
             endLogin()
@@ -176,6 +178,7 @@ extension Token {
         login?.checkedAt = nil
         checkLogin()
         if let login { return login.tokenKey }
+        // Only picks which of two errors to throw: an unreadable store says "log in".
         let hasUserPIN = (try? store().metadata(Key.userPIN)) != nil
         guard hasUserPIN || !toSeal else {
             throw CoreError(
@@ -310,6 +313,8 @@ extension Token {
             endLogin()
             guard let sessionStore else { return }
             let privateTerm = [StoredAttribute(AttributeType.private.rawValue, [1])]
+            // The session store is this process's own, in memory: it fails only out of
+            // memory, and C_Logout must still end the login (the token key is gone either way).
             if let ids = try? sessionStore.find(privateTerm) {
                 for id in ids { _ = try? sessionStore.delete(id) }
             }

@@ -85,6 +85,8 @@ extension Token {
         else { return }
         let privateKeyClass = StoredAttribute(
             AttributeType.class.rawValue, AttributeValue.encode(ObjectClass.privateKey.rawValue))
+        // A failure (busy, full disk) rolls the sweep back whole and leaves the marker unset:
+        // the next login tries again; the login itself must not fail for it.
         _ = try? store.write { () throws in
             for id in try store.find([privateKeyClass]) {
                 guard let rows = try store.attributes(of: id) else { continue }

@@ -174,6 +174,8 @@ public struct PKCS12Contents: Sendable {
             generated = ok == 1
         }
         guard generated, let name = EVP_MD_get0_name(md),
+            // A MAC that cannot be computed cannot be verified: the file is refused as if its
+            // password were wrong, which is all a caller can act on.
             let expected = try? HMAC.compute(key: key, digestName: name, parts: [content])
         else { return false }
         let macLength = Int(ASN1_STRING_length(mac))
@@ -281,6 +283,7 @@ public struct PKCS12Contents: Sendable {
         var leafIndex: Int?
         if let key = found.key {
             leafIndex = found.certificates.firstIndex { certificate in
+                // A certificate that does not parse cannot be the key's: look at the next.
                 guard let info = try? X509Certificate(der: certificate.der).subjectPublicKeyInfo else {
                     return false
                 }

@@ -107,6 +107,7 @@ final class ChangeCounter {
         }
         guard isWritable else { return }
         let next = read().map { $0 & 1 == 1 ? $0 &+ 1 : $0 &+ 2 } ?? ChangeCounter.freshStart()
+        // Unwritten, the counter stays odd and every reader re-reads: safe, only slower.
         try? write(next)
     }
 
