@@ -2,19 +2,23 @@
 # test_derive.sh, test_secret_scan.sh); sourced by them after lib.sh, never
 # run. Not named test_*.sh, so run.sh does not look for tests in it.
 #
-# p11secret (tools/p11secret.c) does what pkcs11-tool 0.23 has no verb for
+# p11secret (tools/p11secret.c and p11secret_util.c) does what pkcs11-tool 0.23 has no verb for
 # (AES-GCM, AES-CTR, CMAC, RSA-OAEP wrapping, ECDH with a KDF, X25519/X448,
 # copying a secret key). It is built here, on first use, into .build/integration
 # beside p11drive (the tests of one run.sh run one after another, never at once).
 
 export P11SECRET=$IT_BUILD/p11secret
 
-# build_p11secret: compiles tools/p11secret.c when the binary is missing or stale.
+# build_p11secret: compiles tools/p11secret*.c when the binary is missing or
+# older than one of its sources.
 build_p11secret() {
-    local src=$IT_DIR/tools/p11secret.c out
-    [[ -x $P11SECRET && $P11SECRET -nt $src ]] && return 0
+    local tools=$IT_DIR/tools out
+    if [[ -x $P11SECRET && $P11SECRET -nt $tools/p11secret.c && $P11SECRET -nt $tools/p11secret_util.c &&
+        $P11SECRET -nt $tools/p11secret.h ]]; then
+        return 0
+    fi
     mkdir -p "$IT_BUILD"
-    out=$(gcc -O2 -Wall -Wextra -o "$P11SECRET.tmp.$$" "$src" -ldl 2>&1) ||
+    out=$(gcc -O2 -Wall -Wextra -o "$P11SECRET.tmp.$$" "$tools/p11secret.c" "$tools/p11secret_util.c" -ldl 2>&1) ||
         fail "p11secret did not compile: $(summarize "$out")"
     mv -f "$P11SECRET.tmp.$$" "$P11SECRET"
 }

@@ -3,7 +3,8 @@
 # pkeyutl -derive`; CKD_SHA*_KDF beside `openssl kdf X963KDF`; X25519 and X448
 # through p11secret (pkcs11-tool 0.23 derives on Weierstrass curves only);
 # the refusals: a point off the curve, a point of another curve, a key
-# without CKA_DERIVE; nothing stored by a refused derivation.
+# without CKA_DERIVE; nothing stored by a refused derivation. HKDF
+# (CKM_HKDF_DERIVE) beside RFC 5869's vectors and `openssl kdf HKDF`.
 
 source "$IT_DIR/secret_lib.sh"
 
@@ -116,4 +117,56 @@ test_ecdh_with_a_bad_point_or_a_key_without_derive_is_refused_and_stores_nothing
     assert_contains "$RUN_OUT" "C_DeriveKey returned CKR_KEY_FUNCTION_NOT_PERMITTED" "C_DeriveKey with a key whose CKA_DERIVE is FALSE"
     assert_eq "$before" "$(pk11 --login --pin "$USER_PIN" -O --type secrkey 2>&1 | grep -c '^Secret Key Object' || true)" \
         "secret keys on the token after three refused derivations"
+}
+
+# openssl_hkdf DIGEST LENGTH KEY_HEX [-kdfopt OPT]...: HKDF by `openssl kdf`, in hex.
+openssl_hkdf() {
+    local digest=$1 len=$2 key=$3
+    shift 3
+    openssl kdf -keylen "$len" -binary -kdfopt "digest:$digest" -kdfopt "hexkey:$key" "$@" HKDF | xxd -p | tr -d '\n'
+}
+
+test_hkdf_derive_agrees_with_rfc5869_and_openssl_kdf() {
+    secret_setup
+    # RFC 5869 A.1 (SHA-256, salt and info) and A.3 (no salt, no info).
+    local ikm=0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b
+    ok secret create ikm generic "$ikm" private=1 derive=1
+    ok secret hkdf ikm okm-a1 42 prf=sha256 salt=000102030405060708090a0b0c info=f0f1f2f3f4f5f6f7f8f9
+    assert_eq 3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865 "$(derived_value)" \
+        "C_DeriveKey (CKM_HKDF_DERIVE) of RFC 5869 test case A.1"
+    ok secret hkdf ikm okm-a3 42 prf=sha256
+    assert_eq 8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8 "$(derived_value)" \
+        "C_DeriveKey (CKM_HKDF_DERIVE, CKF_HKDF_SALT_NULL) of RFC 5869 test case A.3"
+
+    local key salt info prf
+    key=$(random_hex 40)
+    salt=$(random_hex 16)
+    info=$(random_hex 24)
+    ok secret create base generic "$key" private=1 derive=1
+    for prf in SHA1 SHA256 SHA384 SHA512; do
+        ok secret hkdf base "okm-$prf" 100 "prf=${prf,,}" salt="$salt" info="$info"
+        assert_eq "$(openssl_hkdf "$prf" 100 "$key" -kdfopt "hexsalt:$salt" -kdfopt "hexinfo:$info")" "$(derived_value)" \
+            "C_DeriveKey (CKM_HKDF_DERIVE, $prf, 100 bytes) beside openssl kdf HKDF"
+    done
+    # Extract only (the PRK), expand only, and the salt taken from a key.
+    ok secret hkdf base prk 32 salt="$salt" expand=0
+    assert_eq "$(openssl_hkdf SHA256 32 "$key" -kdfopt mode:EXTRACT_ONLY -kdfopt "hexsalt:$salt")" "$(derived_value)" \
+        "C_DeriveKey (CKM_HKDF_DERIVE, extract only) beside openssl kdf -kdfopt mode:EXTRACT_ONLY"
+    ok secret hkdf base expanded 64 info="$info" extract=0
+    assert_eq "$(openssl_hkdf SHA256 64 "$key" -kdfopt mode:EXPAND_ONLY -kdfopt "hexinfo:$info")" "$(derived_value)" \
+        "C_DeriveKey (CKM_HKDF_DERIVE, expand only) beside openssl kdf -kdfopt mode:EXPAND_ONLY"
+    ok secret create salt-key generic "$salt" private=1 derive=1
+    ok secret hkdf base from-salt-key 48 salt=key:salt-key info="$info"
+    assert_eq "$(openssl_hkdf SHA256 48 "$key" -kdfopt "hexsalt:$salt" -kdfopt "hexinfo:$info")" "$(derived_value)" \
+        "C_DeriveKey (CKM_HKDF_DERIVE, CKF_HKDF_SALT_KEY) beside openssl kdf HKDF"
+    # Neither extract nor expand: the spec's CKR_MECHANISM_PARAM_INVALID.
+    refused secret hkdf base nothing 32 extract=0 expand=0
+    assert_contains "$RUN_OUT" "C_DeriveKey returned CKR_MECHANISM_PARAM_INVALID" "CKM_HKDF_DERIVE with bExtract and bExpand FALSE"
+    # More than 255 blocks (RFC 5869 §2.3) is refused.
+    refused secret hkdf base too-long $((255 * 32 + 1))
+    assert_contains "$RUN_OUT" "C_DeriveKey returned CKR_" "CKM_HKDF_DERIVE of 8161 bytes with SHA-256"
+    # A base key without CKA_DERIVE.
+    ok secret create no-derive generic "$key" private=1 derive=0 sign=1
+    refused secret hkdf no-derive refused 32
+    assert_contains "$RUN_OUT" "C_DeriveKey returned CKR_KEY_FUNCTION_NOT_PERMITTED" "CKM_HKDF_DERIVE from a key whose CKA_DERIVE is FALSE"
 }

@@ -274,3 +274,48 @@ test_pkcs11tool_test_passes_with_secret_keys_on_the_token() {
     assert_line "$RUN_OUT" '^ +SHA256-RSA-PKCS: OK$' "pkcs11-tool --test with secret keys: SHA256-RSA-PKCS" 'RSA-PKCS'
     assert_line "$RUN_OUT" '^No errors$' "pkcs11-tool --test with secret keys: verdict" 'rror'
 }
+
+test_cka_allowed_mechanisms_from_pkcs11tool_limits_what_a_secret_key_does() {
+    secret_setup
+    local iv
+    iv=$(random_hex 16)
+    head -c 100 /dev/urandom >"$TEST_TMP/pt"
+    ok pk11 --login --pin "$USER_PIN" --keygen --key-type AES:32 --private --label limited --id 61 \
+        --allowed-mechanisms AES-CBC-PAD,AES-GCM
+    # (pkcs11-tool 0.23 shows allowed mechanisms of private keys only: p11secret reads them.)
+    ok secret info limited
+    assert_contains "$RUN_OUT" "allowed-mechanisms 0x1085,0x1087" "CKA_ALLOWED_MECHANISMS of a key generated with --allowed-mechanisms AES-CBC-PAD,AES-GCM"
+    ok pk11 --login --pin "$USER_PIN" --encrypt -m AES-CBC-PAD --id 61 --iv "$iv" -i "$TEST_TMP/pt" -o "$TEST_TMP/ct"
+    ok secret encrypt aes-gcm limited "$TEST_TMP/pt" "$TEST_TMP/ct.gcm" iv="${iv:0:24}"
+    # Not in the list: refused at C_EncryptInit (PKCS#11 3.0 §4.7, CKA_ALLOWED_MECHANISMS).
+    head -c 96 /dev/urandom >"$TEST_TMP/blocks"
+    refused pk11 --login --pin "$USER_PIN" --encrypt -m AES-ECB --id 61 -i "$TEST_TMP/blocks" -o "$TEST_TMP/ecb"
+    assert_contains "$RUN_OUT" "C_EncryptInit failed: rv = CKR_MECHANISM_INVALID" "pkcs11-tool --encrypt -m AES-ECB with a key allowed AES-CBC-PAD and AES-GCM only"
+    refused secret sign aes-cmac limited "$TEST_TMP/pt" "$TEST_TMP/mac"
+    assert_contains "$RUN_OUT" "C_SignInit returned CKR_" "C_SignInit (AES-CMAC) with a key allowed AES-CBC-PAD and AES-GCM only"
+    # A key created with the list (C_CreateObject; pkcs11-tool 0.23's
+    # --write-object drops --allowed-mechanisms) obeys it the same way.
+    ok secret create hmac-only generic "$(random_hex 64)" private=1 sign=1 verify=1 id=62 allowed=0x251
+    ok pk11 --login --pin "$USER_PIN" --sign -m SHA256-HMAC --id 62 -i "$TEST_TMP/pt" -o "$TEST_TMP/hmac"
+    refused pk11 --login --pin "$USER_PIN" --sign -m SHA512-HMAC --id 62 -i "$TEST_TMP/pt" -o "$TEST_TMP/hmac512"
+    assert_contains "$RUN_OUT" "C_SignInit failed: rv = CKR_MECHANISM_INVALID" "pkcs11-tool --sign -m SHA512-HMAC with a key allowed SHA256-HMAC only"
+}
+
+test_pkcs11tool_lists_the_secret_key_mechanisms_with_their_functions() {
+    ok pk11 -M
+    local line
+    for line in 'AES-KEY-GEN, keySize=\{16,32\}, generate' \
+        'GENERIC-SECRET-KEY-GEN, .*generate' \
+        'AES-ECB, keySize=\{16,32\}, encrypt, decrypt' \
+        'AES-CBC, keySize=\{16,32\}, encrypt, decrypt' \
+        'AES-CBC-PAD, keySize=\{16,32\}, encrypt, decrypt' \
+        'AES-CTR, keySize=\{16,32\}, encrypt, decrypt' \
+        'AES-GCM, keySize=\{16,32\}, encrypt, decrypt' \
+        'AES-CMAC, keySize=\{16,32\}, sign, verify' \
+        'SHA256-HMAC, .*sign, verify' \
+        'SHA512-HMAC, .*sign, verify' \
+        'AES-KEY-WRAP, keySize=\{16,[0-9]+\}, .*wrap, unwrap' \
+        'ECDH1-DERIVE, keySize=\{[0-9]+,521\}, .*derive'; do
+        assert_line "$RUN_OUT" "^ +$line" "pkcs11-tool -M: ${line%%,*}" "${line%%,*}"
+    done
+}

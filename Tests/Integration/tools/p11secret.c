@@ -14,7 +14,8 @@
  *   p11secret generate LABEL aes|generic BYTES [ATTR]...   C_GenerateKey
  *   p11secret value LABEL                          prints "value HEX" (CKA_VALUE),
  *                                                  or the CK_RV that refused it
- *   p11secret info LABEL                           prints the key's flags and sizes
+ *   p11secret info LABEL                           prints the key's flags, sizes,
+ *                                                  allowed mechanisms, check value
  *   p11secret encrypt|decrypt MECH LABEL IN OUT [iv=HEX] [aad=HEX] [tag=BITS]
  *                                                  [ctrbits=N] [chunk=N]
  *                                                  MECH aes-ecb, aes-cbc, aes-cbc-pad,
@@ -42,11 +43,18 @@
  *                                                  ecdh-cofactor, a CKK_GENERIC_SECRET
  *                                                  of BYTES; prints "value HEX" when
  *                                                  the new key can be read
+ *   p11secret hkdf LABEL NEWLABEL BYTES [prf=sha1|sha256|sha384|sha512]
+ *                  [salt=HEX|salt=key:LABEL] [info=HEX] [extract=0|1] [expand=0|1]
+ *                  [ATTR]...                       C_DeriveKey with CKM_HKDF_DERIVE
+ *                                                  (v3.0 §2.43) from the generic
+ *                                                  secret LABEL (no salt= is
+ *                                                  CKF_HKDF_SALT_NULL); prints
+ *                                                  "value HEX" when readable
  *   p11secret copy LABEL NEWLABEL [ATTR]...        C_CopyObject of a secret key
  *
  * ATTR is NAME=0|1 for token, private, sensitive, extractable, encrypt,
  * decrypt, sign, verify, wrap, unwrap, derive, trusted, wrap-with-trusted; or
- * id=HEX. create and generate default to token=1; derive to token=0,
+ * id=HEX; or allowed=NUMBER,NUMBER... (CKA_ALLOWED_MECHANISMS, e.g. 0x251). create and generate default to token=1; derive to token=0,
  * sensitive=0, extractable=1.
  *
  * Every command logs in with $P11DRIVE_PIN when it is set, in a R/W session
@@ -57,472 +65,14 @@
  * Exit status: 0 success, 1 a PKCS#11 call failed or a check did not hold,
  * 2 usage or setup error.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11secret p11secret.c -ldl
+ * Build: gcc -O2 -Wall -Wextra -o p11secret p11secret.c p11secret_util.c -ldl
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
-
-/* PKCS#11 3.0 names p11-kit 0.24's 2.40 header lacks. */
-#ifndef CKK_EC_MONTGOMERY
-#define CKK_EC_MONTGOMERY 0x41UL
-#endif
-#ifndef CKM_EC_MONTGOMERY_KEY_PAIR_GEN
-#define CKM_EC_MONTGOMERY_KEY_PAIR_GEN 0x1056UL
-#endif
-#ifndef CKM_AES_KEY_WRAP_KWP
-#define CKM_AES_KEY_WRAP_KWP 0x210bUL
-#endif
-#ifndef CKM_AES_CMAC_GENERAL
-#define CKM_AES_CMAC_GENERAL 0x108bUL
-#endif
-
-enum { EXIT_CHECK = 1, EXIT_USAGE = 2 };
-
-static CK_FUNCTION_LIST_PTR p11;
-static CK_SESSION_HANDLE session;
-
-/* ---------------------------------------------------------------- errors */
-
-static const char *rv_name(CK_RV rv)
-{
-    switch (rv) {
-#define NAME(x) case x: return #x
-    NAME(CKR_OK); NAME(CKR_HOST_MEMORY); NAME(CKR_GENERAL_ERROR);
-    NAME(CKR_FUNCTION_FAILED); NAME(CKR_ARGUMENTS_BAD); NAME(CKR_ATTRIBUTE_READ_ONLY);
-    NAME(CKR_ATTRIBUTE_SENSITIVE); NAME(CKR_ATTRIBUTE_TYPE_INVALID);
-    NAME(CKR_ATTRIBUTE_VALUE_INVALID); NAME(CKR_ACTION_PROHIBITED); NAME(CKR_DATA_INVALID);
-    NAME(CKR_DATA_LEN_RANGE); NAME(CKR_DEVICE_ERROR); NAME(CKR_ENCRYPTED_DATA_INVALID);
-    NAME(CKR_ENCRYPTED_DATA_LEN_RANGE); NAME(CKR_FUNCTION_NOT_SUPPORTED);
-    NAME(CKR_KEY_HANDLE_INVALID); NAME(CKR_KEY_SIZE_RANGE); NAME(CKR_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_KEY_NOT_NEEDED); NAME(CKR_KEY_CHANGED); NAME(CKR_KEY_NEEDED);
-    NAME(CKR_KEY_INDIGESTIBLE); NAME(CKR_KEY_FUNCTION_NOT_PERMITTED);
-    NAME(CKR_KEY_NOT_WRAPPABLE); NAME(CKR_KEY_UNEXTRACTABLE); NAME(CKR_MECHANISM_INVALID);
-    NAME(CKR_MECHANISM_PARAM_INVALID); NAME(CKR_OBJECT_HANDLE_INVALID);
-    NAME(CKR_OPERATION_ACTIVE); NAME(CKR_OPERATION_NOT_INITIALIZED); NAME(CKR_PIN_INCORRECT);
-    NAME(CKR_SESSION_HANDLE_INVALID); NAME(CKR_SESSION_READ_ONLY); NAME(CKR_SIGNATURE_INVALID);
-    NAME(CKR_SIGNATURE_LEN_RANGE); NAME(CKR_TEMPLATE_INCOMPLETE);
-    NAME(CKR_TEMPLATE_INCONSISTENT); NAME(CKR_UNWRAPPING_KEY_HANDLE_INVALID);
-    NAME(CKR_UNWRAPPING_KEY_SIZE_RANGE); NAME(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_USER_NOT_LOGGED_IN); NAME(CKR_WRAPPED_KEY_INVALID);
-    NAME(CKR_WRAPPED_KEY_LEN_RANGE); NAME(CKR_WRAPPING_KEY_HANDLE_INVALID);
-    NAME(CKR_WRAPPING_KEY_SIZE_RANGE); NAME(CKR_WRAPPING_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_DOMAIN_PARAMS_INVALID); NAME(CKR_CURVE_NOT_SUPPORTED);
-    NAME(CKR_BUFFER_TOO_SMALL); NAME(CKR_CRYPTOKI_NOT_INITIALIZED);
-    NAME(CKR_USER_ALREADY_LOGGED_IN); NAME(CKR_TOKEN_WRITE_PROTECTED);
-#undef NAME
-    default: return "unknown CK_RV";
-    }
-}
-
-static void die_rv(const char *what, CK_RV rv)
-{
-    fprintf(stderr, "p11secret: %s returned %s (0x%lx)\n", what, rv_name(rv),
-            (unsigned long)rv);
-    exit(EXIT_CHECK);
-}
-
-static void die_usage(const char *msg, const char *arg)
-{
-    fprintf(stderr, "p11secret: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    exit(EXIT_USAGE);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = calloc(1, n ? n : 1);
-    if (!p)
-        die_usage("out of memory", NULL);
-    return p;
-}
-
-/* ---------------------------------------------------------------- bytes */
-
-struct bytes {
-    unsigned char *data;
-    size_t len;
-};
-
-static struct bytes from_hex(const char *hex)
-{
-    size_t n = strlen(hex);
-    if (n % 2)
-        die_usage("odd number of hex digits", hex);
-    struct bytes b = { xmalloc(n / 2), n / 2 };
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned int v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-            die_usage("not hex", hex);
-        b.data[i] = (unsigned char)v;
-    }
-    return b;
-}
-
-static void print_hex(const char *tag, const unsigned char *p, size_t n)
-{
-    printf("%s ", tag);
-    for (size_t i = 0; i < n; i++)
-        printf("%02x", p[i]);
-    printf("\n");
-}
-
-static struct bytes read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        die_usage("cannot open", path);
-    struct bytes b = { NULL, 0 };
-    size_t cap = 0;
-    for (;;) {
-        if (b.len == cap) {
-            cap = cap ? 2 * cap : 65536;
-            b.data = realloc(b.data, cap);
-            if (!b.data)
-                die_usage("out of memory", NULL);
-        }
-        size_t got = fread(b.data + b.len, 1, cap - b.len, f);
-        if (got == 0)
-            break;
-        b.len += got;
-    }
-    fclose(f);
-    return b;
-}
-
-static void write_file(const char *path, const unsigned char *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0)
-        die_usage("cannot write", path);
-}
-
-/* ---------------------------------------------------------------- module */
-
-static size_t padded_len(const unsigned char *s, size_t n)
-{
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\0'))
-        n--;
-    return n;
-}
-
-/* Loads $P11KEYCHAIN_MODULE, opens a R/W session on the token and logs in
- * with $P11DRIVE_PIN when it is set. */
-static void open_module(void)
-{
-    const char *path = getenv("P11KEYCHAIN_MODULE");
-    if (!path || !*path)
-        die_usage("P11KEYCHAIN_MODULE is not set", NULL);
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        die_usage("cannot load the module", dlerror());
-    CK_C_GetFunctionList get_list = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-    if (!get_list)
-        die_usage("the module exports no C_GetFunctionList", path);
-    CK_RV rv = get_list(&p11);
-    if (rv != CKR_OK)
-        die_rv("C_GetFunctionList", rv);
-    CK_C_INITIALIZE_ARGS args;
-    memset(&args, 0, sizeof args);
-    args.flags = CKF_OS_LOCKING_OK;
-    if ((rv = p11->C_Initialize(&args)) != CKR_OK)
-        die_rv("C_Initialize", rv);
-
-    const char *want = getenv("P11DRIVE_TOKEN");
-    want = want && *want ? want : "login";
-    CK_SLOT_ID slots[64];
-    CK_ULONG n = 64;
-    if ((rv = p11->C_GetSlotList(CK_TRUE, slots, &n)) != CKR_OK)
-        die_rv("C_GetSlotList", rv);
-    CK_ULONG i;
-    for (i = 0; i < n; i++) {
-        CK_TOKEN_INFO info;
-        if (p11->C_GetTokenInfo(slots[i], &info) != CKR_OK)
-            continue;
-        size_t len = padded_len(info.label, sizeof info.label);
-        if (len == strlen(want) && memcmp(info.label, want, len) == 0)
-            break;
-    }
-    if (i == n)
-        die_usage("no token with this label", want);
-    rv = p11->C_OpenSession(slots[i], CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &session);
-    if (rv != CKR_OK)
-        die_rv("C_OpenSession", rv);
-    const char *pin = getenv("P11DRIVE_PIN");
-    if (pin && *pin) {
-        rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)pin, strlen(pin));
-        if (rv != CKR_OK && rv != CKR_USER_ALREADY_LOGGED_IN)
-            die_rv("C_Login", rv);
-    }
-}
-
-static void close_module(void)
-{
-    CK_RV rv = p11->C_CloseSession(session);
-    if (rv != CKR_OK)
-        die_rv("C_CloseSession", rv);
-    if ((rv = p11->C_Finalize(NULL)) != CKR_OK)
-        die_rv("C_Finalize", rv);
-}
-
-/* The one object of class CLS labelled LABEL; 0 when there is none and
- * OPTIONAL, else the test fails. */
-static CK_OBJECT_HANDLE find_key(CK_OBJECT_CLASS cls, const char *label, int optional)
-{
-    CK_ATTRIBUTE tmpl[] = {
-        { CKA_CLASS, &cls, sizeof cls },
-        { CKA_LABEL, (void *)label, strlen(label) },
-    };
-    CK_OBJECT_HANDLE found[2];
-    CK_ULONG n = 0;
-    CK_RV rv = p11->C_FindObjectsInit(session, tmpl, 2);
-    if (rv != CKR_OK)
-        die_rv("C_FindObjectsInit", rv);
-    if ((rv = p11->C_FindObjects(session, found, 2, &n)) != CKR_OK)
-        die_rv("C_FindObjects", rv);
-    if ((rv = p11->C_FindObjectsFinal(session)) != CKR_OK)
-        die_rv("C_FindObjectsFinal", rv);
-    if (n == 0 && optional)
-        return 0;
-    if (n != 1) {
-        fprintf(stderr, "p11secret: found %lu objects of class %lu labelled '%s', expected one\n",
-                (unsigned long)n, (unsigned long)cls, label);
-        exit(EXIT_CHECK);
-    }
-    return found[0];
-}
-
-/* One attribute through the two-call convention; *out is malloc'd. */
-static CK_RV get_attr(CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type, struct bytes *out)
-{
-    CK_ATTRIBUTE a = { type, NULL, 0 };
-    CK_RV rv = p11->C_GetAttributeValue(session, obj, &a, 1);
-    if (rv != CKR_OK)
-        return rv;
-    out->data = xmalloc(a.ulValueLen);
-    a.pValue = out->data;
-    rv = p11->C_GetAttributeValue(session, obj, &a, 1);
-    out->len = a.ulValueLen;
-    return rv;
-}
-
-/* ---------------------------------------------------------------- templates */
-
-struct tmpl {
-    CK_ATTRIBUTE a[32];
-    CK_ULONG n;
-    CK_BBOOL bools[32];
-    CK_ULONG ulongs[8];
-    int nb, nu;
-};
-
-static void add(struct tmpl *t, CK_ATTRIBUTE_TYPE type, void *p, CK_ULONG len)
-{
-    if (t->n == sizeof t->a / sizeof t->a[0])
-        die_usage("too many attributes", NULL);
-    for (CK_ULONG i = 0; i < t->n; i++) {
-        if (t->a[i].type == type) { /* a later setting replaces a default */
-            t->a[i].pValue = p;
-            t->a[i].ulValueLen = len;
-            return;
-        }
-    }
-    t->a[t->n++] = (CK_ATTRIBUTE){ type, p, len };
-}
-
-static void add_bool(struct tmpl *t, CK_ATTRIBUTE_TYPE type, int v)
-{
-    t->bools[t->nb] = v ? CK_TRUE : CK_FALSE;
-    add(t, type, &t->bools[t->nb], sizeof(CK_BBOOL));
-    t->nb++;
-}
-
-static void add_ulong(struct tmpl *t, CK_ATTRIBUTE_TYPE type, CK_ULONG v)
-{
-    t->ulongs[t->nu] = v;
-    add(t, type, &t->ulongs[t->nu], sizeof(CK_ULONG));
-    t->nu++;
-}
-
-static const struct {
-    const char *name;
-    CK_ATTRIBUTE_TYPE type;
-} bool_attrs[] = {
-    { "token", CKA_TOKEN }, { "private", CKA_PRIVATE }, { "sensitive", CKA_SENSITIVE },
-    { "extractable", CKA_EXTRACTABLE }, { "encrypt", CKA_ENCRYPT }, { "decrypt", CKA_DECRYPT },
-    { "sign", CKA_SIGN }, { "verify", CKA_VERIFY }, { "wrap", CKA_WRAP },
-    { "unwrap", CKA_UNWRAP }, { "derive", CKA_DERIVE }, { "trusted", CKA_TRUSTED },
-    { "wrap-with-trusted", CKA_WRAP_WITH_TRUSTED },
-};
-
-/* Adds NAME=0|1 or id=HEX; other key=value options (iv=, hash=...) are the
- * caller's and are skipped. */
-static void add_options(struct tmpl *t, int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++) {
-        const char *eq = strchr(argv[i], '=');
-        if (!eq)
-            die_usage("expected NAME=VALUE", argv[i]);
-        size_t n = (size_t)(eq - argv[i]);
-        if (n == 2 && !strncmp(argv[i], "id", 2)) {
-            struct bytes id = from_hex(eq + 1);
-            add(t, CKA_ID, id.data, id.len);
-            continue;
-        }
-        for (size_t k = 0; k < sizeof bool_attrs / sizeof bool_attrs[0]; k++) {
-            if (strlen(bool_attrs[k].name) == n && !strncmp(argv[i], bool_attrs[k].name, n)) {
-                add_bool(t, bool_attrs[k].type, !strcmp(eq + 1, "1"));
-                break;
-            }
-        }
-    }
-}
-
-/* The value of option NAME= among ARGV, or NULL. */
-static const char *option(int argc, char **argv, const char *name)
-{
-    size_t n = strlen(name);
-    for (int i = 0; i < argc; i++)
-        if (!strncmp(argv[i], name, n) && argv[i][n] == '=')
-            return argv[i] + n + 1;
-    return NULL;
-}
-
-static CK_KEY_TYPE key_type_named(const char *name)
-{
-    static const struct {
-        const char *name;
-        CK_KEY_TYPE type;
-    } types[] = {
-        { "aes", CKK_AES }, { "generic", CKK_GENERIC_SECRET },
-        { "sha1-hmac", CKK_SHA_1_HMAC }, { "sha224-hmac", CKK_SHA224_HMAC },
-        { "sha256-hmac", CKK_SHA256_HMAC }, { "sha384-hmac", CKK_SHA384_HMAC },
-        { "sha512-hmac", CKK_SHA512_HMAC },
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(name, types[i].name))
-            return types[i].type;
-    die_usage("unknown key type", name);
-    return 0;
-}
-
-/* ---------------------------------------------------------------- mechanisms */
-
-struct mech {
-    CK_MECHANISM m;
-    CK_BYTE iv[64];
-    CK_GCM_PARAMS gcm;
-    CK_AES_CTR_PARAMS ctr;
-    CK_RSA_PKCS_OAEP_PARAMS oaep;
-    CK_ULONG mac_len;
-    struct bytes aad;
-};
-
-static CK_MECHANISM_TYPE hash_named(const char *name, CK_RSA_PKCS_MGF_TYPE *mgf)
-{
-    if (!name || !strcmp(name, "sha256")) {
-        *mgf = CKG_MGF1_SHA256;
-        return CKM_SHA256;
-    }
-    if (!strcmp(name, "sha1")) {
-        *mgf = CKG_MGF1_SHA1;
-        return CKM_SHA_1;
-    }
-    die_usage("unknown hash", name);
-    return 0;
-}
-
-/* Fills M for mechanism NAME and its options (iv=, aad=, tag=, ctrbits=,
- * maclen=, hash=). */
-static void mechanism_named(struct mech *m, const char *name, int argc, char **argv)
-{
-    static const struct {
-        const char *name;
-        CK_MECHANISM_TYPE type;
-    } mechs[] = {
-        { "aes-ecb", CKM_AES_ECB }, { "aes-cbc", CKM_AES_CBC },
-        { "aes-cbc-pad", CKM_AES_CBC_PAD }, { "aes-ctr", CKM_AES_CTR },
-        { "aes-gcm", CKM_AES_GCM }, { "aes-cmac", CKM_AES_CMAC },
-        { "aes-cmac-general", CKM_AES_CMAC_GENERAL }, { "sha1-hmac", CKM_SHA_1_HMAC },
-        { "sha224-hmac", CKM_SHA224_HMAC }, { "sha256-hmac", CKM_SHA256_HMAC },
-        { "sha384-hmac", CKM_SHA384_HMAC }, { "sha512-hmac", CKM_SHA512_HMAC },
-        { "sha256-hmac-general", CKM_SHA256_HMAC_GENERAL },
-        { "sha512-hmac-general", CKM_SHA512_HMAC_GENERAL },
-        { "aes-kw", CKM_AES_KEY_WRAP }, { "aes-kwp", CKM_AES_KEY_WRAP_KWP },
-        { "aes-kw-pad", CKM_AES_KEY_WRAP_PAD }, { "rsa-oaep", CKM_RSA_PKCS_OAEP },
-        { "ecdh", CKM_ECDH1_DERIVE }, { "ecdh-cofactor", CKM_ECDH1_COFACTOR_DERIVE },
-    };
-    memset(m, 0, sizeof *m);
-    size_t i;
-    for (i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
-        if (!strcmp(name, mechs[i].name))
-            break;
-    if (i == sizeof mechs / sizeof mechs[0])
-        die_usage("unknown mechanism", name);
-    m->m.mechanism = mechs[i].type;
-
-    const char *iv = option(argc, argv, "iv");
-    struct bytes ivb = { NULL, 0 };
-    if (iv) {
-        ivb = from_hex(iv);
-        if (ivb.len > sizeof m->iv)
-            die_usage("IV too long", iv);
-        memcpy(m->iv, ivb.data, ivb.len);
-    }
-    switch (m->m.mechanism) {
-    case CKM_AES_CBC:
-    case CKM_AES_CBC_PAD:
-        m->m.pParameter = m->iv;
-        m->m.ulParameterLen = ivb.len;
-        break;
-    case CKM_AES_CTR: {
-        const char *bits = option(argc, argv, "ctrbits");
-        m->ctr.ulCounterBits = bits ? strtoul(bits, NULL, 10) : 128;
-        if (ivb.len != 16)
-            die_usage("aes-ctr needs iv= of 16 bytes (the counter block)", NULL);
-        memcpy(m->ctr.cb, m->iv, 16);
-        m->m.pParameter = &m->ctr;
-        m->m.ulParameterLen = sizeof m->ctr;
-        break;
-    }
-    case CKM_AES_GCM: {
-        const char *aad = option(argc, argv, "aad"), *tag = option(argc, argv, "tag");
-        if (aad)
-            m->aad = from_hex(aad);
-        m->gcm.pIv = m->iv;
-        m->gcm.ulIvLen = ivb.len;
-        m->gcm.ulIvBits = ivb.len * 8;
-        m->gcm.pAAD = m->aad.data;
-        m->gcm.ulAADLen = m->aad.len;
-        m->gcm.ulTagBits = tag ? strtoul(tag, NULL, 10) : 128;
-        m->m.pParameter = &m->gcm;
-        m->m.ulParameterLen = sizeof m->gcm;
-        break;
-    }
-    case CKM_AES_CMAC_GENERAL:
-    case CKM_SHA256_HMAC_GENERAL:
-    case CKM_SHA512_HMAC_GENERAL: {
-        const char *len = option(argc, argv, "maclen");
-        if (!len)
-            die_usage("a _GENERAL mechanism needs maclen=N", NULL);
-        m->mac_len = strtoul(len, NULL, 10);
-        m->m.pParameter = &m->mac_len;
-        m->m.ulParameterLen = sizeof m->mac_len;
-        break;
-    }
-    case CKM_RSA_PKCS_OAEP:
-        m->oaep.hashAlg = hash_named(option(argc, argv, "hash"), &m->oaep.mgf);
-        m->oaep.source = CKZ_DATA_SPECIFIED;
-        m->m.pParameter = &m->oaep;
-        m->m.ulParameterLen = sizeof m->oaep;
-        break;
-    default:
-        break;
-    }
-}
+#include "p11secret.h"
 
 /* ---------------------------------------------------------------- commands */
 
@@ -610,6 +160,18 @@ static int cmd_info(const char *label)
     if (rv != CKR_OK)
         die_rv("C_GetAttributeValue(CKA_KEY_TYPE, CKA_VALUE_LEN)", rv);
     printf("key-type 0x%lx\nvalue-len %lu\n", (unsigned long)kt, (unsigned long)len);
+    struct bytes mechs;
+    if ((rv = get_attr(key, CKA_ALLOWED_MECHANISMS, &mechs)) == CKR_OK) {
+        printf("allowed-mechanisms");
+        for (size_t i = 0; i + sizeof(CK_MECHANISM_TYPE) <= mechs.len; i += sizeof(CK_MECHANISM_TYPE)) {
+            CK_MECHANISM_TYPE m;
+            memcpy(&m, mechs.data + i, sizeof m);
+            printf("%s0x%lx", i ? "," : " ", (unsigned long)m);
+        }
+        printf("\n");
+    } else {
+        printf("allowed-mechanisms %s\n", rv_name(rv));
+    }
     struct bytes cv;
     if ((rv = get_attr(key, CKA_CHECK_VALUE, &cv)) == CKR_OK)
         print_hex("check-value", cv.data, cv.len);
@@ -888,6 +450,77 @@ static int cmd_derive(const char *mech_name, const char *label, const char *peer
     return 0;
 }
 
+static int cmd_hkdf(const char *label, const char *new_label, const char *bytes, int argc,
+                    char **argv)
+{
+    static const struct {
+        const char *name;
+        CK_MECHANISM_TYPE type;
+    } prfs[] = {
+        { "sha1", CKM_SHA_1 }, { "sha256", CKM_SHA256 }, { "sha384", CKM_SHA384 },
+        { "sha512", CKM_SHA512 },
+    };
+    const char *prf = option(argc, argv, "prf"), *salt = option(argc, argv, "salt");
+    const char *info = option(argc, argv, "info"), *extract = option(argc, argv, "extract");
+    const char *expand = option(argc, argv, "expand");
+    CK_HKDF_PARAMS params;
+    memset(&params, 0, sizeof params);
+    params.bExtract = !extract || !strcmp(extract, "1");
+    params.bExpand = !expand || !strcmp(expand, "1");
+    params.prfHashMechanism = CKM_SHA256;
+    if (prf) {
+        size_t i;
+        for (i = 0; i < sizeof prfs / sizeof prfs[0]; i++)
+            if (!strcmp(prf, prfs[i].name))
+                break;
+        if (i == sizeof prfs / sizeof prfs[0])
+            die_usage("unknown prf", prf);
+        params.prfHashMechanism = prfs[i].type;
+    }
+    struct bytes salt_bytes = { NULL, 0 }, info_bytes = { NULL, 0 };
+    params.ulSaltType = CKF_HKDF_SALT_NULL;
+    if (salt && strncmp(salt, "key:", 4) != 0) {
+        salt_bytes = from_hex(salt);
+        params.ulSaltType = CKF_HKDF_SALT_DATA;
+        params.pSalt = salt_bytes.data;
+        params.ulSaltLen = salt_bytes.len;
+    }
+    if (info) {
+        info_bytes = from_hex(info);
+        params.pInfo = info_bytes.data;
+        params.ulInfoLen = info_bytes.len;
+    }
+    CK_MECHANISM mech = { CKM_HKDF_DERIVE, &params, sizeof params };
+    CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+    CK_KEY_TYPE kt = CKK_GENERIC_SECRET;
+    struct tmpl t = { .n = 0 };
+    add(&t, CKA_CLASS, &cls, sizeof cls);
+    add(&t, CKA_KEY_TYPE, &kt, sizeof kt);
+    add(&t, CKA_LABEL, (void *)new_label, strlen(new_label));
+    add_ulong(&t, CKA_VALUE_LEN, strtoul(bytes, NULL, 10));
+    add_bool(&t, CKA_TOKEN, 0);
+    add_bool(&t, CKA_SENSITIVE, 0);
+    add_bool(&t, CKA_EXTRACTABLE, 1);
+    add_options(&t, argc, argv);
+    open_module();
+    if (salt && !strncmp(salt, "key:", 4)) {
+        params.ulSaltType = CKF_HKDF_SALT_KEY;
+        params.hSaltKey = find_key(CKO_SECRET_KEY, salt + 4, 0);
+    }
+    CK_OBJECT_HANDLE key;
+    CK_RV rv = p11->C_DeriveKey(session, &mech, find_key(CKO_SECRET_KEY, label, 0), t.a, t.n, &key);
+    if (rv != CKR_OK)
+        die_rv("C_DeriveKey", rv);
+    printf("derived %s\n", new_label);
+    struct bytes v;
+    if ((rv = get_attr(key, CKA_VALUE, &v)) == CKR_OK)
+        print_hex("value", v.data, v.len);
+    else
+        printf("value %s\n", rv_name(rv));
+    close_module();
+    return 0;
+}
+
 static int cmd_copy(const char *label, const char *new_label, int argc, char **argv)
 {
     struct tmpl t = { .n = 0 };
@@ -930,6 +563,8 @@ int main(int argc, char **argv)
         return cmd_keypair(rest[0], rest[1]);
     if (!strcmp(cmd, "derive") && n >= 5)
         return cmd_derive(rest[0], rest[1], rest[2], rest[3], rest[4], n - 5, rest + 5);
+    if (!strcmp(cmd, "hkdf") && n >= 3)
+        return cmd_hkdf(rest[0], rest[1], rest[2], n - 3, rest + 3);
     if (!strcmp(cmd, "copy") && n >= 2)
         return cmd_copy(rest[0], rest[1], n - 2, rest + 2);
     die_usage("unknown command or wrong number of arguments", cmd);
