@@ -173,7 +173,7 @@ value() {
 }
 fmt() {
     [ -n "$1" ] || { echo "—"; return; }
-    awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else printf "%.2f", v }'
+    awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else if (v >= 0.1 || v == 0) printf "%.2f", v; else printf "%.3f", v }'
 }
 ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; fi; }
 times() { if [ -n "$1" ]; then echo "$(fmt "$1")×"; else echo "—"; fi; }

@@ -1,6 +1,7 @@
 # Key derivation (issue 9): ECDH on token key pairs agreeing with OpenSSL:
 # pkcs11-tool --derive -m ECDH1-DERIVE on P-256/384/521 beside `openssl
-# pkeyutl -derive`; CKD_SHA*_KDF beside `openssl kdf X963KDF`; X25519 and X448
+# pkeyutl -derive`; `openssl pkeyutl -derive` with the token key through the
+# libp11 engine; CKD_SHA*_KDF beside `openssl kdf X963KDF`; X25519 and X448
 # through p11secret (pkcs11-tool 0.23 derives on Weierstrass curves only);
 # the refusals: a point off the curve, a point of another curve, a key
 # without CKA_DERIVE; nothing stored by a refused derivation. HKDF
@@ -52,6 +53,21 @@ test_ecdh_through_pkcs11tool_derive_agrees_with_openssl_pkeyutl_on_each_curve() 
     ok pk11 --login --pin "$USER_PIN" --derive -m ECDH1-COFACTOR-DERIVE --id 01 \
         -i "$TEST_TMP/peer-01.der" -o "$TEST_TMP/z-01-cofactor"
     assert_same_file "$TEST_TMP/z-01" "$TEST_TMP/z-01-cofactor" "pkcs11-tool --derive -m ECDH1-COFACTOR-DERIVE on P-256"
+}
+
+test_openssl_pkeyutl_derives_with_a_token_key_through_the_libp11_engine() {
+    secret_setup
+    ok pk11 --login --pin "$USER_PIN" --keypairgen --key-type EC:prime256v1 --usage-derive --id 21 --label engine-ecdh
+    pubkey_pem 21 "$TEST_TMP/token.pem"
+    peer_key P-256 peer
+    openssl pkey -in "$TEST_TMP/peer.pem" -pubout -out "$TEST_TMP/peer.pub"
+    local conf
+    conf=$(engine_conf)
+    # OpenSSL's ECDH with the token's private key (C_DeriveKey, CKD_NULL, through libp11).
+    ok env OPENSSL_CONF="$conf" openssl pkeyutl -derive -engine pkcs11 -keyform engine \
+        -inkey "$(key_url engine-ecdh)" -peerform PEM -peerkey "$TEST_TMP/peer.pub" -out "$TEST_TMP/z.engine"
+    assert_eq "$(openssl_z "$TEST_TMP/peer.pem" "$TEST_TMP/token.pem")" "$(hex_of "$TEST_TMP/z.engine")" \
+        "openssl pkeyutl -derive -engine pkcs11 with the token key, beside openssl's own ECDH from the peer's side"
 }
 
 test_ecdh_with_the_x963_kdfs_agrees_with_openssl_kdf() {
