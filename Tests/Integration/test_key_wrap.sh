@@ -84,7 +84,7 @@ test_aes_key_wrap_with_padding_matches_rfc5649_and_round_trips_keys_of_any_lengt
         assert_eq "$wrap20" "$(hex_of "$TEST_TMP/w20.$mech")" "C_WrapKey ($mech) of RFC 5649's 20-byte key"
         ok secret wrap "$mech" kwp-kek key7 "$TEST_TMP/w7.$mech"
         assert_eq "$wrap7" "$(hex_of "$TEST_TMP/w7.$mech")" "C_WrapKey ($mech) of RFC 5649's 7-byte key"
-        ok secret unwrap "$mech" kwp-kek "$TEST_TMP/w20.$mech" "back20.$mech" generic private=1 extractable=1 sign=1
+        ok secret unwrap "$mech" kwp-kek "$TEST_TMP/w20.$mech" "back20.$mech" generic private=1 sensitive=0 extractable=1 sign=1
         assert_eq "$key20" "$(value_of "back20.$mech")" "CKA_VALUE of RFC 5649's 20-byte key unwrapped ($mech)"
     done
     # An AES-256 KEK and an HMAC key of 45 bytes, beside openssl enc -id-aes256-wrap-pad.
@@ -150,7 +150,7 @@ test_rsa_oaep_wraps_an_aes_key_under_a_token_rsa_key_both_ways_with_openssl() {
     for hash in sha1 sha256; do
         ok openssl pkeyutl -encrypt -pubin -inkey "$TEST_TMP/rsa-wrap.pub" -in "$TEST_TMP/known.bin" \
             -out "$TEST_TMP/known.$hash" -pkeyopt rsa_padding_mode:oaep -pkeyopt "rsa_oaep_md:$hash" -pkeyopt "rsa_mgf1_md:$hash"
-        ok secret unwrap rsa-oaep rsa-wrap "$TEST_TMP/known.$hash" "from-openssl-$hash" aes private=1 extractable=1 encrypt=1 decrypt=1 "hash=$hash"
+        ok secret unwrap rsa-oaep rsa-wrap "$TEST_TMP/known.$hash" "from-openssl-$hash" aes private=1 sensitive=0 extractable=1 encrypt=1 decrypt=1 "hash=$hash"
         assert_eq "$known" "$(value_of "from-openssl-$hash")" "CKA_VALUE of the AES key unwrapped from openssl's RSA-OAEP ($hash)"
     done
 

@@ -64,7 +64,7 @@ test_raw_scan_of_the_store_finds_no_secret_key_bytes_after_generate_import_unwra
     wrapped_key=$(random_hex 32)
     hex_to_file "$wrapped_key" "$TEST_TMP/to-wrap.bin"
     ok openssl enc -id-aes256-wrap -K "$known" -iv A6A6A6A6A6A6A6A6 -in "$TEST_TMP/to-wrap.bin" -out "$TEST_TMP/wrapped"
-    ok secret unwrap aes-kw imp-aes "$TEST_TMP/wrapped" unwrapped aes private=1 extractable=1 encrypt=1
+    ok secret unwrap aes-kw imp-aes "$TEST_TMP/wrapped" unwrapped aes private=1 sensitive=0 extractable=1 encrypt=1
     assert_eq "$wrapped_key" "$(value_of unwrapped)" "value of the unwrapped key"
     SECRETS+=("$wrapped_key")
 
