@@ -7,10 +7,13 @@
 # IV each), HMAC-SHA256 of 64-byte messages (C_SignInit + C_Sign), and ECDH
 # P-256 (C_DeriveKey, CKD_NULL, a 32-byte session secret key, destroyed at once
 # by C_DestroyObject, both timed). OpenSSL's own rates on the same machine:
-# `openssl speed -evp aes-256-gcm -bytes 16384` (and with -aead: a fresh IV and
-# tag per message, as PKCS#11 does), `openssl speed -hmac sha256 -bytes 64`
-# (OpenSSL 3.0 spells HMAC that way; it re-initialises the MAC per message) and
-# `openssl speed ecdhp256`. The whole sequence runs BENCH_SYMMETRIC_ROUNDS
+# `openssl speed -evp aes-256-gcm -bytes 16384` (one keyed context, EVP updates
+# only), the same with -aead (a fresh IV, AAD and tag per message, as PKCS#11
+# does, with the key set once), `openssl speed -hmac sha256 -bytes 64` (OpenSSL
+# 3.0 spells HMAC that way; it re-initialises one keyed MAC context per message,
+# EVP_MAC_init with no new key) and `openssl speed ecdhp256`. So openssl speed
+# never pays for setting a key per message; a PKCS#11 module that keeps the
+# key's OpenSSL state between C_*Init calls need not either. The whole sequence runs BENCH_SYMMETRIC_ROUNDS
 # times, interleaved (openssl, p11keychain, SoftHSM2), and every figure is the
 # median of its rounds. Prints a markdown table (also written to
 # bench/results/symmetric.md, the raw lines beside it in symmetric.txt) with
@@ -191,7 +194,7 @@ report() {
 - machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr); load average $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the machine skews the figures)
 - p11keychain: $p11k_origin; SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?'); $(openssl version)
 - p11symmetric, one thread, ${seconds} s per measurement, token keys generated on a fresh token: AES-256-GCM = C_EncryptInit (fresh 12-byte IV, 128-bit tag) + C_Encrypt of 16384 bytes; HMAC-SHA256 = C_SignInit + C_Sign of 64 bytes; ECDH P-256 = C_DeriveKey (CKD_NULL, 32-byte session key) + C_DestroyObject of the derived key
-- openssl speed -seconds $seconds: -bytes 16384 -evp aes-256-gcm (one context, EVP updates), -bytes 16384 -aead -evp aes-256-gcm (IV, AAD and tag per message), -bytes 64 -hmac sha256, ecdhp256
+- openssl speed -seconds $seconds: -bytes 16384 -evp aes-256-gcm (one keyed context, EVP updates), -bytes 16384 -aead -evp aes-256-gcm (IV, AAD and tag per message, key set once), -bytes 64 -hmac sha256 (one keyed MAC context re-initialised per message), ecdhp256
 - every rate is the median of $rounds rounds; each round runs openssl speed, then p11keychain, then SoftHSM2; ratio = module ÷ openssl speed (-evp for AES-GCM)
 
 | measurement | openssl speed | p11keychain | ratio | target | SoftHSM2 | ratio |
