@@ -472,7 +472,7 @@ extension Keychain {
     {
         let reference = try privateKeyReference(key, to: "\(usage)")
         let usable = try KeychainError.mapping { () throws(CoreError) in
-            try token.useKey(reference, for: usage, context: context)
+            try token.useKey(reference, for: usage, mechanism: nil, context: context)
         }
         if usable.needsPINForEachUse {
             guard let pin else {

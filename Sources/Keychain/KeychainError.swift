@@ -85,7 +85,8 @@ extension KeychainError {
             .templateInconsistent, .invalidArgument:
             code = .parameter
         case .attributeReadOnly: code = .readOnlyAttribute
-        case .attributeSensitive, .userNotLoggedIn: code = .interactionNotAllowed
+        case .attributeSensitive, .userNotLoggedIn, .keyUnextractable, .keyNotWrappable:
+            code = .interactionNotAllowed
         case .duplicateItem: code = .duplicateItem
         case .objectNotFound: code = .itemNotFound
         case .actionProhibited, .sessionReadOnly, .tokenWriteProtected: code = .readOnly

@@ -46,8 +46,14 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case keySizeRange
         /// An elliptic curve the token does not support.
         case curveNotSupported
-        /// A mechanism that cannot do what was asked.
+        /// A mechanism that cannot do what was asked, or one the key's CKA_ALLOWED_MECHANISMS
+        /// leaves out.
         case mechanismInvalid
+        /// The key to wrap is not extractable (CKA_EXTRACTABLE false).
+        case keyUnextractable
+        /// The key may be wrapped only by a trusted key (CKA_WRAP_WITH_TRUSTED), and the
+        /// wrapping key is not one.
+        case keyNotWrappable
     }
 
     public var code: Code

@@ -174,9 +174,8 @@ func C_GenerateRandom(
 
 // MARK: - Functions no mechanism of this token offers
 //
-// Signing with recovery, secret keys, wrapping, derivation and the dual-function updates:
-// each *Init checks its arguments and refuses the mechanism; each operation reports that
-// none was started.
+// Signing with recovery and the dual-function updates: each *Init checks its arguments and
+// refuses the mechanism; each operation reports that none was started.
 
 private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ purpose: String)
     throws(P11Error)
@@ -263,48 +262,5 @@ func C_DecryptVerifyUpdate(
 ) -> CK_RV {
     sessionEntry("C_DecryptVerifyUpdate", hSession) { (_, _) throws(P11Error) in
         throw notStarted("decryption")
-    }
-}
-
-@c @implementation
-func C_GenerateKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
-    _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_GenerateKey", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "generate a key")
-    }
-}
-
-@c @implementation
-func C_WrapKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_WrapKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "wrap") }
-}
-
-@c @implementation
-func C_UnwrapKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ hUnwrappingKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
-    _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
-    _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_UnwrapKey", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "unwrap")
-    }
-}
-
-@c @implementation
-func C_DeriveKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
-    _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_DeriveKey", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "derive")
     }
 }

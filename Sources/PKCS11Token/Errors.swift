@@ -48,6 +48,8 @@ struct P11Error: Error {
             case .keySizeRange: CKR_KEY_SIZE_RANGE
             case .curveNotSupported: CKR_CURVE_NOT_SUPPORTED
             case .mechanismInvalid: CKR_MECHANISM_INVALID
+            case .keyUnextractable: CKR_KEY_UNEXTRACTABLE
+            case .keyNotWrappable: CKR_KEY_NOT_WRAPPABLE
             }
         self.init(rv, error.message)
     }

@@ -19,6 +19,10 @@ final class Session: @unchecked Sendable {
     var digest: DigestOperation?
     var signing: SignatureOperation?
     var verifying: SignatureOperation?
+    /// MACs (HMAC, CMAC) through C_Sign*/C_Verify*, beside the signature operations: at most
+    /// one of `signing` and `macSigning` is set, and of `verifying` and `macVerifying`.
+    var macSigning: MACOperation?
+    var macVerifying: MACOperation?
     var encrypting: CipherOperation?
     var decrypting: CipherOperation?
     /// Session objects this session created and nobody destroyed yet: they vanish when it
@@ -43,6 +47,8 @@ final class Session: @unchecked Sendable {
         signing = nil
         decrypting = nil
         if verifying?.usesPrivateObject == true { verifying = nil }
+        if macSigning?.usesPrivateObject == true { macSigning = nil }
+        if macVerifying?.usesPrivateObject == true { macVerifying = nil }
         if encrypting?.usesPrivateObject == true { encrypting = nil }
         // Handles of private objects become invalid at logout (v2.40 §5.6): a search that
         // may return them ends too.

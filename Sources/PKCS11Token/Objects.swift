@@ -42,7 +42,7 @@ private func onObject<T>(
 }
 
 /// Records a new session object as belonging to `session`, so that it vanishes with it.
-private func adopt(_ reference: ObjectReference, by session: Session) {
+func adopt(_ reference: ObjectReference, by session: Session) {
     guard reference.isSessionObject else { return }
     session.lock.withLock { _ = session.objects.insert(reference) }
 }

@@ -91,12 +91,15 @@ func C_SignInit(
 ) -> CK_RV {
     sessionEntry("C_SignInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        if isMACMechanism(mechanism.mechanism) {
+            return try startMAC(session, mechanism, key: hKey, signing: true)
+        }
         let (scheme, type) = try signatureScheme(mechanism)
         try session.lock.withLock { () throws(P11Error) in
-            guard session.signing == nil else {
+            guard session.signing == nil, session.macSigning == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a signature is active")
             }
-            let key = try operationKey(session, hKey, for: .sign, type: type)
+            let key = try operationKey(session, hKey, for: .sign, type: type, mechanism: mechanism.mechanism)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.needsContextLogin = key.alwaysAuthenticate
             operation.usesPrivateObject = true
@@ -153,6 +156,9 @@ func C_Sign(
 ) -> CK_RV {
     sessionEntry("C_Sign", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macSigning {
+                return try signMAC(session, mac, single: true, pData, ulDataLen, pSignature, pulSignatureLen)
+            }
             guard let operation = session.signing else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
@@ -188,6 +194,9 @@ func C_SignUpdate(
 {
     sessionEntry("C_SignUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macSigning {
+                return try updateMAC(session, mac, signing: true, pPart, ulPartLen)
+            }
             guard let operation = session.signing else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
@@ -211,6 +220,9 @@ func C_SignFinal(
 ) -> CK_RV {
     sessionEntry("C_SignFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macSigning {
+                return try signMAC(session, mac, single: false, nil, 0, pSignature, pulSignatureLen)
+            }
             guard let operation = session.signing else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
@@ -233,12 +245,16 @@ func C_VerifyInit(
 ) -> CK_RV {
     sessionEntry("C_VerifyInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        if isMACMechanism(mechanism.mechanism) {
+            return try startMAC(session, mechanism, key: hKey, signing: false)
+        }
         let (scheme, type) = try signatureScheme(mechanism)
         try session.lock.withLock { () throws(P11Error) in
-            guard session.verifying == nil else {
+            guard session.verifying == nil, session.macVerifying == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a verification is active")
             }
-            let key = try operationKey(session, hKey, for: .verify, type: type)
+            let key = try operationKey(
+                session, hKey, for: .verify, type: type, mechanism: mechanism.mechanism)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.usesPrivateObject = key.isPrivateObject
             session.verifying = operation
@@ -272,6 +288,9 @@ func C_Verify(
 ) -> CK_RV {
     sessionEntry("C_Verify", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macVerifying {
+                return try verifyMAC(session, mac, single: true, pData, ulDataLen, pSignature, ulSignatureLen)
+            }
             guard let operation = session.verifying else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }
@@ -296,6 +315,9 @@ func C_VerifyUpdate(
 {
     sessionEntry("C_VerifyUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macVerifying {
+                return try updateMAC(session, mac, signing: false, pPart, ulPartLen)
+            }
             guard let operation = session.verifying else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }
@@ -319,6 +341,9 @@ func C_VerifyFinal(
 ) -> CK_RV {
     sessionEntry("C_VerifyFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macVerifying {
+                return try verifyMAC(session, mac, single: false, nil, 0, pSignature, ulSignatureLen)
+            }
             guard let operation = session.verifying else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }

@@ -145,6 +145,44 @@ enum Mechanisms {
         table.append(
             (CK_MECHANISM_TYPE(CKM_EC_EDWARDS_KEY_PAIR_GEN), info(255, 255, UInt(CKF_GENERATE_KEY_PAIR))))
         table.append((CK_MECHANISM_TYPE(CKM_EDDSA), info(255, 255, signVerify)))
+        return table + secretKeyTable
+    }()
+
+    /// Secret key mechanisms: AES and generic secret sizes in bytes (v2.40 §2.10, §2.34),
+    /// ECDH in bits of the curve.
+    private static let secretKeyTable: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
+        func info(_ minimum: Int, _ maximum: Int, _ flags: UInt) -> CK_MECHANISM_INFO {
+            CK_MECHANISM_INFO(
+                ulMinKeySize: CK_ULONG(minimum), ulMaxKeySize: CK_ULONG(maximum), flags: CK_FLAGS(flags))
+        }
+        let generic = SecretKeyKind.maximumGenericLength
+        let crypt = UInt(CKF_ENCRYPT | CKF_DECRYPT)
+        let wrap = UInt(CKF_WRAP | CKF_UNWRAP)
+        var table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = [
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_GEN), info(16, 32, UInt(CKF_GENERATE))),
+            (CK_MECHANISM_TYPE(CKM_GENERIC_SECRET_KEY_GEN), info(1, generic, UInt(CKF_GENERATE))),
+            (CK_MECHANISM_TYPE(CKM_AES_ECB), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_CBC), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_CBC_PAD), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_CTR), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_GCM), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP), info(16, 32, wrap)),
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP_PAD), info(16, 32, wrap)),
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP_KWP), info(16, 32, wrap)),
+            (CK_MECHANISM_TYPE(CKM_ECDH1_DERIVE), info(256, 521, UInt(CKF_DERIVE))),
+            (CK_MECHANISM_TYPE(CKM_ECDH1_COFACTOR_DERIVE), info(256, 521, UInt(CKF_DERIVE))),
+            (CK_MECHANISM_TYPE(CKM_HKDF_DERIVE), info(1, generic, UInt(CKF_DERIVE))),
+            (CK_MECHANISM_TYPE(CKM_HKDF_DATA), info(1, generic, UInt(CKF_DERIVE))),
+        ]
+        for (type, isCMAC) in macMechanismTypes {
+            table.append(
+                (
+                    type,
+                    isCMAC
+                        ? info(16, 32, UInt(CKF_SIGN | CKF_VERIFY))
+                        : info(1, generic, UInt(CKF_SIGN | CKF_VERIFY))
+                ))
+        }
         return table
     }()
 

@@ -1,0 +1,147 @@
+public import KeychainCrypto
+
+// Keys leaving and entering the token wrapped (C_WrapKey, C_UnwrapKey; v2.40 §5.13) and keys
+// derived from keys it holds (C_DeriveKey): the rules of who may wrap what, in one place, for
+// every face. The wrapping itself (AES key wrap, RSA-OAEP) is the caller's, on the bytes
+// these functions hand out or take.
+
+/// A key about to leave the token wrapped: its bytes (a secret key's value, or a private
+/// key's PKCS#8) and its attributes.
+public struct KeyToWrap: Sendable {
+    public let bytes: SecretBytes
+    public let attributes: AttributeSet
+}
+
+extension Token {
+    /// The key `reference` names, to be wrapped by a key with `wrappingKey`'s attributes
+    /// (which the caller got from `useKey`/`useSecretKey` for `.wrap`). The key must be a
+    /// secret or private key with CKA_EXTRACTABLE TRUE, and a key with CKA_WRAP_WITH_TRUSTED
+    /// goes only under a wrapping key with CKA_TRUSTED (v2.40 §4.9–4.10). Sensitivity does
+    /// not forbid wrapping: that is how a sensitive key is backed up.
+    public func keyToWrap(
+        _ reference: ObjectReference, under wrappingKey: AttributeSet, context: AccessContext
+    ) throws(CoreError) -> KeyToWrap {
+        try lock.withLock { () throws(CoreError) in
+            let stored = try loadStored(reference, context: context)
+            let secretType: AttributeType
+            switch stored.ulong(.class) {
+            case ObjectClass.secretKey.rawValue: secretType = .value
+            case ObjectClass.privateKey.rawValue: secretType = .keyMaterial
+            default: throw CoreError(.objectNotFound, "only secret and private keys can be wrapped")
+            }
+            guard stored.bool(.extractable) == true else {
+                throw CoreError(.keyUnextractable, "the key is not extractable (CKA_EXTRACTABLE is false)")
+            }
+            if stored.bool(.wrapWithTrusted) == true, wrappingKey.bool(.trusted) != true {
+                throw CoreError(
+                    .keyNotWrappable, "the key may be wrapped only by a trusted key (CKA_WRAP_WITH_TRUSTED)")
+            }
+            guard let bytes = try opened(secretType, of: stored) else {
+                throw CoreError(.storageCorrupt, "the key has no key material")
+            }
+            return KeyToWrap(bytes: bytes, attributes: Token.concealed(stored))
+        }
+    }
+
+    /// Stores a key that arrived wrapped and was unwrapped to `bytes` (C_UnwrapKey): a secret
+    /// key of the template's CKA_KEY_TYPE. The template is checked as `.unwrap` (no value,
+    /// nothing the token sets), the key is sealed before it is written, and it was outside
+    /// the token: never "always sensitive" or "never extractable" (v2.40 §5.13).
+    public func storeUnwrappedKey(_ bytes: SecretBytes, template: AttributeSet, context: AccessContext)
+        throws(CoreError) -> ObjectReference
+    {
+        guard let rawClass = template.ulong(.class) else {
+            throw CoreError(.templateIncomplete, "an unwrapping template needs CKA_CLASS")
+        }
+        guard rawClass == ObjectClass.secretKey.rawValue else {
+            throw CoreError(
+                .templateInconsistent, "only secret keys can be unwrapped by this mechanism")
+        }
+        guard let rawType = template.ulong(.keyType) else {
+            throw CoreError(.templateIncomplete, "an unwrapping template needs CKA_KEY_TYPE")
+        }
+        guard let kind = SecretKeyKind(KeyType(rawValue: rawType)) else {
+            throw CoreError(.templateInconsistent, "key type \(rawType) is not a secret key type")
+        }
+        return try storeSecretKey(bytes, kind: kind, template: template, change: .unwrap, context: context)
+    }
+
+    /// Stores a key derived from a base key (C_DeriveKey): `secret` is what the mechanism
+    /// computed (an ECDH shared secret, after its KDF, or HKDF's output), cut to the length
+    /// the template asks (`derivedKeyLength`). The key's history follows the base key's.
+    public func storeDerivedKey(
+        _ secret: SecretBytes, template: AttributeSet, base: AttributeSet, context: AccessContext
+    ) throws(CoreError) -> ObjectReference {
+        let kind = try Token.derivedKeyKind(template)
+        return try storeSecretKey(
+            secret, kind: kind, template: template, change: .derive, base: base, context: context)
+    }
+
+    /// The kind of key a derivation template asks for: CKO_SECRET_KEY (the default) of its
+    /// CKA_KEY_TYPE, generic secret by default.
+    public static func derivedKeyKind(_ template: AttributeSet) throws(CoreError) -> SecretKeyKind {
+        if let rawClass = template.ulong(.class), rawClass != ObjectClass.secretKey.rawValue {
+            throw CoreError(.templateInconsistent, "a derived key is a secret key (CKO_SECRET_KEY)")
+        }
+        let type = template.ulong(.keyType).map(KeyType.init(rawValue:)) ?? .genericSecret
+        guard let kind = SecretKeyKind(type) else {
+            throw CoreError(.templateInconsistent, "key type \(type.rawValue) is not a secret key type")
+        }
+        return kind
+    }
+
+    /// How many bytes of a mechanism's output make the derived key: CKA_VALUE_LEN when the
+    /// template gives it (at most `maximum`), else `natural` (the mechanism's own output
+    /// length) for a generic secret or HMAC key; AES needs CKA_VALUE_LEN unless `natural` is
+    /// an AES key's length.
+    public static func derivedKeyLength(_ template: AttributeSet, natural: Int, maximum: Int)
+        throws(CoreError) -> Int
+    {
+        let kind = try derivedKeyKind(template)
+        guard let requested = template.ulong(.valueLength) else {
+            guard kind.allows(length: natural) else {
+                throw CoreError(.templateIncomplete, "the derivation template needs CKA_VALUE_LEN")
+            }
+            return natural
+        }
+        guard let length = Int(exactly: requested), length <= maximum, kind.allows(length: length) else {
+            throw CoreError(
+                .templateInconsistent,
+                "CKA_VALUE_LEN is more than the mechanism gives, or a length the key type does not have")
+        }
+        return length
+    }
+
+    /// The length of a derived data object (CKM_HKDF_DATA): CKA_VALUE_LEN, at most `maximum`,
+    /// else `natural`.
+    public static func derivedDataLength(_ template: AttributeSet, natural: Int, maximum: Int)
+        throws(CoreError) -> Int
+    {
+        guard let requested = template.ulong(.valueLength) else { return natural }
+        guard let length = Int(exactly: requested), (1...maximum).contains(length) else {
+            throw CoreError(.templateInconsistent, "CKA_VALUE_LEN is more than the mechanism gives")
+        }
+        return length
+    }
+
+    /// Stores derived bytes as a data object (CKM_HKDF_DATA, v3.0 §2.43.4): the template
+    /// gives the data object's attributes but not its value; CKA_VALUE_LEN only sizes it.
+    /// The object is private unless the template says otherwise, so its value is sealed.
+    public func storeDerivedData(_ value: SecretBytes, template: AttributeSet, context: AccessContext)
+        throws(CoreError) -> ObjectReference
+    {
+        if let rawClass = template.ulong(.class), rawClass != ObjectClass.data.rawValue {
+            throw CoreError(.templateInconsistent, "CKM_HKDF_DATA makes a data object (CKO_DATA)")
+        }
+        guard template[.value] == nil else {
+            throw CoreError(.attributeReadOnly, "the derived data object's value is made by the token")
+        }
+        var object = template
+        object[.valueLength] = nil
+        object[.class] = AttributeValue.encode(ObjectClass.data.rawValue)
+        object[.private] = template[.private] ?? [1]
+        object[.value] = value.copyBytes()
+        defer { object[.value] = nil }
+        return try createObject(object, context: context)
+    }
+}
