@@ -498,7 +498,8 @@ extension KeychainError {
             return try body()
         } catch {
             switch error.code {
-            case .invalidInput, .unsupported: throw KeychainError(.parameter, error.message)
+            case .invalidInput, .unsupported, .authenticationFailed, .invalidPadding:
+                throw KeychainError(.parameter, error.message)
             case .wrongPassword: throw KeychainError(.authFailed, error.message)
             case .failed: throw KeychainError(.internal, error.message)
             }
