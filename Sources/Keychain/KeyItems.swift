@@ -236,6 +236,8 @@ extension Keychain {
         case .rsa(let bits): kind = .rsa(bits: bits)
         case .ec(let curve): kind = .ec(curveParameters: curve.parameters)
         case .ed25519: kind = .ed25519(curveParameters: Edwards25519.parameters)
+        case .ed448, .x25519, .x448:
+            throw KeychainError(.parameter, "only RSA, EC and Ed25519 key pairs are generated here")
         }
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
@@ -320,7 +322,7 @@ extension Keychain {
             template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.ecEdwards.rawValue)
             template[.ecParams] = Edwards25519.parameters
             template[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
-        case nil:
+        case .ed448, .x25519, .x448, nil:
             throw KeychainError(.parameter, "only RSA, EC and Ed25519 public keys can be stored")
         }
         let reference = try KeychainError.mapping { () throws(CoreError) in

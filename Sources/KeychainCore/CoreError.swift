@@ -85,6 +85,8 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case .unsupported: self.init(.unsupported, error.message)
         case .failed: self.init(.storageFailure, error.message)
         case .wrongPassword: self.init(.pinIncorrect, error.message)
+        // Data that does not authenticate or unpad: the caller's input, not the store's.
+        case .authenticationFailed, .invalidPadding: self.init(.invalidArgument, error.message)
         }
     }
 

@@ -73,6 +73,12 @@ public enum KeyAlgorithm: Sendable, Equatable {
     case rsa(bits: Int)
     case ec(EllipticCurve)
     case ed25519
+    /// Ed448 (RFC 8032 §5.2): signatures only.
+    case ed448
+    /// X25519 (RFC 7748 §5): key agreement only.
+    case x25519
+    /// X448 (RFC 7748 §5): key agreement only.
+    case x448
 }
 
 /// How a signature is computed (PKCS#11 v2.40 §2.1, §2.3, v3.0 §2.3.14 mechanisms).
@@ -87,15 +93,20 @@ public enum SignatureScheme: Sendable, Equatable {
     case ecdsa(DigestAlgorithm?)
     /// Pure Ed25519 (CKM_EDDSA): the whole message, never a hash.
     case ed25519
+    /// Pure Ed448 (CKM_EDDSA, RFC 8032 §5.2 with an empty context): the whole message.
+    case ed448
 
     /// The digest applied to the message before signing, if any.
     public var messageDigest: DigestAlgorithm? {
         switch self {
         case .rsaPKCS1(let digest), .ecdsa(let digest): digest
         case .rsaPSS(let digest, _, _, _): digest
-        case .ed25519: nil
+        case .ed25519, .ed448: nil
         }
     }
+
+    /// True for EdDSA, which signs the whole message in one call and never a hash.
+    public var signsWholeMessage: Bool { self == .ed25519 || self == .ed448 }
 }
 
 /// How RSA encryption pads (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP).
@@ -104,7 +115,7 @@ public enum EncryptionPadding: Sendable, Equatable {
     case oaep(hash: DigestAlgorithm, mgf1: DigestAlgorithm, label: [UInt8])
 }
 
-/// An RSA, EC or Ed25519 key held by OpenSSL. The single owner of its `EVP_PKEY`.
+/// An RSA, EC, Ed25519, Ed448, X25519 or X448 key held by OpenSSL. The single owner of its `EVP_PKEY`.
 public final class AsymmetricKey: @unchecked Sendable {
     // @unchecked: the EVP_PKEY is never mutated after init; OpenSSL allows concurrent
     // operations on one key, each with its own EVP_PKEY_CTX.
@@ -131,7 +142,8 @@ public final class AsymmetricKey: @unchecked Sendable {
     /// advertises (CK_MECHANISM_INFO ulMinKeySize/ulMaxKeySize of every RSA mechanism, v2.40
     /// §5.5). Keys outside it are refused when they are generated, imported or parsed, before
     /// any check that costs time: OpenSSL's check of a 16,384-bit key took 3–10 s of CPU.
-    public static let rsaKeySizes: ClosedRange<Int> = 2048...4096
+    /// 1024 to 8192 (issue 9); a token's configuration may raise the minimum.
+    public static let rsaKeySizes: ClosedRange<Int> = 1024...8192
     /// The smallest RSA modulus accepted, in bits (``rsaKeySizes``).
     public static var minimumRSABits: Int { rsaKeySizes.lowerBound }
     /// The largest RSA modulus accepted, in bits (``rsaKeySizes``).
@@ -146,7 +158,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         }
     }
 
-    /// Generates a new key pair. RSA sizes 2048 to 4096 bits.
+    /// Generates a new key pair. RSA sizes are those of ``rsaKeySizes``.
     public static func generate(_ algorithm: KeyAlgorithm) throws(CryptoError) -> AsymmetricKey {
         let name: String
         switch algorithm {
@@ -154,7 +166,7 @@ public final class AsymmetricKey: @unchecked Sendable {
             try checkRSASize(bits)
             name = "RSA"
         case .ec: name = "EC"
-        case .ed25519: name = "ED25519"
+        case .ed25519, .ed448, .x25519, .x448: name = algorithm.openSSLName ?? ""
         }
         guard let context = EVP_PKEY_CTX_new_from_name(LibraryContext.pointer, name, nil) else {
             throw CryptoError.openSSL(.failed, "cannot create a key generator")
@@ -165,14 +177,14 @@ public final class AsymmetricKey: @unchecked Sendable {
         }
         switch algorithm {
         case .rsa(let bits):
-            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else {
+            guard let bits = Int32(exactly: bits), EVP_PKEY_CTX_set_rsa_keygen_bits(context, bits) == 1 else {
                 throw CryptoError.openSSL(.failed, "cannot set the RSA key size")
             }
         case .ec(let curve):
             guard EVP_PKEY_CTX_set_group_name(context, curve.groupName) == 1 else {
                 throw CryptoError.openSSL(.failed, "cannot set the curve")
             }
-        case .ed25519: break
+        case .ed25519, .ed448, .x25519, .x448: break
         }
         var key: OpaquePointer?
         guard EVP_PKEY_generate(context, &key) == 1, let key else {
@@ -214,9 +226,11 @@ public final class AsymmetricKey: @unchecked Sendable {
         self.init(pkey, hasPrivateKey: hasPrivateKey)
         switch algorithm {
         case nil:
-            throw CryptoError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
+            throw CryptoError(
+                .unsupported, "only RSA, EC P-256/384/521, Ed25519, Ed448, X25519 and X448 keys are supported"
+            )
         case .rsa(let bits): try AsymmetricKey.checkRSASize(bits)
-        case .ec, .ed25519: break
+        case .ec, .ed25519, .ed448, .x25519, .x448: break
         }
     }
 
@@ -235,6 +249,9 @@ public final class AsymmetricKey: @unchecked Sendable {
         switch EVP_PKEY_get_base_id(pkey) {
         case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(pkey)))
         case EVP_PKEY_ED25519: return .ed25519
+        case EVP_PKEY_ED448: return .ed448
+        case EVP_PKEY_X25519: return .x25519
+        case EVP_PKEY_X448: return .x448
         case EVP_PKEY_EC:
             var name = [CChar](repeating: 0, count: 64)
             var length = 0
@@ -319,31 +336,10 @@ public final class AsymmetricKey: @unchecked Sendable {
         }
     }
 
-    /// The raw 32-byte private key of an Ed25519 key, else nil.
-    public var rawPrivateKey: [UInt8]? { secretRawPrivateKey?.copyBytes() }
-
-    /// The raw 32-byte private key of an Ed25519 key in a self-wiping buffer, else nil.
-    public var secretRawPrivateKey: SecretBytes? {
-        guard hasPrivateKey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 else { return nil }
-        var ok = false
-        let bytes = SecretBytes(capacity: 32) { buffer -> Int in
-            var length = buffer.count
-            ok =
-                EVP_PKEY_get_raw_private_key(pkey, buffer.bindMemory(to: UInt8.self).baseAddress, &length)
-                == 1
-            return ok ? length : 0
-        }
-        return ok ? bytes : nil
-    }
-
-    /// The encoded public point: uncompressed EC point, or the 32 raw bytes of Ed25519.
+    /// The encoded public point: uncompressed EC point, or the raw public value of Ed25519,
+    /// Ed448, X25519 and X448.
     public var publicPoint: [UInt8]? {
-        if EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 {
-            var bytes = [UInt8](repeating: 0, count: 32)
-            var length = bytes.count
-            guard EVP_PKEY_get_raw_public_key(pkey, &bytes, &length) == 1 else { return nil }
-            return Array(bytes.prefix(length))
-        }
+        if algorithm?.isOctetString == true { return rawPublicKey }
         var bytes = [UInt8](repeating: 0, count: 160)
         var length = 0
         guard EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", &bytes, bytes.count, &length) == 1
@@ -358,7 +354,7 @@ public final class AsymmetricKey: @unchecked Sendable {
 
     /// Signs `message` (hashing it first when the scheme has a digest).
     public func sign(_ message: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
-        if scheme == .ed25519 { return try signEdDSA(message) }
+        if scheme.signsWholeMessage { return try signEdDSA(message, scheme: scheme) }
         let input = scheme.messageDigest.map { $0.hash(message) } ?? message
         return try signHash(input, scheme: scheme)
     }
@@ -374,7 +370,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     public func verify(_ signature: [UInt8], message: [UInt8], scheme: SignatureScheme) throws(CryptoError)
         -> Bool
     {
-        if scheme == .ed25519 { return try verifyEdDSA(signature, message) }
+        if scheme.signsWholeMessage { return try verifyEdDSA(signature, message, scheme: scheme) }
         let input = scheme.messageDigest.map { $0.hash(message) } ?? message
         return try verifyHash(signature, input: input, scheme: scheme)
     }
@@ -411,7 +407,7 @@ public final class AsymmetricKey: @unchecked Sendable {
                 && EVP_PKEY_CTX_set_signature_md(context, hash.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(clamping: saltLength)) == 1
-        case .ecdsa, .ed25519: break
+        case .ecdsa, .ed25519, .ed448: break
         }
         guard ok else {
             EVP_PKEY_CTX_free(context)
@@ -420,11 +416,23 @@ public final class AsymmetricKey: @unchecked Sendable {
         return context
     }
 
-    private func signEdDSA(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+    /// Throws unless the key is the one `scheme` signs with (an Ed448 key never makes an
+    /// "Ed25519" signature, nor the reverse).
+    private func checkEdDSAKey(_ scheme: SignatureScheme) throws(CryptoError) {
+        guard (scheme == .ed25519 && algorithm == .ed25519) || (scheme == .ed448 && algorithm == .ed448)
+        else {
+            throw CryptoError(
+                .unsupported, "this key cannot make \(scheme == .ed448 ? "Ed448" : "Ed25519") signatures")
+        }
+    }
+
+    private func signEdDSA(_ message: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
         guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
+        try checkEdDSAKey(scheme)
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
         defer { EVP_MD_CTX_free(context) }
-        var signature = [UInt8](repeating: 0, count: 64)
+        // 64 bytes for Ed25519, 114 for Ed448 (RFC 8032 §5.1.6, §5.2.6).
+        var signature = [UInt8](repeating: 0, count: 114)
         var length = signature.count
         guard EVP_DigestSignInit_ex(context, nil, nil, LibraryContext.pointer, nil, pkey, nil) == 1,
             EVP_DigestSign(context, &signature, &length, message, message.count) == 1
@@ -432,7 +440,10 @@ public final class AsymmetricKey: @unchecked Sendable {
         return Array(signature.prefix(length))
     }
 
-    private func verifyEdDSA(_ signature: [UInt8], _ message: [UInt8]) throws(CryptoError) -> Bool {
+    private func verifyEdDSA(_ signature: [UInt8], _ message: [UInt8], scheme: SignatureScheme)
+        throws(CryptoError) -> Bool
+    {
+        try checkEdDSAKey(scheme)
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit_ex(context, nil, nil, LibraryContext.pointer, nil, pkey, nil) == 1 else {

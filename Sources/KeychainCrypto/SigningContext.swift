@@ -15,11 +15,11 @@ public final class SigningContext {
     private let maximumLength: Int
 
     /// Throws when the key has no private half, or cannot use the scheme's parameters.
-    /// Ed25519 signs whole messages: use `AsymmetricKey.sign` for it.
+    /// EdDSA signs whole messages: use `AsymmetricKey.sign` for it.
     public init(key: AsymmetricKey, scheme: SignatureScheme) throws(CryptoError) {
         guard key.hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
-        guard scheme != .ed25519 else {
-            throw CryptoError(.unsupported, "Ed25519 signs the whole message, never a hash")
+        guard !scheme.signsWholeMessage else {
+            throw CryptoError(.unsupported, "EdDSA signs the whole message, never a hash")
         }
         self.key = key
         self.scheme = scheme

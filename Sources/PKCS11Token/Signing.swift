@@ -22,14 +22,19 @@ final class SignatureOperation {
     /// The key is a private object: the operation ends at C_Logout (v2.40 §5.6).
     var usesPrivateObject = false
 
+    /// CKM_EDDSA names no curve: the key decides between Ed25519 and Ed448 (v3.0 §2.3.14).
     init(key: AsymmetricKey, scheme: SignatureScheme) throws(P11Error) {
         self.key = key
-        self.scheme = scheme
         switch key.algorithm {
         case .rsa(let bits): signatureLength = (bits + 7) / 8
         case .ec(let curve): signatureLength = 2 * ((curve.bits + 7) / 8)
         case .ed25519, nil: signatureLength = 64
+        case .ed448: signatureLength = 114
+        case .x25519, .x448:
+            throw P11Error(
+                CKR_KEY_TYPE_INCONSISTENT, "X25519 and X448 keys agree on secrets; they do not sign")
         }
+        self.scheme = scheme.signsWholeMessage && key.algorithm == .ed448 ? .ed448 : scheme
     }
 
     var isHashing: Bool { scheme.messageDigest != nil }
@@ -40,7 +45,7 @@ final class SignatureOperation {
     /// for raw ECDSA `maximumRawECDSAInput`. Parts beyond it are refused with
     /// CKR_DATA_LEN_RANGE instead of being collected without end (issue 8).
     var inputLimit: Int {
-        if isHashing || scheme == .ed25519 { return maximumDataLength }
+        if isHashing || scheme.signsWholeMessage { return maximumDataLength }
         if case .rsa = key.algorithm { return signatureLength }
         return SignatureOperation.maximumRawECDSAInput
     }
@@ -130,8 +135,8 @@ private func sign(_ session: Session, _ operation: SignatureOperation, _ data: [
     -> [UInt8]
 {
     do throws(CryptoError) {
-        if operation.scheme == .ed25519 {
-            return try operation.key.sign(data, scheme: .ed25519)
+        if operation.scheme.signsWholeMessage {
+            return try operation.key.sign(data, scheme: operation.scheme)
         }
         let signer: SigningContext
         if let idle = session.idleSigner(for: operation) {
@@ -201,7 +206,7 @@ func C_SignUpdate(
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
             do throws(P11Error) {
-                guard operation.scheme != .ed25519 else {
+                guard !operation.scheme.signsWholeMessage else {
                     throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "EdDSA signs in one part only: use C_Sign")
                 }
                 try operation.update(pPart, ulPartLen)
@@ -322,7 +327,7 @@ func C_VerifyUpdate(
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }
             do throws(P11Error) {
-                guard operation.scheme != .ed25519 else {
+                guard !operation.scheme.signsWholeMessage else {
                     throw P11Error(
                         CKR_FUNCTION_NOT_SUPPORTED, "EdDSA verifies in one part only: use C_Verify")
                 }

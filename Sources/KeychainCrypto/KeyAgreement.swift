@@ -1,0 +1,121 @@
+internal import COpenSSL
+
+// Key agreement: the shared secret of one private key and a peer's public value, the primitive
+// under C_DeriveKey with CKM_ECDH1_DERIVE / CKM_ECDH1_COFACTOR_DERIVE (PKCS#11 v2.40 §2.3.16,
+// v3.0 §2.3.7 for Montgomery keys) and Apple's SecKeyCopyKeyExchangeResult.
+
+extension AsymmetricKey {
+    /// The shared secret of this private key and a peer's public value.
+    ///
+    /// ECDH (SEC 1 §3.3.1; PKCS#11 v2.40 §2.3.16 CKM_ECDH1_DERIVE / CKM_ECDH1_COFACTOR_DERIVE)
+    /// or X25519/X448 (RFC 7748 §5). The result is the raw shared secret: the x-coordinate of
+    /// the shared point for EC (as wide as the field), the u-coordinate for X25519/X448. Any
+    /// KDF is the caller's.
+    ///
+    /// - Parameters:
+    ///   - peerPublicValue: for EC the peer's point on this key's curve, uncompressed
+    ///     (04 ‖ X ‖ Y) or compressed (02/03 ‖ X); for X25519/X448 the raw u-coordinate (32 or
+    ///     56 bytes). A DER OCTET STRING wrapper must be removed first (``unwrapECPoint(_:)``).
+    ///   - cofactor: multiply by the curve's cofactor (SEC 1 §3.3.2, ECC CDH). The NIST prime
+    ///     curves have cofactor 1, so the result is the same; X25519/X448 always clear the
+    ///     cofactor (RFC 7748 §5), so the flag changes nothing there.
+    /// - Throws: `.invalidInput` for a peer value that is not a valid public value of this
+    ///   key's curve: a point not on the curve, of another curve or of the wrong length, or a
+    ///   low-order X25519/X448 value whose shared secret would be all zeros (RFC 7748 §6.1);
+    ///   `.unsupported` for a key that does no key agreement (RSA, Ed25519, Ed448).
+    public func sharedSecret(withPeerPublicValue peerPublicValue: [UInt8], cofactor: Bool = false)
+        throws(CryptoError) -> SecretBytes
+    {
+        guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot agree on a secret") }
+        let peer = try peerKey(peerPublicValue)
+        guard let context = EVP_PKEY_CTX_new_from_pkey(LibraryContext.pointer, pkey, nil) else {
+            throw CryptoError.openSSL(.failed, "cannot create a key agreement")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_derive_init(context) == 1 else {
+            throw CryptoError.openSSL(.failed, "cannot start a key agreement")
+        }
+        if cofactor, case .ec = algorithm {
+            guard EVP_PKEY_CTX_set_ecdh_cofactor_mode(context, 1) == 1 else {
+                throw CryptoError.openSSL(.failed, "cannot select cofactor ECDH")
+            }
+        }
+        // validate_peer = 1: OpenSSL checks the peer key again (EVP_PKEY_public_check) and
+        // that its group is this key's.
+        guard EVP_PKEY_derive_set_peer_ex(context, peer.pkey, 1) == 1 else {
+            throw CryptoError.openSSL(.invalidInput, "the peer's public value does not fit this key")
+        }
+        var length = 0
+        guard EVP_PKEY_derive(context, nil, &length) == 1, length > 0, length <= 1024 else {
+            throw CryptoError.openSSL(.failed, "cannot size the shared secret")
+        }
+        var derived = false
+        let secret = SecretBytes(capacity: length) { buffer -> Int in
+            var written = buffer.count
+            derived = EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1
+            return derived ? written : 0
+        }
+        // X25519/X448 fail here on a low-order peer value (an all-zero result).
+        guard derived, !secret.isEmpty else {
+            throw CryptoError.openSSL(.invalidInput, "the peer's public value gives no shared secret")
+        }
+        return secret
+    }
+
+    /// The peer's public value as an OpenSSL key of this key's curve, checked: for EC the
+    /// point must decode on the curve (EVP_PKEY_fromdata) and pass EVP_PKEY_public_check.
+    private func peerKey(_ value: [UInt8]) throws(CryptoError) -> AsymmetricKey {
+        let invalid = CryptoError(.invalidInput, "the peer's public value is not a point of this key's curve")
+        switch algorithm {
+        case .ec(let curve):
+            let width = (curve.bits + 7) / 8
+            guard let first = value.first,
+                (first == 0x04 && value.count == 1 + 2 * width)
+                    || ((first == 0x02 || first == 0x03) && value.count == 1 + width)
+            else { throw invalid }
+            let key: AsymmetricKey
+            do {
+                key = try AsymmetricKey(components: .ecPublic(curve, point: value))
+            } catch {
+                throw invalid
+            }
+            guard key.algorithm == algorithm else { throw invalid }
+            return key
+        case .x25519, .x448:
+            guard let algorithm else { throw invalid }
+            do {
+                return try AsymmetricKey(rawPublicKey: value, algorithm: algorithm)
+            } catch {
+                throw invalid
+            }
+        case .rsa, .ed25519, .ed448, nil:
+            throw CryptoError(.unsupported, "only EC, X25519 and X448 keys agree on secrets")
+        }
+    }
+
+    /// A peer's public value without the DER OCTET STRING that PKCS#11 v2.40 §2.3.16 lets a
+    /// caller put around it (CKA_EC_POINT's form): `value` itself when it is raw.
+    ///
+    /// The two forms cannot be confused. A DER wrapper is unwrapped only when its contents
+    /// have the length of a public value (an EC point of P-256/384/521, compressed or
+    /// uncompressed, or 32/56 bytes for X25519/X448), and no raw value of such a length also
+    /// reads as an OCTET STRING around another such length: the wrapper adds 2 or 3 bytes,
+    /// and the one collision of lengths (67: a P-256 point wrapped, a compressed P-521 point
+    /// raw) differs in its first byte (04 against 02/03).
+    public static func unwrapECPoint(_ value: [UInt8]) -> [UInt8] {
+        guard value.first == 0x04, let contents = DEROctetString.decode(value),
+            isPlausiblePublicValue(contents)
+        else { return value }
+        return contents
+    }
+
+    private static func isPlausiblePublicValue(_ value: [UInt8]) -> Bool {
+        if value.count == 32 || value.count == 56 { return true }
+        guard let first = value.first else { return false }
+        return EllipticCurve.allCases.contains { curve in
+            let width = (curve.bits + 7) / 8
+            return (first == 0x04 && value.count == 1 + 2 * width)
+                || ((first == 0x02 || first == 0x03) && value.count == 1 + width)
+        }
+    }
+}
