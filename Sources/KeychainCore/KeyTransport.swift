@@ -118,7 +118,7 @@ extension Token {
         throws(CoreError) -> Int
     {
         guard let requested = template.ulong(.valueLength) else { return natural }
-        guard let length = Int(exactly: requested), (1...maximum).contains(length) else {
+        guard let length = Int(exactly: requested), length >= 1, length <= maximum else {
             throw CoreError(.templateInconsistent, "CKA_VALUE_LEN is more than the mechanism gives")
         }
         return length
