@@ -107,6 +107,24 @@ extension Token {
         return min(max(configuration.minimumRSABits, sizes.lowerBound), sizes.upperBound)...sizes.upperBound
     }
 
+    /// Refuses an imported RSA key (C_CreateObject, SecItemAdd) below this token's
+    /// `rsa-minimum-bits` with CKR_ATTRIBUTE_VALUE_INVALID, the code v2.40 §5.7 gives
+    /// C_CreateObject for a value it will not take (KEY_SIZE_RANGE is not among them). Sizes
+    /// outside ``AsymmetricKey/rsaKeySizes`` never got this far.
+    func checkImportedKeySize(_ object: NewObject) throws(CoreError) {
+        guard object.attributes.ulong(.keyType) == KeyType.rsa.rawValue,
+            let info = object.attributes[.publicKeyInfo],
+            let key = try? AsymmetricKey(subjectPublicKeyInfo: info)
+        else { return }
+        let sizes = rsaKeySizes
+        guard sizes.contains(key.bits) else {
+            throw CoreError(
+                .attributeValueInvalid,
+                "RSA keys on this token have \(sizes.lowerBound) to \(sizes.upperBound) bits, not \(key.bits)"
+            )
+        }
+    }
+
     /// Throws CKR_KEY_SIZE_RANGE's error unless `bits` is in ``rsaKeySizes``.
     func checkRSASize(_ bits: Int) throws(CoreError) {
         let sizes = rsaKeySizes
