@@ -180,6 +180,18 @@ extension Token {
         _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         generatedBy mechanism: UInt64?, context: AccessContext
     ) throws(CoreError) -> KeyPairReferences {
+        let objects = try keyPairObjects(
+            key, publicTemplate: publicTemplate, privateTemplate: privateTemplate, generatedBy: mechanism,
+            context: context)
+        let references = try insertAll([objects.publicKey, objects.privateKey], context: context)
+        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+    }
+
+    /// The two objects of a key pair, checked and filled, not yet stored.
+    func keyPairObjects(
+        _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
+        generatedBy mechanism: UInt64?, context: AccessContext
+    ) throws(CoreError) -> (publicKey: NewObject, privateKey: NewObject) {
         guard let algorithm = key.algorithm, let pkcs8 = key.pkcs8 else {
             throw CoreError(
                 .unsupported,
@@ -259,12 +271,7 @@ extension Token {
             }
             if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
         }
-        let objects = [
-            NewObject(attributes: publicKey, uniqueKey: nil),
-            NewObject(attributes: privateKey, uniqueKey: nil),
-        ]
-        let references = try insertAll(objects, context: context)
-        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+        return (NewObject(attributes: publicKey, uniqueKey: nil), NewObject(attributes: privateKey, uniqueKey: nil))
     }
 
     /// Checks a generation template with the one rule check (`ObjectPolicy.check`, as
