@@ -86,6 +86,17 @@ struct KeyDerivationFunctionTests {
         #expect(longest.count == 255 * 64)
     }
 
+    @Test("HKDF of an empty key is RFC 5869's construction over HMAC")
+    func hkdfEmptyKey() throws {
+        let salt: [UInt8] = [5, 6, 7]
+        let info: [UInt8] = [9]
+        let prk = try runMAC(.hmac(.sha256), key: salt, message: [])
+        let okm = try runMAC(.hmac(.sha256), key: prk, message: info + [1])
+        let derived = try KeyDerivationFunction.hkdf(
+            .extractAndExpand, digest: .sha256, key: SecretBytes([]), salt: salt, info: info, length: 32)
+        #expect(derived.copyBytes() == okm)
+    }
+
     @Test(
         "the X9.63 KDF is SEC 1's construction: SHA(Z ‖ counter ‖ SharedInfo) blocks",
         arguments: DigestAlgorithm.allCases)
@@ -111,7 +122,7 @@ struct KeyDerivationFunctionTests {
         let sharedInfo: [UInt8] = Array(1...9)
         let derived = try KeyDerivationFunction.x963(
             SecretBytes(secret), sharedInfo: sharedInfo, digest: .sha256, length: 40)
-        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        let hex = { (bytes: [UInt8]) in bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
         let output = try withTemporaryDirectory { directory in
             try OpenSSL.run(
                 [
