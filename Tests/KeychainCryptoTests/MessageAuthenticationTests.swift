@@ -151,6 +151,21 @@ struct MessageAuthenticationTests {
         expectCryptoError(.failed) { try [UInt8]([1]).withUnsafeBytes { try mac.update($0) } }
     }
 
+    @Test("a reset MAC computes the next message under the same key, also after it finished")
+    func resetReusesKey() throws {
+        for algorithm in [MACAlgorithm.hmac(.sha256), .cmac] {
+            let key = [UInt8](repeating: 0x2b, count: 16)
+            let mac = try MessageAuthentication(algorithm, key: SecretBytes(key))
+            try [UInt8](repeating: 1, count: 30).withUnsafeBytes { try mac.update($0) }
+            try mac.reset()
+            try [UInt8]([1, 2, 3]).withUnsafeBytes { try mac.update($0) }
+            #expect(try mac.finish() == runMAC(algorithm, key: key, message: [1, 2, 3]))
+            try mac.reset()
+            try [UInt8]([4]).withUnsafeBytes { try mac.update($0) }
+            #expect(try mac.finish() == runMAC(algorithm, key: key, message: [4]))
+        }
+    }
+
     @Test("MAC comparison is equality, lengths included")
     func comparison() {
         #expect(MessageAuthentication.isEqual([1, 2, 3], [1, 2, 3]))
