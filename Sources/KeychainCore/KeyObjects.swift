@@ -271,7 +271,10 @@ extension Token {
             }
             if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
         }
-        return (NewObject(attributes: publicKey, uniqueKey: nil), NewObject(attributes: privateKey, uniqueKey: nil))
+        return (
+            NewObject(attributes: publicKey, uniqueKey: nil),
+            NewObject(attributes: privateKey, uniqueKey: nil)
+        )
     }
 
     /// Checks a generation template with the one rule check (`ObjectPolicy.check`, as

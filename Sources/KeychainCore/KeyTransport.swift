@@ -72,7 +72,9 @@ extension Token {
     /// A private key unwrapped from its PKCS#8 (v2.40 §5.13; private keys wrapped under
     /// AES-KWP): OpenSSL parses and checks the key; the template's CKA_KEY_TYPE, when given,
     /// must be the key's. Only the private key object is made, as C_UnwrapKey returns one.
-    private func storeUnwrappedPrivateKey(_ pkcs8: SecretBytes, template: AttributeSet, context: AccessContext)
+    private func storeUnwrappedPrivateKey(
+        _ pkcs8: SecretBytes, template: AttributeSet, context: AccessContext
+    )
         throws(CoreError) -> ObjectReference
     {
         try ObjectPolicy.privateKey.check(template, .unwrap, asSecurityOfficer: context.securityOfficer)
