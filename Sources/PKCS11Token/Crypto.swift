@@ -114,12 +114,26 @@ func C_DigestUpdate(
 func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
     sessionEntry("C_DigestKey", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
-            guard session.digest != nil else {
+            guard let operation = session.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
-            // Only secret keys can be digested, and this token holds none.
-            session.digest = nil
-            throw P11Error(CKR_KEY_HANDLE_INVALID, "handle \(hKey) is not a secret key")
+            do throws(P11Error) {
+                let value = try onKey(session, hKey, .operation) { (reference) throws(CoreError) in
+                    try session.slot.token.keyToDigest(reference, context: session.context)
+                }
+                try value.withUnsafeBytes { (bytes) throws(P11Error) in
+                    do throws(CryptoError) {
+                        try operation.digest.update(bytes)
+                    } catch {
+                        throw P11Error(CKR_FUNCTION_FAILED, error.message)
+                    }
+                }
+                operation.isMultiPart = true
+            } catch {
+                // A failed C_DigestKey ends the operation, as a failed update does.
+                session.digest = nil
+                throw error
+            }
         }
     }
 }
