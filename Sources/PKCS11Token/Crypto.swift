@@ -157,6 +157,9 @@ func C_DigestFinal(
     }
 }
 
+/// The longest seed C_SeedRandom takes: far more than any entropy source gives at once.
+let maximumSeedLength = 1 << 20
+
 @c @implementation
 func C_SeedRandom(
     _ hSession: CK_SESSION_HANDLE, _ pSeed: UnsafeMutablePointer<CK_BYTE>?, _ ulSeedLen: CK_ULONG
@@ -164,9 +167,16 @@ func C_SeedRandom(
     -> CK_RV
 {
     sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
-        _ = try input(pSeed, ulSeedLen, CKR_ARGUMENTS_BAD)
-        // OpenSSL's DRBG seeds itself from the kernel; a caller's seed is not mixed in.
-        throw P11Error(CKR_RANDOM_SEED_NOT_SUPPORTED, "the generator seeds itself from the OS")
+        // v2.40 §5.15: the caller's bytes are mixed into the generator, never in place of the
+        // operating system's entropy (SecureRandom.mix reseeds with them as additional
+        // input). NULL with a length, or a length beyond any seed, is CKR_ARGUMENTS_BAD: the
+        // function has no length error of its own.
+        let seed = try input(pSeed, ulSeedLen, limit: maximumSeedLength, CKR_ARGUMENTS_BAD)
+        do throws(CryptoError) {
+            try SecureRandom.mix(seed)
+        } catch {
+            throw P11Error(CKR_FUNCTION_FAILED, error.message)
+        }
     }
 }
 
