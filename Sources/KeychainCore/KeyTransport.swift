@@ -32,6 +32,7 @@ extension Token {
             guard stored.bool(.extractable) == true else {
                 throw CoreError(.keyUnextractable, "the key is not extractable (CKA_EXTRACTABLE is false)")
             }
+            try Token.checkWrapTemplate(of: wrappingKey, against: Token.concealed(stored))
             if stored.bool(.wrapWithTrusted) == true, wrappingKey.bool(.trusted) != true {
                 throw CoreError(
                     .keyNotWrappable, "the key may be wrapped only by a trusted key (CKA_WRAP_WITH_TRUSTED)")
@@ -68,10 +69,13 @@ extension Token {
     /// key of the template's CKA_KEY_TYPE, or a private key whose PKCS#8 `bytes` are. The
     /// template is checked as `.unwrap` (no value, nothing the token sets), the key is sealed
     /// before it is written, and it was outside the token: never "always sensitive" or "never
-    /// extractable" (v2.40 §5.13).
-    public func storeUnwrappedKey(_ bytes: SecretBytes, template: AttributeSet, context: AccessContext)
-        throws(CoreError) -> ObjectReference
-    {
+    /// extractable" (v2.40 §5.13). The unwrapping key's CKA_UNWRAP_TEMPLATE (its attributes
+    /// from `useKey`/`useSecretKey`) is merged into the template first.
+    public func storeUnwrappedKey(
+        _ bytes: SecretBytes, template given: AttributeSet, unwrappingKey: AttributeSet,
+        context: AccessContext
+    ) throws(CoreError) -> ObjectReference {
+        let template = try Token.merged(given, with: .unwrapTemplate, of: unwrappingKey)
         guard let rawClass = template.ulong(.class) else {
             throw CoreError(.templateIncomplete, "an unwrapping template needs CKA_CLASS")
         }
@@ -121,8 +125,9 @@ extension Token {
     /// computed (an ECDH shared secret, after its KDF, or HKDF's output), cut to the length
     /// the template asks (`derivedKeyLength`). The key's history follows the base key's.
     public func storeDerivedKey(
-        _ secret: SecretBytes, template: AttributeSet, base: AttributeSet, context: AccessContext
+        _ secret: SecretBytes, template given: AttributeSet, base: AttributeSet, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
+        let template = try Token.merged(given, with: .deriveTemplate, of: base)
         let kind = try Token.derivedKeyKind(template)
         return try storeSecretKey(
             secret, kind: kind, template: template, change: .derive, base: base, context: context)

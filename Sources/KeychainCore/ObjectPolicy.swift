@@ -5,6 +5,8 @@ enum ValueKind {
     case bool, ulong, bytes, date
     /// An array of CK_ULONG (CKA_ALLOWED_MECHANISMS): a whole number of 8-byte values.
     case ulongArray
+    /// An array of attributes (CKA_WRAP_TEMPLATE…), in `AttributeArray`'s form.
+    case attributeArray
 }
 
 /// What a caller may do with an attribute (PKCS#11 v2.40 §4.2 table 10 footnotes, §4.9
@@ -232,6 +234,8 @@ struct ObjectPolicy {
                 type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
                 defaultValue: no),
             AttributeSpec(
+                type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(
                 type: .modulusBits, kind: .ulong, rules: [.settableOnCreate, .generationParameter],
                 defaultValue: nil),
             AttributeSpec(
@@ -263,6 +267,10 @@ struct ObjectPolicy {
                 defaultValue: no),
             AttributeSpec(
                 type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
+            AttributeSpec(
+                type: .unwrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(
+                type: .deriveTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(
                 type: .privateExponent, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
             AttributeSpec(
@@ -387,6 +395,7 @@ struct ObjectPolicy {
             valid = value.isEmpty || (value.count == 8 && value.allSatisfy { (0x30...0x39).contains($0) })
         case .bytes: valid = true
         case .ulongArray: valid = value.count % MemoryLayout<UInt64>.size == 0
+        case .attributeArray: valid = AttributeArray.decode(value) != nil
         }
         guard valid else {
             throw CoreError(

@@ -126,6 +126,12 @@ extension ObjectPolicy {
                 defaultValue: nil),
             AttributeSpec(
                 type: .checkValue, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
+            AttributeSpec(
+                type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(
+                type: .unwrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+            AttributeSpec(
+                type: .deriveTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
         ])
 }
 

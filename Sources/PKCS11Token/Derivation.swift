@@ -46,7 +46,7 @@ private func prefix(_ secret: SecretBytes, _ count: Int) -> SecretBytes {
 /// peer's public value, through the KDF the parameters name, cut to the template's length.
 /// With CKD_NULL the key is the leading bytes of the shared secret (its x-coordinate).
 private func deriveECDH(
-    _ session: Session, _ mechanism: CK_MECHANISM, base: CK_OBJECT_HANDLE, template: AttributeSet
+    _ session: Session, _ mechanism: CK_MECHANISM, base: CK_OBJECT_HANDLE, template given: AttributeSet
 ) throws(P11Error) -> ObjectReference {
     guard let pointer = mechanism.pParameter,
         mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_ECDH1_DERIVE_PARAMS>.size)
@@ -65,6 +65,9 @@ private func deriveECDH(
     }
     let cofactor = mechanism.mechanism == CK_MECHANISM_TYPE(CKM_ECDH1_COFACTOR_DERIVE)
     let key = try operationKey(session, base, for: .derive, type: nil, mechanism: mechanism.mechanism)
+    let template = try core { () throws(CoreError) in
+        try Token.derivationTemplate(given, base: key.attributes)
+    }
     let secret: SecretBytes
     do throws(CryptoError) {
         secret = try key.key.sharedSecret(
@@ -101,7 +104,7 @@ private func deriveECDH(
 /// CKM_HKDF_DERIVE and CKM_HKDF_DATA (v3.0 §2.43): HKDF (RFC 5869) of a generic secret base
 /// key; HKDF_DATA makes a data object instead of a key.
 private func deriveHKDF(
-    _ session: Session, _ mechanism: CK_MECHANISM, base: CK_OBJECT_HANDLE, template: AttributeSet
+    _ session: Session, _ mechanism: CK_MECHANISM, base: CK_OBJECT_HANDLE, template given: AttributeSet
 ) throws(P11Error) -> ObjectReference {
     guard let pointer = mechanism.pParameter,
         mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_HKDF_PARAMS>.size)
@@ -139,6 +142,9 @@ private func deriveHKDF(
     defer { SecretBytes.wipe(&salt) }
     let key = try secretOperationKey(
         session, base, for: .derive, types: [.genericSecret], mechanism: mechanism.mechanism)
+    let template = try core { () throws(CoreError) in
+        try Token.derivationTemplate(given, base: key.attributes)
+    }
     let isData = mechanism.mechanism == CK_MECHANISM_TYPE(CKM_HKDF_DATA)
     // RFC 5869 §2.3: expansion gives up to 255 blocks; extraction one block.
     let maximum = expand ? 255 * digest.length : digest.length

@@ -137,11 +137,13 @@ func C_UnwrapKey(
         )
         let template = try readTemplate(pTemplate, ulAttributeCount)
         let bytes: SecretBytes
+        let unwrappingKey: AttributeSet
         switch method {
         case .aesKeyWrap(let iv), .aesKeyWrapPadded(let iv):
             let unwrapping = try secretOperationKey(
                 session, hUnwrappingKey, for: .unwrap, types: [.aes], mechanism: mechanism.mechanism,
                 role: .unwrapping)
+            unwrappingKey = unwrapping.attributes
             let padded: Bool
             if case .aesKeyWrapPadded = method { padded = true } else { padded = false }
             do throws(CryptoError) {
@@ -153,6 +155,7 @@ func C_UnwrapKey(
             let unwrapping = try operationKey(
                 session, hUnwrappingKey, for: .unwrap, type: .rsa, mechanism: mechanism.mechanism,
                 role: .unwrapping)
+            unwrappingKey = unwrapping.attributes
             do throws(CryptoError) {
                 var plain = try unwrapping.key.decrypt(wrapped, padding: padding)
                 bytes = SecretBytes(wiping: &plain)
@@ -161,7 +164,8 @@ func C_UnwrapKey(
             }
         }
         let reference = try core { () throws(CoreError) in
-            try session.slot.token.storeUnwrappedKey(bytes, template: template, context: session.context)
+            try session.slot.token.storeUnwrappedKey(
+                bytes, template: template, unwrappingKey: unwrappingKey, context: session.context)
         }
         adopt(reference, by: session)
         phKey.pointee = ObjectHandle.make(reference, slot: session.slot)

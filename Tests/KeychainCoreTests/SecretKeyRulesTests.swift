@@ -29,7 +29,7 @@ struct SecretKeyRulesTests {
                     _ = try token.storeUnwrappedKey(
                         SecretBytes([UInt8](repeating: 2, count: 16)),
                         template: template.merging([.class: Self.secretClass, .keyType: Self.aes]) { $1 },
-                        context: Contexts.user)
+                        unwrappingKey: [:], context: Contexts.user)
                 }
             }
         }
@@ -47,7 +47,8 @@ struct SecretKeyRulesTests {
             #expect(attributes.bool(.alwaysSensitive) == true && attributes.bool(.neverExtractable) == true)
             let unwrapped = try token.storeUnwrappedKey(
                 SecretBytes([UInt8](repeating: 3, count: 16)),
-                template: [.class: Self.secretClass, .keyType: Self.aes], context: Contexts.user)
+                template: [.class: Self.secretClass, .keyType: Self.aes], unwrappingKey: [:],
+                context: Contexts.user)
             attributes = try token.attributes(of: unwrapped, context: Contexts.user)
             #expect(attributes.bool(.alwaysSensitive) == false && attributes.bool(.neverExtractable) == false)
             let base = try token.attributes(of: generated, context: Contexts.user)

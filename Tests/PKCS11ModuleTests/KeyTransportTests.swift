@@ -117,6 +117,73 @@ extension ModuleTests {
             }
         }
 
+        @Test("CKA_WRAP_TEMPLATE limits what a key wraps; CKA_UNWRAP_TEMPLATE is imposed on what it unwraps")
+        func keyTemplates() throws {
+            try withLoggedInToken { token, session in
+                let owner = MechanismBox(0)
+                let wrapTemplate = attributeArray([Attribute(CKA_LABEL, string: "exportable")], owner: owner)
+                let unwrapTemplate = attributeArray(
+                    [Attribute(CKA_SENSITIVE, bool: true), Attribute(CKA_LABEL, string: "restored")],
+                    owner: owner)
+                let wrappingKey = try token.createSecretKey(
+                    kek,
+                    extra: wrapping + [
+                        Attribute(CKA_WRAP_TEMPLATE, wrapTemplate),
+                        Attribute(CKA_UNWRAP_TEMPLATE, unwrapTemplate),
+                    ], in: session)
+                // The template reads back as a CK_ATTRIBUTE array: its length, then its entries.
+                let (rv, length) = try token.probe(CKA_WRAP_TEMPLATE, of: wrappingKey, in: session)
+                #expect(rv == CKR_OK)
+                #expect(length == CK_ULONG(MemoryLayout<CK_ATTRIBUTE>.size))
+                var label = [UInt8](repeating: 0, count: 32)
+                let readBack = try label.withUnsafeMutableBytes { buffer in
+                    var inner = CK_ATTRIBUTE(type: 0, pValue: buffer.baseAddress, ulValueLen: 32)
+                    return try withUnsafeMutableBytes(of: &inner) { innerBytes in
+                        var outer = CK_ATTRIBUTE(
+                            type: CK_ATTRIBUTE_TYPE(CKA_WRAP_TEMPLATE), pValue: innerBytes.baseAddress,
+                            ulValueLen: CK_ULONG(innerBytes.count))
+                        let rv = try token.m.C_GetAttributeValue(session, wrappingKey, &outer, 1)
+                        return (rv, innerBytes.load(as: CK_ATTRIBUTE.self))
+                    }
+                }
+                #expect(readBack.0 == CKR_OK)
+                #expect(readBack.1.type == CK_ATTRIBUTE_TYPE(CKA_LABEL))
+                #expect(Array(label.prefix(Int(readBack.1.ulValueLen))) == Array("exportable".utf8))
+                let matching = try token.createSecretKey(
+                    keyData,
+                    extra: [
+                        Attribute(CKA_EXTRACTABLE, bool: true), Attribute(CKA_LABEL, string: "exportable"),
+                    ],
+                    in: session)
+                let other = try token.createSecretKey(
+                    keyData,
+                    extra: [Attribute(CKA_EXTRACTABLE, bool: true), Attribute(CKA_LABEL, string: "kept")],
+                    in: session)
+                #expect(
+                    try token.wrap(
+                        MechanismBox(CKM_AES_KEY_WRAP), wrappingKey: wrappingKey, key: other, in: session
+                    ).0 == CKR_KEY_NOT_WRAPPABLE)
+                let (wrapped, bytes) = try token.wrap(
+                    MechanismBox(CKM_AES_KEY_WRAP), wrappingKey: wrappingKey, key: matching, in: session)
+                #expect(wrapped == CKR_OK)
+                let aes = [
+                    Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_SECRET_KEY)),
+                    Attribute(CKA_KEY_TYPE, ulong: CK_ULONG(CKK_AES)),
+                ]
+                #expect(
+                    try token.unwrap(
+                        MechanismBox(CKM_AES_KEY_WRAP), unwrappingKey: wrappingKey, bytes,
+                        template: aes + [Attribute(CKA_SENSITIVE, bool: false)], in: session
+                    ).0 == CKR_TEMPLATE_INCONSISTENT)
+                let (unwrapped, key) = try token.unwrap(
+                    MechanismBox(CKM_AES_KEY_WRAP), unwrappingKey: wrappingKey, bytes, template: aes,
+                    in: session)
+                #expect(unwrapped == CKR_OK)
+                #expect(try token.bool(CKA_SENSITIVE, of: key, in: session) == true)
+                #expect(try token.string(CKA_LABEL, of: key, in: session) == "restored")
+            }
+        }
+
         @Test("RSA-OAEP wraps an AES key to a token RSA key and unwraps it with the private key")
         func rsaOAEP() throws {
             try withLoggedInToken { token, session in

@@ -219,3 +219,14 @@ func readableSecretKey(type: UInt = UInt(CKK_GENERIC_SECRET), length: Int? = nil
 
 /// An AES key template that may be read back and wrapped.
 let extractable = [Attribute(CKA_SENSITIVE, bool: false), Attribute(CKA_EXTRACTABLE, bool: true)]
+
+/// The bytes of a CK_ATTRIBUTE array for an attribute-array attribute (CKA_WRAP_TEMPLATE…):
+/// the inner values live in `owner`.
+func attributeArray(_ attributes: [Attribute], owner: MechanismBox) -> [UInt8] {
+    var entries = attributes.map { attribute in
+        CK_ATTRIBUTE(
+            type: attribute.type, pValue: owner.copy(attribute.value ?? []).baseAddress,
+            ulValueLen: attribute.length)
+    }
+    return entries.withUnsafeMutableBytes { Array($0) }
+}
