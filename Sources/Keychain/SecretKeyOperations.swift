@@ -220,8 +220,8 @@ extension Keychain {
     }
 
     /// A stored private key's PKCS#8 wrapped under a stored AES key (PKCS#11 C_WrapKey with
-    /// CKM_AES_KEY_WRAP_KWP). The private key must be extractable. (Unwrapping a private key
-    /// back into a keychain is not offered yet: the core stores unwrapped secret keys only.)
+    /// CKM_AES_KEY_WRAP_KWP): what ``unwrapPrivateKey(_:with:using:label:applicationTag:exportable:)``
+    /// stores back. The private key must be extractable (stored with `exportable: true`).
     ///
     /// - Throws: as ``wrap(_:with:using:)-(SecretKeyItem,_,_)``;
     ///   ``KeychainError/Code/parameter`` for a public key.
@@ -280,15 +280,7 @@ extension Keychain {
         applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage? = nil,
         extractable: Bool = false
     ) throws(KeychainError) -> SecretKeyItem {
-        let unwrapping = try use(
-            unwrappingKey, for: .unwrap, keyTypes: [.aes], mechanism: algorithm.mechanism)
-        let value: SecretBytes
-        do throws(CryptoError) {
-            value = try AESKeyWrap.unwrap(wrapped, key: unwrapping.value, padded: algorithm.isPadded)
-        } catch {
-            throw KeychainError(
-                .decode, "the wrapped key does not unwrap under this key (another key, or altered bytes)")
-        }
+        let value = try unwrapped(wrapped, with: unwrappingKey, using: algorithm)
         var template = try NewSecretKeyAttributes(
             label: label, applicationLabel: applicationLabel, applicationTag: applicationTag, usage: usage,
             isExtractable: extractable
@@ -298,6 +290,57 @@ extension Keychain {
             try token.storeUnwrappedKey(value, template: template, context: context)
         }
         return try storedSecretKey(reference)
+    }
+
+    /// Unwraps a private key's PKCS#8 wrapped under a stored AES key (by
+    /// ``wrap(_:with:using:)-(KeyItem,_,_)`` or any PKCS#11 token) and stores it (PKCS#11
+    /// C_UnwrapKey with CKO_PRIVATE_KEY), sealed before it is written. Only the private half
+    /// is stored: the returned item's ``KeyItem/publicKey`` is the public key, which
+    /// ``add(_:label:applicationTag:)`` stores when a public key item is wanted too.
+    ///
+    /// - Parameters:
+    ///   - exportable: Whether the key may be exported or wrapped again; by default not.
+    ///   - Others: as for ``unwrapSecretKey(_:with:type:using:label:applicationLabel:applicationTag:usage:extractable:)``.
+    /// - Throws: ``KeychainError/Code/decode`` when the bytes do not unwrap under this key;
+    ///   ``KeychainError/Code/parameter`` when they are not a private key the keychain holds.
+    @discardableResult
+    public func unwrapPrivateKey(
+        _ wrapped: [UInt8], with unwrappingKey: SecretKeyItem,
+        using algorithm: KeyWrapAlgorithm = .aesKeyWrapPadded,
+        label: String? = nil, applicationTag: [UInt8]? = nil, exportable: Bool = false
+    ) throws(KeychainError) -> KeyItem {
+        let value = try unwrapped(wrapped, with: unwrappingKey, using: algorithm)
+        var template = NewKeyAttributes(
+            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable
+        ).template(.private)
+        template[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
+        template[.private] = [1]
+        let reference = try KeychainError.mapping { () throws(CoreError) in
+            try token.storeUnwrappedKey(value, template: template, context: context)
+        }
+        let attributes = try KeychainError.mapping { () throws(CoreError) in
+            try token.attributes(of: reference, context: context, revealing: [])
+        }
+        guard let item = KeyItem(attributes) else {
+            throw KeychainError(.internal, "the unwrapped private key cannot be read back")
+        }
+        return item
+    }
+
+    /// The bytes `wrapped` holds, unwrapped under a stored AES key that may unwrap.
+    private func unwrapped(
+        _ wrapped: [UInt8], with unwrappingKey: SecretKeyItem, using algorithm: KeyWrapAlgorithm
+    )
+        throws(KeychainError) -> SecretBytes
+    {
+        let unwrapping = try use(
+            unwrappingKey, for: .unwrap, keyTypes: [.aes], mechanism: algorithm.mechanism)
+        do throws(CryptoError) {
+            return try AESKeyWrap.unwrap(wrapped, key: unwrapping.value, padded: algorithm.isPadded)
+        } catch {
+            throw KeychainError(
+                .decode, "the wrapped key does not unwrap under this key (another key, or altered bytes)")
+        }
     }
 
     /// Random bytes from the keychain's generator (OpenSSL's), e.g. for a GCM IV.

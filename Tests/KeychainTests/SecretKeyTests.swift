@@ -294,6 +294,32 @@ struct SecretKeyTests {
         }
     }
 
+    @Test("a wrapped private key unwraps into a key that signs for the original public key")
+    func privateKeyUnwrap() throws {
+        try withPINKeychain { keychain, _ in
+            let wrapping = try keychain.generateSecretKey(.aes256, usage: [.wrap, .unwrap])
+            let pair = try keychain.generateKeyPair(.p256, label: "original", exportable: true)
+            let wrapped = try keychain.wrap(pair.privateKey, with: wrapping)
+            try keychain.delete(pair.privateKey)
+            let restored = try keychain.unwrapPrivateKey(wrapped, with: wrapping, label: "restored")
+            #expect(restored.keyClass == .private && restored.label == "restored")
+            #expect(restored.publicKey == pair.publicKey.publicKey)
+            #expect(restored.isSensitive && !restored.isExtractable, "not exportable by default")
+            let message = Array("signed by the restored key".utf8)
+            let signature = try keychain.sign(message, with: restored, algorithm: .ecdsa(.sha256))
+            #expect(
+                try pair.publicKey.publicKey.isValidSignature(
+                    signature, for: message, algorithm: .ecdsa(.sha256)))
+
+            let secret = try keychain.generateSecretKey(.aes128, extractable: true)
+            let notPKCS8 = try keychain.wrap(secret, with: wrapping)
+            #expect(throws: KeychainError.self, "AES key bytes are no private key") {
+                try keychain.unwrapPrivateKey(notPKCS8, with: wrapping)
+            }
+            #expect(try keychain.keys(matching: KeyQuery(keyClass: .private)).count == 1)
+        }
+    }
+
     /// RFC 5649 unwrapping by openssl's command line (`-id-aes128-wrap-pad`, the RFC's initial value), a second
     /// implementation of the key wrap.
     private func unwrapKWP(_ wrapped: [UInt8], key: [UInt8]) throws -> [UInt8] {
