@@ -157,6 +157,72 @@ struct SecretKeyCommandTests {
         #expect(kwBack.printed("kcv") == aesKW.printed("kcv"))
     }
 
+    @Test(
+        "unwrap-key reads a key openssl wrapped, and openssl unwraps what wrap-key wrote, under a key pkcs11-tool stored"
+    )
+    func interoperatesWithOpenSSL() throws {
+        guard Sandbox.hasPKCS11Tool else { return }
+        let sandbox = try Sandbox()
+        try sandbox.initializeToken()
+        let wrappingKey = (0..<32).map { UInt8($0) }
+        let wrappingHex = wrappingKey.map { String(format: "%02x", $0) }.joined()
+        let wrappingFile = try sandbox.write("wrapping.key", wrappingKey)
+        let stored = try sandbox.pkcs11Tool(
+            "--login", "--pin", PIN.user, "--write-object", wrappingFile, "--type", "secrkey", "--key-type",
+            "AES:32", "--label", "from pkcs11-tool", "--usage-wrap")
+        #expect(stored.status == 0, "\(stored.error)")
+
+        let dataKey = (0xA0..<0xB0).map { UInt8($0) }
+        let dataHex = dataKey.map { String(format: "%02x", $0) }.joined()
+        let dataFile = try sandbox.write("data.key", dataKey)
+        let opensslWrapped = sandbox.path + "/data.kwp"
+        try sandbox.openssl(
+            "enc", "-id-aes256-wrap-pad", "-K", wrappingHex, "-iv", "A65959A6", "-in", dataFile, "-out",
+            opensslWrapped)
+        let zeroBlock = try sandbox.write("zero", [UInt8](repeating: 0, count: 16))
+        let encryptedZero = sandbox.path + "/zero.enc"
+        try sandbox.openssl(
+            "enc", "-aes-128-ecb", "-nopad", "-K", dataHex, "-in", zeroBlock, "-out", encryptedZero)
+        let expectedKCV = try sandbox.read(encryptedZero).prefix(3).map { String(format: "%02X", $0) }
+            .joined()
+        let file = """
+            -----BEGIN P11KEYCHAIN WRAPPED KEY-----
+            Mechanism: AES-KWP
+            Key-Type: aes
+            Key-Bits: 128
+            Label: from%20openssl
+            Extractable: yes
+
+            \(Data(try sandbox.read(opensslWrapped)).base64EncodedString())
+            -----END P11KEYCHAIN WRAPPED KEY-----
+
+            """
+        let input = try sandbox.write("from-openssl.wrapped", Array(file.utf8))
+        let unwrapped = try sandbox.p11keychain(
+            "unwrap-key", "-i", input, "--wrapping-key", "from pkcs11-tool")
+        #expect(unwrapped.status == 0, "\(unwrapped.error)")
+        #expect(unwrapped.printed("kcv") == expectedKCV)
+        #expect(
+            unwrapped.output.hasPrefix("unwrapped AES-128 secret key \"from openssl\" into token \"login\"\n")
+        )
+
+        let output = sandbox.path + "/back.wrapped"
+        let wrapped = try sandbox.p11keychain(
+            "wrap-key", "-l", "from openssl", "--wrapping-key", "from pkcs11-tool", "-o", output)
+        #expect(wrapped.status == 0, "\(wrapped.error)")
+        let lines = String(decoding: try sandbox.read(output), as: UTF8.self).split(separator: "\n")
+        let body = lines.drop { !$0.isEmpty && $0.contains(":") || $0.hasPrefix("-----BEGIN") }.filter {
+            !$0.hasPrefix("-----")
+        }
+        let bytes = try #require(Data(base64Encoded: body.joined()))
+        let back = try sandbox.write("back.kwp", Array(bytes))
+        let plain = sandbox.path + "/back.key"
+        try sandbox.openssl(
+            "enc", "-d", "-id-aes256-wrap-pad", "-K", wrappingHex, "-iv", "A65959A6", "-in", back, "-out",
+            plain)
+        #expect(try sandbox.read(plain) == dataKey, "openssl unwraps wrap-key's bytes to the key")
+    }
+
     @Test("wrapping a key that is not extractable fails with exit status 1 and writes nothing")
     func notExtractable() throws {
         let sandbox = try Sandbox()
