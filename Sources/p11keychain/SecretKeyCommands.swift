@@ -260,9 +260,16 @@ enum SecretKeyCommands {
         if let id = query.applicationLabel { terms.append("id \(Format.hex(id))") }
         let criteria = terms.joined(separator: " and ")
         guard let key = keys.first else {
+            // A key pair by that name: say what these commands take (a lookup failure only
+            // loses the hint).
+            let pairs =
+                (try? keychain.keys(
+                    matching: KeyQuery(label: query.label, applicationLabel: query.applicationLabel))) ?? []
+            let hint =
+                pairs.isEmpty ? "" : "; it names a key pair, and wrap-key and unwrap-key take secret keys"
             throw .failed(
                 "no secret key matches \(criteria) for the \(what) (list them: p11keychain find-key --class secret)"
-            )
+                    + hint)
         }
         guard keys.count == 1 else {
             throw .failed(
