@@ -343,11 +343,18 @@ extension Keychain {
         }
     }
 
-    /// Random bytes from the keychain's generator (OpenSSL's), e.g. for a GCM IV.
+    /// Random bytes from the keychain's generator (OpenSSL's), e.g. for a GCM IV or a key
+    /// to import: 0 to ``maximumRandomBytes`` bytes.
     public static func randomBytes(_ count: Int) throws(KeychainError) -> [UInt8] {
-        guard count >= 0 else { throw KeychainError(.parameter, "a count of random bytes is 0 or more") }
+        guard (0...maximumRandomBytes).contains(count) else {
+            throw KeychainError(.parameter, "ask for 0 to \(maximumRandomBytes) random bytes, not \(count)")
+        }
         return try KeychainError.crypto { () throws(CryptoError) in try SecureRandom.bytes(count) }
     }
+
+    /// The most bytes one ``randomBytes(_:)`` call gives: a bound on the memory a caller's
+    /// number can make it allocate (far more than any IV, key or nonce needs).
+    public static let maximumRandomBytes = 1 << 20
 
     // MARK: Using a secret key
 

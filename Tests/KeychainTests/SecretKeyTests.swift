@@ -106,6 +106,9 @@ struct SecretKeyTests {
             }
             try keychain.unlock(pin: TestPIN.user)
             #expect(try keychain.secretKeys().isEmpty)
+            #expect(throws: KeychainError.self) { try Keychain.randomBytes(Int.max) }
+            #expect(throws: KeychainError.self) { try Keychain.randomBytes(-1) }
+            #expect(try Keychain.randomBytes(12).count == 12)
         }
     }
 
@@ -178,6 +181,38 @@ struct SecretKeyTests {
             do throws(KeychainError) {
                 _ = try keychain.encrypt([1, 2, 3, 4, 5], with: key, using: .aesCBC(iv: iv))
                 Issue.record("a partial block encrypted with CBC")
+            } catch {
+                #expect(error.code == .parameter)
+            }
+        }
+    }
+
+    @Test(
+        "IVs, counters and tag lengths a mode does not take are parameter errors, and an HMAC key does not encrypt"
+    )
+    func badParameters() throws {
+        try withPINKeychain { keychain, _ in
+            let key = try keychain.generateSecretKey(.aes128)
+            let block = [UInt8](repeating: 0, count: 16)
+            let cases: [CipherAlgorithm] = [
+                .aesCBC(iv: [1, 2, 3]), .aesCBCPad(iv: []), .aesCTR(counterBlock: block, counterBits: 0),
+                .aesCTR(counterBlock: block, counterBits: -1), .aesCTR(counterBlock: block, counterBits: 129),
+                .aesCTR(counterBlock: [0]), .aesGCM(iv: []), .aesGCM(iv: block, tagLength: 8),
+                .aesGCM(iv: block, tagLength: Int.max), .aesGCM(iv: [UInt8](repeating: 0, count: 300)),
+            ]
+            for algorithm in cases {
+                do throws(KeychainError) {
+                    _ = try keychain.encrypt(block, with: key, using: algorithm)
+                    Issue.record("\(algorithm) encrypted")
+                } catch {
+                    #expect(
+                        error.code == .parameter || error.code == .unimplemented, "\(algorithm): \(error)")
+                }
+            }
+            let mac = try keychain.generateSecretKey(.hmac(.sha256))
+            do throws(KeychainError) {
+                _ = try keychain.encrypt(block, with: mac, using: .aesECB)
+                Issue.record("an HMAC key encrypted")
             } catch {
                 #expect(error.code == .parameter)
             }
