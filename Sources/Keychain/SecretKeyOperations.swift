@@ -220,8 +220,9 @@ extension Keychain {
     }
 
     /// A stored private key's PKCS#8 wrapped under a stored AES key (PKCS#11 C_WrapKey with
-    /// CKM_AES_KEY_WRAP_KWP): what ``unwrapPrivateKey(_:with:using:label:applicationTag:exportable:)``
-    /// stores back. The private key must be extractable (stored with `exportable: true`).
+    /// CKM_AES_KEY_WRAP_KWP): what ``unwrapPrivateKey(_:with:using:label:applicationTag:extractable:)``
+    /// stores back. The private key must be extractable (CKA_EXTRACTABLE; e.g. stored with
+    /// `exportable: true`).
     ///
     /// - Throws: as ``wrap(_:with:using:)-(SecretKeyItem,_,_)``;
     ///   ``KeychainError/Code/parameter`` for a public key.
@@ -299,7 +300,8 @@ extension Keychain {
     /// ``add(_:label:applicationTag:)`` stores when a public key item is wanted too.
     ///
     /// - Parameters:
-    ///   - exportable: Whether the key may be exported or wrapped again; by default not.
+    ///   - extractable: Whether the key may be wrapped again (CKA_EXTRACTABLE); by default
+    ///     not. It is sensitive either way: ``exportPrivateKey(_:)`` never reveals it.
     ///   - Others: as for ``unwrapSecretKey(_:with:type:using:label:applicationLabel:applicationTag:usage:extractable:)``.
     /// - Throws: ``KeychainError/Code/decode`` when the bytes do not unwrap under this key;
     ///   ``KeychainError/Code/parameter`` when they are not a private key the keychain holds.
@@ -307,11 +309,11 @@ extension Keychain {
     public func unwrapPrivateKey(
         _ wrapped: [UInt8], with unwrappingKey: SecretKeyItem,
         using algorithm: KeyWrapAlgorithm = .aesKeyWrapPadded,
-        label: String? = nil, applicationTag: [UInt8]? = nil, exportable: Bool = false
+        label: String? = nil, applicationTag: [UInt8]? = nil, extractable: Bool = false
     ) throws(KeychainError) -> KeyItem {
         let value = try unwrapped(wrapped, with: unwrappingKey, using: algorithm)
         var template = NewKeyAttributes(
-            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable
+            label: label, applicationTag: applicationTag, isSensitive: true, isExtractable: extractable
         ).template(.private)
         template[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
         template[.private] = [1]

@@ -61,14 +61,21 @@ enum KeyCommands {
             return
         }
         let algorithm = try requestedAlgorithm(invocation)
-        if SecretKeyCommands.hasGenerationOptions(invocation) {
-            throw .usage("--id, --extractable and --wrap-key are for secret keys (e.g. --type aes:256)")
+        if invocation.flag("id") || invocation.flag("wrap-key") {
+            throw .usage("--id and --wrap-key are for secret keys (e.g. --type aes:256)")
         }
         guard let label = invocation.value("l") else { throw .usage("say what to call the key: -l LABEL") }
         let keychain = try invocation.unlockedKeychain()
         let pair: KeyPair
         do {
-            pair = try keychain.generateKeyPair(algorithm, label: label)
+            // --extractable: the private key may leave wrapped (wrap-key), and stays sensitive.
+            pair =
+                invocation.flag("extractable")
+                ? try keychain.generateKeyPair(
+                    algorithm,
+                    privateKey: NewKeyAttributes(label: label, isSensitive: true, isExtractable: true),
+                    publicKey: NewKeyAttributes(label: label))
+                : try keychain.generateKeyPair(algorithm, label: label)
         } catch {
             throw Failure(error, doing: "cannot generate the key")
         }

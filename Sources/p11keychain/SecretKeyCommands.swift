@@ -79,16 +79,13 @@ enum SecretKeyCommands {
     /// The options of generate-key that only secret keys take.
     static let generationOptions = [
         Option(long: "id", value: "HEX", help: "a secret key's ID (CKA_ID; default: 16 random bytes)"),
-        Option(long: "extractable", help: "let a secret key leave the token wrapped (see: wrap-key)"),
+        Option(
+            long: "extractable",
+            help: "let the (private or secret) key leave the token wrapped (see: wrap-key)"),
         Option(
             long: "wrap-key", help: "make an AES key that wraps and unwraps other keys, and does nothing else"
         ),
     ]
-
-    /// True when the command line gives an option only secret keys take.
-    static func hasGenerationOptions(_ invocation: Invocation) -> Bool {
-        generationOptions.contains { invocation.flag($0.key) }
-    }
 
     /// generate-key for a secret key.
     static func generate(_ invocation: Invocation, _ algorithm: SecretKeyAlgorithm) throws(Failure) {
@@ -175,10 +172,10 @@ enum SecretKeyCommands {
     static let wrapKey = Command(
         name: "wrap-key",
         synopsis: "(-l LABEL | --id HEX) --wrapping-key LABEL [--mechanism aes-kwp|aes-kw] -o FILE",
-        summary: "Write a secret key to a file, wrapped under another key of the token",
+        summary: "Write a secret or private key to a file, wrapped under another key of the token",
         options: [
-            Option(short: "l", value: "LABEL", help: "the label of the secret key to wrap"),
-            Option(long: "id", value: "HEX", help: "the ID of the secret key to wrap, as find-key shows it"),
+            Option(short: "l", value: "LABEL", help: "the label of the key to wrap"),
+            Option(long: "id", value: "HEX", help: "the ID of the key to wrap, as find-key shows it"),
             wrappingKey,
             Option(
                 long: "mechanism", value: "MECHANISM",
@@ -192,6 +189,9 @@ enum SecretKeyCommands {
             --extractable); a key that is not fails and nothing is written. The wrapping key
             needs the wrap usage (generate-key --type aes:256 --wrap-key). unwrap-key stores
             the key back, in this token or in another that holds the same wrapping key.
+            A secret key is looked for first; when none matches, a private key (generate-key
+            --type ec --extractable), whose PKCS#8 is wrapped with aes-kwp, and which
+            unwrap-key stores back with its public key.
             """,
             WrappedKeyFile.formatNote,
             PINs.unlockNote,
@@ -209,6 +209,11 @@ enum SecretKeyCommands {
         let mechanism = try wrapMechanism(invocation)
         let query = SecretKeyQuery(label: invocation.value("l"), applicationLabel: try identifier(invocation))
         let keychain = try invocation.unlockedKeychain()
+        if let privateKey = try privateKeyToWrap(query, in: keychain) {
+            let wrapping = try one(SecretKeyQuery(label: wrappingLabel), in: keychain, what: "wrapping key")
+            try wrap(privateKey, with: wrapping, using: mechanism, in: keychain, into: output)
+            return
+        }
         let key = try one(query, in: keychain, what: "key to wrap")
         let wrapping = try one(SecretKeyQuery(label: wrappingLabel), in: keychain, what: "wrapping key")
         let wrapped: [UInt8]
@@ -227,7 +232,8 @@ enum SecretKeyCommands {
                 ))
         }
         let file = WrappedKeyFile(
-            mechanism: mechanism, algorithm: key.algorithm, label: key.label, id: key.applicationLabel,
+            mechanism: mechanism, contents: .secretKey(key.algorithm), label: key.label,
+            id: key.applicationLabel,
             checkValue: key.checkValue, usage: key.usage, isExtractable: key.isExtractable,
             wrappingKeyCheckValue: wrapping.checkValue, wrapped: wrapped)
         try Files.write(Array(file.text.utf8), to: output, mode: 0o600)
@@ -235,6 +241,61 @@ enum SecretKeyCommands {
             "wrapped \(describe(key.algorithm)) secret key \(Format.quoted(key.label)) under "
                 + "\(Format.quoted(wrapping.label)) (\(WrappedKeyFile.name(of: mechanism))) into \(output)\n"
                 + "kcv: \(key.checkValue.isEmpty ? "none" : Format.hex(key.checkValue))\n")
+    }
+
+    /// The private key a selection names when no secret key does; nil when a secret key
+    /// matches or nothing does (``one(_:in:what:)`` then reports it).
+    private static func privateKeyToWrap(_ query: SecretKeyQuery, in keychain: Keychain) throws(Failure)
+        -> KeyItem?
+    {
+        let keys: [KeyItem]
+        do {
+            guard try keychain.secretKeys(matching: query).isEmpty else { return nil }
+            keys = try keychain.keys(
+                matching: KeyQuery(
+                    keyClass: .private, label: query.label, applicationLabel: query.applicationLabel))
+        } catch {
+            throw Failure(error, doing: "cannot search the keychain")
+        }
+        guard keys.count <= 1 else {
+            throw .failed(
+                "the selection matches \(keys.count) private keys and nothing was wrapped (list them: "
+                    + "p11keychain find-key --class private; name one by --id HEX)")
+        }
+        return keys.first
+    }
+
+    /// wrap-key of a private key: its PKCS#8 under AES-KWP (PKCS#11 v3.0 §2.14.4).
+    private static func wrap(
+        _ key: KeyItem, with wrapping: SecretKeyItem, using mechanism: KeyWrapAlgorithm,
+        in keychain: Keychain,
+        into output: String
+    ) throws(Failure) {
+        guard mechanism == .aesKeyWrapPadded else {
+            throw .usage("a private key is wrapped with aes-kwp: its PKCS#8 need not be whole 8-byte blocks")
+        }
+        let wrapped: [UInt8]
+        do {
+            wrapped = try keychain.wrap(key, with: wrapping, using: mechanism)
+        } catch {
+            let hint =
+                key.isExtractable
+                ? "" : "; only a key pair made with generate-key --extractable can be wrapped"
+            throw .failed(
+                Format.oneLine(
+                    "cannot wrap the key \(Format.quoted(key.label)): \(error.message)\(hint); nothing was written"
+                ))
+        }
+        let file = WrappedKeyFile(
+            mechanism: mechanism, contents: .privateKey(key.algorithm), label: key.label,
+            id: key.applicationLabel,
+            checkValue: key.publicKey.publicKeyHash, usage: nil, isExtractable: key.isExtractable,
+            wrappingKeyCheckValue: wrapping.checkValue, wrapped: wrapped)
+        try Files.write(Array(file.text.utf8), to: output, mode: 0o600)
+        Console.print(
+            "wrapped \(KeyCommands.describe(key.algorithm)) private key \(Format.quoted(key.label)) under "
+                + "\(Format.quoted(wrapping.label)) (\(WrappedKeyFile.name(of: mechanism))) into \(output)\n"
+                + "id:  \(Format.hex(key.applicationLabel))\n")
     }
 
     private static func wrapMechanism(_ invocation: Invocation) throws(Failure) -> KeyWrapAlgorithm {
@@ -266,7 +327,8 @@ enum SecretKeyCommands {
                 (try? keychain.keys(
                     matching: KeyQuery(label: query.label, applicationLabel: query.applicationLabel))) ?? []
             let hint =
-                pairs.isEmpty ? "" : "; it names a key pair, and wrap-key and unwrap-key take secret keys"
+                pairs.isEmpty || what != "wrapping key"
+                ? "" : "; it names a key pair, and a wrapping key is an AES key (generate-key --wrap-key)"
             throw .failed(
                 "no secret key matches \(criteria) for the \(what) (list them: p11keychain find-key --class secret)"
                     + hint)
@@ -284,14 +346,16 @@ enum SecretKeyCommands {
     static let unwrapKey = Command(
         name: "unwrap-key",
         synopsis: "-i FILE --wrapping-key LABEL [-l LABEL] [--id HEX]",
-        summary: "Store a secret key back from a file wrap-key wrote",
+        summary: "Store a key back from a file wrap-key wrote",
         options: [
             Option(
                 short: "i", value: "FILE", help: "the file wrap-key wrote (required; - for standard input)"),
             wrappingKey,
             Option(
                 short: "l", value: "LABEL", help: "the stored key's label (default: the label in the file)"),
-            Option(long: "id", value: "HEX", help: "the stored key's ID (default: the ID in the file)"),
+            Option(
+                long: "id", value: "HEX",
+                help: "a secret key's ID (default: the file's; a private key's is its public key's hash)"),
         ] + PINs.unlockOptions,
         notes: [
             """
@@ -316,17 +380,25 @@ enum SecretKeyCommands {
         let keychain = try invocation.unlockedKeychain()
         let wrapping = try one(SecretKeyQuery(label: wrappingLabel), in: keychain, what: "wrapping key")
         let label = invocation.value("l") ?? file.label
+        let algorithm: SecretKeyAlgorithm
+        switch file.contents {
+        case .secretKey(let secret): algorithm = secret
+        case .privateKey(let pair):
+            guard id == nil else { throw .usage("--id: a private key's ID is its public key's hash") }
+            try unwrap(file, named: name, as: pair, with: wrapping, label: label, in: keychain)
+            return
+        }
         let key: SecretKeyItem
         do {
             key = try keychain.unwrapSecretKey(
-                file.wrapped, with: wrapping, type: file.algorithm.type, using: file.mechanism, label: label,
+                file.wrapped, with: wrapping, type: algorithm.type, using: file.mechanism, label: label,
                 applicationLabel: id ?? file.id, usage: file.usage, extractable: file.isExtractable)
         } catch {
             throw .failed(
                 Format.oneLine(
                     "cannot unwrap \(name) under \(Format.quoted(wrapping.label)): \(error.message)"))
         }
-        guard key.sizeInBits == file.algorithm.sizeInBits,
+        guard key.sizeInBits == algorithm.sizeInBits,
             file.checkValue.isEmpty || key.checkValue == file.checkValue
         else {
             try? keychain.delete(key)  // the key is not the one the file describes: keep nothing
@@ -337,5 +409,47 @@ enum SecretKeyCommands {
         Console.print(
             "unwrapped \(describe(key.algorithm)) secret key \(Format.quoted(label)) "
                 + "into token \(Format.quoted(keychain.name))\n" + details(of: key, in: keychain))
+    }
+
+    /// unwrap-key of a private key: stored with its public half, as generate-key stores a
+    /// pair (unless that half is still there), after checking it is the key the file names.
+    private static func unwrap(
+        _ file: WrappedKeyFile, named name: String, as algorithm: KeyAlgorithm, with wrapping: SecretKeyItem,
+        label: String, in keychain: Keychain
+    ) throws(Failure) {
+        let key: KeyItem
+        do {
+            key = try keychain.unwrapPrivateKey(
+                file.wrapped, with: wrapping, using: file.mechanism, label: label,
+                extractable: file.isExtractable)
+        } catch {
+            throw .failed(
+                Format.oneLine(
+                    "cannot unwrap \(name) under \(Format.quoted(wrapping.label)): \(error.message)"))
+        }
+        guard key.algorithm == algorithm,
+            file.checkValue.isEmpty || key.publicKey.publicKeyHash == file.checkValue
+        else {
+            try? keychain.delete(key)  // the key is not the one the file describes: keep nothing
+            throw .failed(
+                "\(name) unwrapped to a key that is not the one it describes (its type, size or public-key "
+                    + "hash was altered); nothing was stored")
+        }
+        do {
+            let halves = try keychain.keys(
+                matching: KeyQuery(keyClass: .public, applicationLabel: key.applicationLabel))
+            if !halves.contains(where: { $0.publicKey == key.publicKey }) {
+                try keychain.add(key.publicKey, label: label)
+            }
+        } catch {
+            throw Failure(error, doing: "the private key was stored, but not its public key")
+        }
+        let tokenLabel = (try? keychain.authenticationStatus.label) ?? nil
+        Console.print(
+            "unwrapped \(KeyCommands.describe(key.algorithm)) private key \(Format.quoted(label)) "
+                + "into token \(Format.quoted(keychain.name))\n"
+                + "id:  \(Format.hex(key.applicationLabel))\n"
+                + "uri: \(Format.pkcs11URI(token: tokenLabel ?? keychain.name, object: label, type: "private"))\n"
+        )
     }
 }

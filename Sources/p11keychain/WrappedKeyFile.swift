@@ -4,7 +4,9 @@ import Keychain
 /// The file wrap-key writes and unwrap-key reads: a PEM-like text block (RFC 7468's
 /// encapsulation, with RFC 1421-style headers) that records, beside the wrapped bytes, what
 /// the bytes do not say: the key's type, size, label, ID, check value and usage, and which
-/// wrapping key and mechanism were used.
+/// wrapping key and mechanism were used. A private key (its PKCS#8, wrapped with AES-KWP)
+/// has `Key-Class: private`, a `Key-Type` of rsa, ec or ed25519, and instead of a check
+/// value the `Public-Key-Hash` (SHA-1 of the public key, its default ID).
 ///
 ///     -----BEGIN P11KEYCHAIN WRAPPED KEY-----
 ///     Mechanism: AES-KWP
@@ -23,12 +25,19 @@ import Keychain
 /// Only the key bytes are protected (the key wrap's integrity check); the headers are not,
 /// so unwrap-key checks that the unwrapped key has the size and check value they give.
 struct WrappedKeyFile {
+    /// What kind of key the file holds.
+    enum Contents: Equatable {
+        case secretKey(SecretKeyAlgorithm)
+        case privateKey(KeyAlgorithm)
+    }
+
     var mechanism: KeyWrapAlgorithm
-    var algorithm: SecretKeyAlgorithm
+    var contents: Contents
     var label: String
     /// The key's ID; empty when it had none.
     var id: [UInt8]
-    /// Empty when the file gives none.
+    /// A secret key's check value, a private key's public-key hash; empty when the file
+    /// gives none.
     var checkValue: [UInt8]
     /// Nil when the file gives none: the token's default then.
     var usage: KeyUsage?
@@ -42,8 +51,9 @@ struct WrappedKeyFile {
     /// How help describes the file.
     static let formatNote = """
         The file is text: a block between \(begin) and its END line, with
-        headers (Mechanism, Key-Type, Key-Bits, Label percent-encoded, ID, Check-Value, Usage,
-        Extractable, Wrapping-Key-Check-Value), a blank line, and the wrapped bytes in base64.
+        headers (Mechanism, Key-Class, Key-Type, Key-Bits, Label percent-encoded, ID,
+        Check-Value or Public-Key-Hash, Usage, Extractable, Wrapping-Key-Check-Value), a blank
+        line, and the wrapped bytes in base64.
         Only the wrapped bytes are protected; unwrap-key checks the headers against the key.
         """
 
@@ -73,14 +83,25 @@ struct WrappedKeyFile {
 
     /// The file's text.
     var text: String {
-        var headers = [
-            ("Mechanism", WrappedKeyFile.name(of: mechanism)),
-            ("Key-Type", WrappedKeyFile.typeName(algorithm.type)),
-            ("Key-Bits", "\(algorithm.sizeInBits)"),
-            ("Label", WrappedKeyFile.percentEncoded(label)),
-        ]
+        var headers = [("Mechanism", WrappedKeyFile.name(of: mechanism))]
+        switch contents {
+        case .secretKey(let algorithm):
+            headers += [
+                ("Key-Class", "secret"), ("Key-Type", WrappedKeyFile.typeName(algorithm.type)),
+                ("Key-Bits", "\(algorithm.sizeInBits)"),
+            ]
+        case .privateKey(let algorithm):
+            headers += [
+                ("Key-Class", "private"), ("Key-Type", algorithm.type.description.lowercased()),
+                ("Key-Bits", "\(algorithm.sizeInBits)"),
+            ]
+        }
+        headers.append(("Label", WrappedKeyFile.percentEncoded(label)))
         if !id.isEmpty { headers.append(("ID", Format.hex(id))) }
-        if !checkValue.isEmpty { headers.append(("Check-Value", Format.hex(checkValue))) }
+        if !checkValue.isEmpty {
+            let name = isPrivateKey ? "Public-Key-Hash" : "Check-Value"
+            headers.append((name, Format.hex(checkValue)))
+        }
         if let usage {
             let words = WrappedKeyFile.usageWords.filter { usage.contains($0.0) }.map(\.1)
             headers.append(("Usage", words.isEmpty ? "none" : words.joined(separator: ",")))
@@ -94,13 +115,19 @@ struct WrappedKeyFile {
             + WrappedKeyFile.end + "\n"
     }
 
+    /// True for a private key's file.
+    var isPrivateKey: Bool {
+        if case .privateKey = contents { return true }
+        return false
+    }
+
     init(
-        mechanism: KeyWrapAlgorithm, algorithm: SecretKeyAlgorithm, label: String, id: [UInt8],
+        mechanism: KeyWrapAlgorithm, contents: Contents, label: String, id: [UInt8],
         checkValue: [UInt8], usage: KeyUsage?, isExtractable: Bool, wrappingKeyCheckValue: [UInt8],
         wrapped: [UInt8]
     ) {
         self.mechanism = mechanism
-        self.algorithm = algorithm
+        self.contents = contents
         self.label = label
         self.id = id
         self.checkValue = checkValue
@@ -141,11 +168,26 @@ struct WrappedKeyFile {
         guard let mechanismName = headers["mechanism"],
             let mechanism = WrappedKeyFile.mechanism(named: mechanismName)
         else { throw invalid("no Mechanism header of AES-KWP or AES-KW") }
-        guard let typeName = headers["key-type"], let type = SecretKeyCommands.type(named: typeName) else {
-            throw invalid("no Key-Type header of aes, hmac-sha1 … hmac-sha512 or generic")
-        }
         guard let bitsText = headers["key-bits"], let bits = Int(bitsText), bits > 0, bits <= 4096 * 8 else {
             throw invalid("no Key-Bits header of a key size")
+        }
+        let typeName = headers["key-type"] ?? ""
+        let contents: Contents
+        let isPrivate = headers["key-class"] == "private"
+        switch headers["key-class"] ?? "secret" {
+        case "secret":
+            guard let type = SecretKeyCommands.type(named: typeName) else {
+                throw invalid("no Key-Type header of aes, hmac-sha1 … hmac-sha512 or generic")
+            }
+            contents = .secretKey(SecretKeyAlgorithm(type: type, sizeInBits: bits))
+        case "private":
+            let types: [String: KeyType] = ["rsa": .rsa, "ec": .ellipticCurve, "ed25519": .ed25519]
+            guard let type = types[typeName] else {
+                throw invalid("no Key-Type header of rsa, ec or ed25519")
+            }
+            contents = .privateKey(KeyAlgorithm(type: type, sizeInBits: bits))
+        default:
+            throw invalid("the Key-Class header is neither secret nor private")
         }
         func hex(_ header: String) throws(Failure) -> [UInt8] {
             guard let text = headers[header] else { return [] }
@@ -169,8 +211,9 @@ struct WrappedKeyFile {
             throw invalid("the Label header is not percent-encoded UTF-8")
         }
         self.init(
-            mechanism: mechanism, algorithm: SecretKeyAlgorithm(type: type, sizeInBits: bits), label: label,
-            id: try hex("id"), checkValue: try hex("check-value"), usage: usage,
+            mechanism: mechanism, contents: contents, label: label, id: try hex("id"),
+            checkValue: try hex(isPrivate ? "public-key-hash" : "check-value"),
+            usage: usage,
             isExtractable: headers["extractable"] == "yes",
             wrappingKeyCheckValue: try hex("wrapping-key-check-value"),
             wrapped: Array(data))

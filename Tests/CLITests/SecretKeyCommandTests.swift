@@ -87,7 +87,7 @@ struct SecretKeyCommandTests {
             ),
             (["generate-key", "--type", "aes:128"], "-l LABEL"),
             (["generate-key", "--type", "aes:128", "--id", "xyz", "-l", "K"], "hexadecimal"),
-            (["generate-key", "--type", "ec", "--extractable", "-l", "K"], "are for secret keys"),
+            (["generate-key", "--type", "ec", "--wrap-key", "-l", "K"], "are for secret keys"),
             (["find-key", "--class", "session"], "secret, private or public"),
             (["find-key", "--type", "aes", "--class", "public"], "exclude each other"),
             (["wrap-key", "--wrapping-key", "W", "-o", "f"], "-l LABEL or --id HEX"),
@@ -129,7 +129,8 @@ struct SecretKeyCommandTests {
         let text = String(decoding: try sandbox.read(file), as: UTF8.self)
         #expect(
             text.hasPrefix(
-                "-----BEGIN P11KEYCHAIN WRAPPED KEY-----\nMechanism: AES-KWP\nKey-Type: hmac-sha384\n"))
+                "-----BEGIN P11KEYCHAIN WRAPPED KEY-----\nMechanism: AES-KWP\nKey-Class: secret\nKey-Type: hmac-sha384\n"
+            ))
         #expect(text.contains("\nLabel: api%20key/1\nID: C0FFEE\nCheck-Value: \(kcv)\n"), "\(text)")
         #expect(text.hasSuffix("-----END P11KEYCHAIN WRAPPED KEY-----\n"))
 
@@ -225,6 +226,44 @@ struct SecretKeyCommandTests {
         #expect(try sandbox.read(plain) == dataKey, "openssl unwraps wrap-key's bytes to the key")
     }
 
+    @Test("a key pair made --extractable is wrapped as PKCS#8 and stored back, both halves, with its ID")
+    func privateKeyRoundTrip() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initializeToken()
+        #expect(
+            try sandbox.p11keychain("generate-key", "--type", "aes:256", "--wrap-key", "-l", "backup").status
+                == 0)
+        let generated = try sandbox.p11keychain(
+            "generate-key", "--type", "ec", "--extractable", "-l", "movable")
+        #expect(generated.status == 0, "\(generated.error)")
+        let id = try #require(generated.printed("id"))
+        let file = sandbox.path + "/movable.wrapped"
+        let refused = try sandbox.p11keychain(
+            "wrap-key", "-l", "movable", "--wrapping-key", "backup", "--mechanism", "aes-kw", "-o", file)
+        #expect(refused.failed(with: 2) && refused.error.contains("aes-kwp"), "\(refused.error)")
+        let wrapped = try sandbox.p11keychain(
+            "wrap-key", "-l", "movable", "--wrapping-key", "backup", "-o", file)
+        #expect(wrapped.status == 0, "\(wrapped.error)")
+        #expect(
+            wrapped.output.hasPrefix("wrapped EC P-256 private key \"movable\" under \"backup\" (AES-KWP)"))
+        let text = String(decoding: try sandbox.read(file), as: UTF8.self)
+        #expect(text.contains("Key-Class: private\nKey-Type: ec\nKey-Bits: 256\nLabel: movable\nID: \(id)\n"))
+        #expect(text.contains("Public-Key-Hash: \(id)\n"), "\(text)")
+
+        #expect(try sandbox.p11keychain("delete-key", "-l", "movable").status == 0)
+        let restored = try sandbox.p11keychain("unwrap-key", "-i", file, "--wrapping-key", "backup")
+        #expect(restored.status == 0, "\(restored.error)")
+        #expect(
+            restored.output.hasPrefix("unwrapped EC P-256 private key \"movable\" into token \"login\"\n"))
+        #expect(restored.printed("id") == id)
+        let listed = try sandbox.p11keychain("find-key", "-l", "movable")
+        #expect(listed.output.contains("private  EC-P256  \(id)  movable\n"), "\(listed.output)")
+        #expect(listed.output.contains("public   EC-P256  \(id)  movable\n"), "\(listed.output)")
+        let withID = try sandbox.p11keychain(
+            "unwrap-key", "-i", file, "--wrapping-key", "backup", "--id", "01")
+        #expect(withID.failed(with: 2), "\(withID.error)")
+    }
+
     @Test("wrapping a key that is not extractable fails with exit status 1 and writes nothing")
     func notExtractable() throws {
         let sandbox = try Sandbox()
@@ -258,8 +297,13 @@ struct SecretKeyCommandTests {
         let pair = try sandbox.p11keychain("wrap-key", "-l", "pair", "--wrapping-key", "backup", "-o", file)
         #expect(pair.failed(with: 1))
         #expect(
-            pair.error.contains("it names a key pair, and wrap-key and unwrap-key take secret keys"),
+            pair.error.contains("only a key pair made with generate-key --extractable can be wrapped"),
             "\(pair.error)")
+        let pairAsWrapping = try sandbox.p11keychain(
+            "wrap-key", "-l", "movable", "--wrapping-key", "pair", "-o", file)
+        #expect(pairAsWrapping.failed(with: 1))
+        #expect(pairAsWrapping.error.contains("it names a key pair, and a wrapping key is an AES key"))
+        #expect(!FileManager.default.fileExists(atPath: file))
     }
 
     @Test(

@@ -339,7 +339,12 @@ struct SecretKeyTests {
             let restored = try keychain.unwrapPrivateKey(wrapped, with: wrapping, label: "restored")
             #expect(restored.keyClass == .private && restored.label == "restored")
             #expect(restored.publicKey == pair.publicKey.publicKey)
-            #expect(restored.isSensitive && !restored.isExtractable, "not exportable by default")
+            #expect(restored.isSensitive && !restored.isExtractable, "not extractable by default")
+            let again = try keychain.unwrapPrivateKey(
+                wrapped, with: wrapping, label: "again", extractable: true)
+            #expect(again.isSensitive && again.isExtractable && !again.isExportable)
+            #expect(try keychain.wrap(again, with: wrapping).count == wrapped.count)
+            try keychain.delete(again)
             let message = Array("signed by the restored key".utf8)
             let signature = try keychain.sign(message, with: restored, algorithm: .ecdsa(.sha256))
             #expect(
