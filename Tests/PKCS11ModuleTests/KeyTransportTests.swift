@@ -153,25 +153,44 @@ extension ModuleTests {
             try withLoggedInToken { token, session in
                 let wrappingKey = try token.createSecretKey(kek, extra: wrapping, in: session)
                 let pair = try token.generateKeyPair(.p256, in: session)
-                let (locked, _) = try token.wrap(MechanismBox(CKM_AES_KEY_WRAP_KWP), wrappingKey: wrappingKey, key: pair.privateKey, in: session)
+                let (locked, _) = try token.wrap(
+                    MechanismBox(CKM_AES_KEY_WRAP_KWP), wrappingKey: wrappingKey, key: pair.privateKey,
+                    in: session)
                 #expect(locked == CKR_KEY_UNEXTRACTABLE)
-                #expect(try token.set([Attribute(CKA_EXTRACTABLE, bool: true)], of: pair.privateKey, in: session) == CKR_ATTRIBUTE_READ_ONLY)
-                let open = try token.generatePair(.p256, privateExtra: [Attribute(CKA_EXTRACTABLE, bool: true)], in: session)
-                let (rv, wrapped) = try token.wrap(MechanismBox(CKM_AES_KEY_WRAP_KWP), wrappingKey: wrappingKey, key: open.privateKey, in: session)
+                #expect(
+                    try token.set([Attribute(CKA_EXTRACTABLE, bool: true)], of: pair.privateKey, in: session)
+                        == CKR_ATTRIBUTE_READ_ONLY)
+                let open = try token.generatePair(
+                    .p256, privateExtra: [Attribute(CKA_EXTRACTABLE, bool: true)], in: session)
+                let (rv, wrapped) = try token.wrap(
+                    MechanismBox(CKM_AES_KEY_WRAP_KWP), wrappingKey: wrappingKey, key: open.privateKey,
+                    in: session)
                 #expect(rv == CKR_OK)
                 let template = [
-                    Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_PRIVATE_KEY)), Attribute(CKA_KEY_TYPE, ulong: CK_ULONG(CKK_EC)),
+                    Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_PRIVATE_KEY)),
+                    Attribute(CKA_KEY_TYPE, ulong: CK_ULONG(CKK_EC)),
                     Attribute(CKA_SIGN, bool: true),
                 ]
-                let (unwrapped, copy) = try token.unwrap(MechanismBox(CKM_AES_KEY_WRAP_KWP), unwrappingKey: wrappingKey, wrapped, template: template, in: session)
+                let (unwrapped, copy) = try token.unwrap(
+                    MechanismBox(CKM_AES_KEY_WRAP_KWP), unwrappingKey: wrappingKey, wrapped,
+                    template: template, in: session)
                 #expect(unwrapped == CKR_OK)
                 let (signed, signature) = try token.sign([1, 2, 3], with: copy, .p256, in: session)
                 #expect(signed == CKR_OK)
-                #expect(try token.verify(signature, over: [1, 2, 3], with: open.publicKey, .p256, in: session) == CKR_OK)
+                #expect(
+                    try token.verify(signature, over: [1, 2, 3], with: open.publicKey, .p256, in: session)
+                        == CKR_OK)
                 #expect(try token.bool(CKA_NEVER_EXTRACTABLE, of: copy, in: session) == false)
                 // The wrong key type for the bytes is refused, and nothing is stored.
-                let wrongType = [Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_PRIVATE_KEY)), Attribute(CKA_KEY_TYPE, ulong: CK_ULONG(CKK_RSA))]
-                #expect(try token.unwrap(MechanismBox(CKM_AES_KEY_WRAP_KWP), unwrappingKey: wrappingKey, wrapped, template: wrongType, in: session).0 == CKR_TEMPLATE_INCONSISTENT)
+                let wrongType = [
+                    Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_PRIVATE_KEY)),
+                    Attribute(CKA_KEY_TYPE, ulong: CK_ULONG(CKK_RSA)),
+                ]
+                #expect(
+                    try token.unwrap(
+                        MechanismBox(CKM_AES_KEY_WRAP_KWP), unwrappingKey: wrappingKey, wrapped,
+                        template: wrongType, in: session
+                    ).0 == CKR_TEMPLATE_INCONSISTENT)
             }
         }
     }
