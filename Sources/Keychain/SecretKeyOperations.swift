@@ -288,7 +288,8 @@ extension Keychain {
         ).template(type)
         template[.class] = AttributeValue.encode(ObjectClass.secretKey.rawValue)
         let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.storeUnwrappedKey(value, template: template, context: context)
+            try token.storeUnwrappedKey(
+                value.value, template: template, unwrappingKey: value.unwrappingKey, context: context)
         }
         return try storedSecretKey(reference)
     }
@@ -318,7 +319,8 @@ extension Keychain {
         template[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
         template[.private] = [1]
         let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.storeUnwrappedKey(value, template: template, context: context)
+            try token.storeUnwrappedKey(
+                value.value, template: template, unwrappingKey: value.unwrappingKey, context: context)
         }
         let attributes = try KeychainError.mapping { () throws(CoreError) in
             try token.attributes(of: reference, context: context, revealing: [])
@@ -330,15 +332,18 @@ extension Keychain {
     }
 
     /// The bytes `wrapped` holds, unwrapped under a stored AES key that may unwrap.
+    /// The unwrapped bytes, and the unwrapping key's attributes (its CKA_UNWRAP_TEMPLATE is
+    /// the core's to apply).
     private func unwrapped(
         _ wrapped: [UInt8], with unwrappingKey: SecretKeyItem, using algorithm: KeyWrapAlgorithm
     )
-        throws(KeychainError) -> SecretBytes
+        throws(KeychainError) -> (value: SecretBytes, unwrappingKey: AttributeSet)
     {
         let unwrapping = try use(
             unwrappingKey, for: .unwrap, keyTypes: [.aes], mechanism: algorithm.mechanism)
         do throws(CryptoError) {
-            return try AESKeyWrap.unwrap(wrapped, key: unwrapping.value, padded: algorithm.isPadded)
+            let value = try AESKeyWrap.unwrap(wrapped, key: unwrapping.value, padded: algorithm.isPadded)
+            return (value, unwrapping.attributes)
         } catch {
             throw KeychainError(
                 .decode, "the wrapped key does not unwrap under this key (another key, or altered bytes)")
