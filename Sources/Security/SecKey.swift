@@ -354,13 +354,14 @@ public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.algorithm.sizeInBits
 // MARK: - Using keys
 
 /// Whether `key` can do `operation` with `algorithm`: the algorithm fits the key's type, and
-/// the operation its class (a private key signs and decrypts, a public key verifies and
-/// encrypts).
+/// the operation its class (a private key signs, decrypts and runs key exchanges, a public
+/// key verifies and encrypts).
 public func SecKeyIsAlgorithmSupported(
     _ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm
 )
     -> Bool
 {
+    if algorithm.ecies != nil { return supportsECIES(key, operation) }
     switch operation {
     case .sign, .verify:
         guard let signature = algorithm.signature else { return false }
@@ -369,7 +370,7 @@ public func SecKeyIsAlgorithmSupported(
         guard algorithm.encryption != nil else { return false }
         return key.algorithm.type == .rsa && key.isPrivate == (operation == .decrypt)
     case .keyExchange:
-        return false
+        return supportsKeyExchange(key, algorithm)
     }
 }
 
@@ -415,30 +416,40 @@ public func SecKeyVerifySignature(
     return verified ?? false
 }
 
-/// Encrypts `plaintext` with an RSA public key.
+/// Encrypts `plaintext` with an RSA public key, or with an EC public key and one of Apple's
+/// ECIES algorithms (`.eciesEncryptionCofactorVariableIVX963SHA256AESGCM`…; see
+/// SecKeyECIES.swift).
 ///
-/// - Returns: The ciphertext, or nil with `error` set (`errSecParam` for a key that is not an
-///   RSA public key, or plaintext too long for the key and padding).
+/// - Returns: The ciphertext, or nil with `error` set (`errSecParam` for a key that does not
+///   fit the algorithm, or plaintext too long for the key and padding).
 public func SecKeyCreateEncryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     keyOperation(error) { () throws(KeychainError) in
+        if let ecies = algorithm.ecies {
+            return Data(try eciesEncrypt(key, algorithm, ecies, Array(plaintext)))
+        }
         let encryption = try supported(algorithm, for: key, .encrypt, algorithm.encryption)
         return Data(try key.publicKey.encrypt(Array(plaintext), algorithm: encryption))
     }
 }
 
-/// Decrypts `ciphertext` with an RSA private key. A stored key needs the keychain unlocked.
+/// Decrypts `ciphertext` with an RSA private key, or an ECIES message with an EC private key
+/// (a stored one through the keychain's key agreement, which needs CKA_DERIVE). A stored key
+/// needs the keychain unlocked.
 ///
-/// - Returns: The plaintext, or nil with `error` set (`errSecParam` for a key that is not an
-///   RSA private key or ciphertext that does not decrypt; `errSecInteractionNotAllowed` when
-///   the keychain is locked).
+/// - Returns: The plaintext, or nil with `error` set (`errSecParam` for a key that does not fit
+///   the algorithm or ciphertext that does not decrypt, such as an ECIES message whose tag
+///   does not verify, as Apple's; `errSecInteractionNotAllowed` when the keychain is locked).
 public func SecKeyCreateDecryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     keyOperation(error) { () throws(KeychainError) in
+        if let ecies = algorithm.ecies {
+            return Data(try eciesDecrypt(key, algorithm, ecies, Array(ciphertext)))
+        }
         let encryption = try supported(algorithm, for: key, .decrypt, algorithm.encryption)
         let data = Array(ciphertext)
         switch key.storage {
@@ -469,7 +480,7 @@ private func supported<Algorithm>(
 }
 
 /// Runs a key function: a result, or nil with the error recorded and handed to `error`.
-private func keyOperation<T>(
+func keyOperation<T>(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> T?
 ) -> T? {
     error?.pointee = nil
