@@ -12,6 +12,8 @@ packages=(
     libengine-pkcs11-openssl xxd
     # SoftHSM2, measured beside p11keychain by the benchmark
     softhsm2
+    # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
+    python3 python3-cryptography
 )
 
 missing=()
