@@ -21,6 +21,9 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
         case publicKey(PublicKey)
         /// A private key in memory.
         case privateKey(PrivateKey)
+        /// A symmetric key item of a keychain (CKO_SECRET_KEY, kSecAttrKeyClassSymmetric):
+        /// found, described and deleted here; the `Keychain` API uses it.
+        case secretKeyItem(Keychain, SecretKeyItem)
     }
 
     let storage: Storage
@@ -29,12 +32,13 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
         self.storage = storage
     }
 
-    /// The key's public half.
-    var publicKey: PublicKey {
+    /// The key's public half; nil for a symmetric key.
+    var publicKey: PublicKey? {
         switch storage {
         case .item(_, let item): item.publicKey
         case .publicKey(let key): key
         case .privateKey(let key): key.publicKey
+        case .secretKeyItem: nil
         }
     }
 
@@ -42,30 +46,42 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     var isPrivate: Bool {
         switch storage {
         case .item(_, let item): item.keyClass == .private
-        case .publicKey: false
+        case .publicKey, .secretKeyItem: false
         case .privateKey: true
         }
     }
 
-    var algorithm: KeyAlgorithm { publicKey.algorithm }
+    /// The asymmetric key's type and size; nil for a symmetric key.
+    var algorithm: KeyAlgorithm? { publicKey?.algorithm }
 
-    /// Keys are equal when they are the same half of the same key pair (Apple's `CFEqual`
-    /// compares the key data).
-    public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
-        lhs.isPrivate == rhs.isPrivate && lhs.publicKey == rhs.publicKey
+    /// A symmetric key item's persistent reference: what identifies it.
+    private var secretKeyReference: [UInt8]? {
+        if case .secretKeyItem(_, let item) = storage { return item.persistentReference }
+        return nil
     }
 
-    /// Hashes the public key and the class.
+    /// Keys are equal when they are the same half of the same key pair (Apple's `CFEqual`
+    /// compares the key data), or the same symmetric key item.
+    public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
+        lhs.isPrivate == rhs.isPrivate && lhs.publicKey == rhs.publicKey
+            && lhs.secretKeyReference == rhs.secretKeyReference
+    }
+
+    /// Hashes the public key and the class (a symmetric key: its item's reference).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(publicKey)
         hasher.combine(isPrivate)
+        hasher.combine(secretKeyReference)
     }
 
     /// Like Apple's: the key type, class and size.
     public var description: String {
-        let type = keyTypeName(algorithm.type)
+        if case .secretKeyItem(_, let item) = storage {
+            return "<SecKeyRef algorithm id: \(item.type), key size: \(item.sizeInBits) bits, stored>"
+        }
+        let type = algorithm.map { keyTypeName($0.type) } ?? "?"
         return "<SecKeyRef key type: \(type)\(isPrivate ? "PrivateKey" : "PublicKey"), "
-            + "block size: \(algorithm.sizeInBits) bits\(isStored ? ", stored" : "")>"
+            + "block size: \(algorithm?.sizeInBits ?? 0) bits\(isStored ? ", stored" : "")>"
     }
 
     private var isStored: Bool {
@@ -271,7 +287,7 @@ public func SecKeyCreateWithData(
 /// The public key of a key pair (of a public key, the key itself), in memory.
 public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
     if case .publicKey = key.storage { return key }
-    return SecKey(.publicKey(key.publicKey))
+    return key.publicKey.map { SecKey(.publicKey($0)) }
 }
 
 /// Apple's external representation of a key: PKCS#1 RSAPublicKey / RSAPrivateKey DER for
@@ -295,6 +311,7 @@ func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
     case .item(let keychain, let item):
         guard item.keyClass == .private else { return item.publicKey.externalRepresentation }
         return try keychain.exportPrivateKey(item).externalRepresentation
+    case .secretKeyItem: throw symmetricKeyValueWithheld
     }
 }
 
@@ -303,20 +320,22 @@ func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     switch key.storage {
     case .item(_, let item): return keyAttributes(of: item)
+    case .secretKeyItem(_, let item): return secretKeyAttributes(of: item)
     case .publicKey, .privateKey:
-        let algorithm = key.algorithm
+        guard let publicKey = key.publicKey else { return nil }
+        let algorithm = publicKey.algorithm
         var attributes: [String: Any] = [
             kSecClass: kSecClassKey,
             kSecAttrKeyClass: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
             kSecAttrKeyType: keyTypeConstant(algorithm.type),
             kSecAttrKeySizeInBits: algorithm.sizeInBits,
             kSecAttrEffectiveKeySize: algorithm.sizeInBits,
-            kSecAttrApplicationLabel: Data(key.publicKey.publicKeyHash),
+            kSecAttrApplicationLabel: Data(publicKey.publicKeyHash),
             kSecAttrIsPermanent: false,
             kSecAttrCanSign: key.isPrivate, kSecAttrCanDecrypt: key.isPrivate && algorithm.type == .rsa,
             kSecAttrCanVerify: !key.isPrivate, kSecAttrCanEncrypt: !key.isPrivate && algorithm.type == .rsa,
         ]
-        if !key.isPrivate { attributes[kSecValueData] = Data(key.publicKey.externalRepresentation) }
+        if !key.isPrivate { attributes[kSecValueData] = Data(publicKey.externalRepresentation) }
         return attributes
     }
 }
@@ -349,7 +368,12 @@ func keyAttributes(of item: KeyItem) -> [String: Any] {
 
 /// The block size of a key in bytes: an RSA modulus's length (the size of a signature or
 /// ciphertext), an EC field element's.
-public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.algorithm.sizeInBits + 7) / 8 }
+public func SecKeyGetBlockSize(_ key: SecKey) -> Int {
+    if case .secretKeyItem(_, let item) = key.storage {
+        return item.type == .aes ? 16 : (item.sizeInBits + 7) / 8
+    }
+    return ((key.algorithm?.sizeInBits ?? 0) + 7) / 8
+}
 
 // MARK: - Using keys
 
@@ -365,10 +389,10 @@ public func SecKeyIsAlgorithmSupported(
     switch operation {
     case .sign, .verify:
         guard let signature = algorithm.signature else { return false }
-        return signature.keyType == key.algorithm.type && key.isPrivate == (operation == .sign)
+        return signature.keyType == key.algorithm?.type && key.isPrivate == (operation == .sign)
     case .encrypt, .decrypt:
         guard algorithm.encryption != nil else { return false }
-        return key.algorithm.type == .rsa && key.isPrivate == (operation == .decrypt)
+        return key.algorithm?.type == .rsa && key.isPrivate == (operation == .decrypt)
     case .keyExchange:
         return supportsKeyExchange(key, algorithm)
     }
@@ -392,7 +416,7 @@ public func SecKeyCreateSignature(
             return Data(try keychain.sign(data, with: item, algorithm: signatureAlgorithm))
         case .privateKey(let privateKey):
             return Data(try privateKey.signature(for: data, algorithm: signatureAlgorithm))
-        case .publicKey: throw KeychainError(.parameter, "a public key cannot sign")
+        case .publicKey, .secretKeyItem: throw KeychainError(.parameter, "only a private key can sign")
         }
     }
 }
@@ -408,7 +432,7 @@ public func SecKeyVerifySignature(
     let verified = keyOperation(error) { () throws(KeychainError) -> Bool? in
         let signatureAlgorithm = try supported(algorithm, for: key, .verify, algorithm.signature)
         guard
-            try key.publicKey.isValidSignature(
+            try publicHalf(of: key).isValidSignature(
                 Array(signature), for: Array(signedData), algorithm: signatureAlgorithm)
         else { throw KeychainError(.init(rawValue: errSecVerifyFailed), "the signature does not verify") }
         return true
@@ -431,7 +455,7 @@ public func SecKeyCreateEncryptedData(
             return Data(try eciesEncrypt(key, algorithm, ecies, Array(plaintext)))
         }
         let encryption = try supported(algorithm, for: key, .encrypt, algorithm.encryption)
-        return Data(try key.publicKey.encrypt(Array(plaintext), algorithm: encryption))
+        return Data(try publicHalf(of: key).encrypt(Array(plaintext), algorithm: encryption))
     }
 }
 
@@ -456,7 +480,7 @@ public func SecKeyCreateDecryptedData(
         case .item(let keychain, let item):
             return Data(try keychain.decrypt(data, with: item, algorithm: encryption))
         case .privateKey(let privateKey): return Data(try privateKey.decrypt(data, algorithm: encryption))
-        case .publicKey: throw KeychainError(.parameter, "a public key cannot decrypt")
+        case .publicKey, .secretKeyItem: throw KeychainError(.parameter, "only a private key can decrypt")
         }
     }
 }
@@ -473,10 +497,18 @@ private func supported<Algorithm>(
         throw KeychainError(
             .parameter,
             "algorithm \(algorithm.rawValue) is not supported by a "
-                + "\(keyTypeName(key.algorithm.type)) \(half) key "
+                + "\(key.algorithm.map { keyTypeName($0.type) } ?? "symmetric") \(half) key "
                 + "for this operation")
     }
     return typed
+}
+
+/// The public key of an asymmetric key, or errSecParam for a symmetric one.
+func publicHalf(of key: SecKey) throws(KeychainError) -> PublicKey {
+    guard let publicKey = key.publicKey else {
+        throw KeychainError(.parameter, "a symmetric key has no public key: use it through the Keychain API")
+    }
+    return publicKey
 }
 
 /// Runs a key function: a result, or nil with the error recorded and handed to `error`.

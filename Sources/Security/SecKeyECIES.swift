@@ -98,7 +98,7 @@ extension SecKeyAlgorithm {
 /// Whether `key` does ECIES `operation`: an EC public key encrypts, an EC private key
 /// decrypts (Apple's `SecKeyIsAlgorithmSupported`).
 func supportsECIES(_ key: SecKey, _ operation: SecKeyOperationType) -> Bool {
-    guard key.algorithm.type == .ellipticCurve else { return false }
+    guard key.algorithm?.type == .ellipticCurve else { return false }
     switch operation {
     case .encrypt: return !key.isPrivate
     case .decrypt: return key.isPrivate
@@ -111,7 +111,7 @@ func eciesEncrypt(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ecies: ECIESAlg
     throws(KeychainError) -> [UInt8]
 {
     guard supportsECIES(key, .encrypt) else { throw unsupported(algorithm, key) }
-    return try key.publicKey.encrypt(plaintext, algorithm: ecies)
+    return try publicHalf(of: key).encrypt(plaintext, algorithm: ecies)
 }
 
 /// SecKeyCreateDecryptedData with an ECIES algorithm: a stored key's key agreement runs in
@@ -123,7 +123,7 @@ func eciesDecrypt(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ecies: ECIESAlg
     switch key.storage {
     case .item(let keychain, let item): return try keychain.decrypt(message, with: item, algorithm: ecies)
     case .privateKey(let privateKey): return try privateKey.decrypt(message, algorithm: ecies)
-    case .publicKey: throw unsupported(algorithm, key)
+    case .publicKey, .secretKeyItem: throw unsupported(algorithm, key)
     }
 }
 

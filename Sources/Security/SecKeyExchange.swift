@@ -78,7 +78,7 @@ extension SecKeyAlgorithm {
 /// Whether `key` can run the key exchange `algorithm`: an EC private key, stored or in
 /// memory (`SecKeyIsAlgorithmSupported` with `.keyExchange`).
 func supportsKeyExchange(_ key: SecKey, _ algorithm: SecKeyAlgorithm) -> Bool {
-    algorithm.keyExchange != nil && key.isPrivate && key.algorithm.type == .ellipticCurve
+    algorithm.keyExchange != nil && key.isPrivate && key.algorithm?.type == .ellipticCurve
 }
 
 /// The result of a Diffie-Hellman key exchange between `privateKey` (EC, stored or in memory)
@@ -105,8 +105,9 @@ public func SecKeyCopyKeyExchangeResult(
         let derivation = try exchange.digest.map { digest throws(KeychainError) in
             try x963Derivation(digest, parameters)
         }
-        let peer = publicKey.publicKey
-        guard peer.type == .ellipticCurve, peer.sizeInBits == privateKey.algorithm.sizeInBits else {
+        guard let peer = publicKey.publicKey, peer.type == .ellipticCurve,
+            peer.sizeInBits == privateKey.algorithm?.sizeInBits
+        else {
             throw KeychainError(.parameter, "the peer's public key is not a key of the private key's curve")
         }
         switch privateKey.storage {
@@ -116,8 +117,8 @@ public func SecKeyCopyKeyExchangeResult(
                     privateKey: item, with: peer, cofactor: exchange.cofactor, derivation: derivation))
         case .privateKey(let key):
             return Data(try key.sharedSecret(with: peer, cofactor: exchange.cofactor, derivation: derivation))
-        case .publicKey:
-            throw KeychainError(.parameter, "a public key cannot run a key exchange")
+        case .publicKey, .secretKeyItem:
+            throw KeychainError(.parameter, "only a private key can run a key exchange")
         }
     }
 }
