@@ -82,7 +82,7 @@ extension KeychainError {
         let code: Code
         switch error.code {
         case .attributeTypeInvalid, .attributeValueInvalid, .templateIncomplete,
-            .templateInconsistent, .invalidArgument:
+            .templateInconsistent, .invalidArgument, .wrappedKeyInvalid:
             code = .parameter
         case .attributeReadOnly: code = .readOnlyAttribute
         case .attributeSensitive, .userNotLoggedIn, .keyUnextractable, .keyNotWrappable:

@@ -54,6 +54,8 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         /// The key may be wrapped only by a trusted key (CKA_WRAP_WITH_TRUSTED), and the
         /// wrapping key is not one.
         case keyNotWrappable
+        /// Unwrapped bytes that are not a key of the kind the template asks for.
+        case wrappedKeyInvalid
     }
 
     public var code: Code

@@ -107,6 +107,24 @@ extension Token {
         return min(max(configuration.minimumRSABits, sizes.lowerBound), sizes.upperBound)...sizes.upperBound
     }
 
+    /// Refuses an imported RSA key (C_CreateObject, SecItemAdd) below this token's
+    /// `rsa-minimum-bits` with CKR_ATTRIBUTE_VALUE_INVALID, the code v2.40 §5.7 gives
+    /// C_CreateObject for a value it will not take (KEY_SIZE_RANGE is not among them). Sizes
+    /// outside ``AsymmetricKey/rsaKeySizes`` never got this far.
+    func checkImportedKeySize(_ object: NewObject) throws(CoreError) {
+        guard object.attributes.ulong(.keyType) == KeyType.rsa.rawValue,
+            let info = object.attributes[.publicKeyInfo],
+            let key = try? AsymmetricKey(subjectPublicKeyInfo: info)
+        else { return }
+        let sizes = rsaKeySizes
+        guard sizes.contains(key.bits) else {
+            throw CoreError(
+                .attributeValueInvalid,
+                "RSA keys on this token have \(sizes.lowerBound) to \(sizes.upperBound) bits, not \(key.bits)"
+            )
+        }
+    }
+
     /// Throws CKR_KEY_SIZE_RANGE's error unless `bits` is in ``rsaKeySizes``.
     func checkRSASize(_ bits: Int) throws(CoreError) {
         let sizes = rsaKeySizes
@@ -162,6 +180,18 @@ extension Token {
         _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         generatedBy mechanism: UInt64?, context: AccessContext
     ) throws(CoreError) -> KeyPairReferences {
+        let objects = try keyPairObjects(
+            key, publicTemplate: publicTemplate, privateTemplate: privateTemplate, generatedBy: mechanism,
+            context: context)
+        let references = try insertAll([objects.publicKey, objects.privateKey], context: context)
+        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+    }
+
+    /// The two objects of a key pair, checked and filled, not yet stored.
+    func keyPairObjects(
+        _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
+        generatedBy mechanism: UInt64?, context: AccessContext
+    ) throws(CoreError) -> (publicKey: NewObject, privateKey: NewObject) {
         guard let algorithm = key.algorithm, let pkcs8 = key.pkcs8 else {
             throw CoreError(
                 .unsupported,
@@ -241,12 +271,10 @@ extension Token {
             }
             if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
         }
-        let objects = [
+        return (
             NewObject(attributes: publicKey, uniqueKey: nil),
-            NewObject(attributes: privateKey, uniqueKey: nil),
-        ]
-        let references = try insertAll(objects, context: context)
-        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+            NewObject(attributes: privateKey, uniqueKey: nil)
+        )
     }
 
     /// Checks a generation template with the one rule check (`ObjectPolicy.check`, as

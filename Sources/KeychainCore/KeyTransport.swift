@@ -44,18 +44,21 @@ extension Token {
     }
 
     /// Stores a key that arrived wrapped and was unwrapped to `bytes` (C_UnwrapKey): a secret
-    /// key of the template's CKA_KEY_TYPE. The template is checked as `.unwrap` (no value,
-    /// nothing the token sets), the key is sealed before it is written, and it was outside
-    /// the token: never "always sensitive" or "never extractable" (v2.40 §5.13).
+    /// key of the template's CKA_KEY_TYPE, or a private key whose PKCS#8 `bytes` are. The
+    /// template is checked as `.unwrap` (no value, nothing the token sets), the key is sealed
+    /// before it is written, and it was outside the token: never "always sensitive" or "never
+    /// extractable" (v2.40 §5.13).
     public func storeUnwrappedKey(_ bytes: SecretBytes, template: AttributeSet, context: AccessContext)
         throws(CoreError) -> ObjectReference
     {
         guard let rawClass = template.ulong(.class) else {
             throw CoreError(.templateIncomplete, "an unwrapping template needs CKA_CLASS")
         }
+        if rawClass == ObjectClass.privateKey.rawValue {
+            return try storeUnwrappedPrivateKey(bytes, template: template, context: context)
+        }
         guard rawClass == ObjectClass.secretKey.rawValue else {
-            throw CoreError(
-                .templateInconsistent, "only secret keys can be unwrapped by this mechanism")
+            throw CoreError(.templateInconsistent, "only secret and private keys can be unwrapped")
         }
         guard let rawType = template.ulong(.keyType) else {
             throw CoreError(.templateIncomplete, "an unwrapping template needs CKA_KEY_TYPE")
@@ -64,6 +67,33 @@ extension Token {
             throw CoreError(.templateInconsistent, "key type \(rawType) is not a secret key type")
         }
         return try storeSecretKey(bytes, kind: kind, template: template, change: .unwrap, context: context)
+    }
+
+    /// A private key unwrapped from its PKCS#8 (v2.40 §5.13; private keys wrapped under
+    /// AES-KWP): OpenSSL parses and checks the key; the template's CKA_KEY_TYPE, when given,
+    /// must be the key's. Only the private key object is made, as C_UnwrapKey returns one.
+    private func storeUnwrappedPrivateKey(
+        _ pkcs8: SecretBytes, template: AttributeSet, context: AccessContext
+    )
+        throws(CoreError) -> ObjectReference
+    {
+        try ObjectPolicy.privateKey.check(template, .unwrap, asSecurityOfficer: context.securityOfficer)
+        let key: AsymmetricKey
+        do {
+            key = try pkcs8.withUnsafeBytes { try AsymmetricKey(privateKeyDER: Array($0)) }
+        } catch {
+            throw CoreError(.wrappedKeyInvalid, "the unwrapped bytes are not a private key (PKCS#8)")
+        }
+        let objects = try keyPairObjects(
+            key, publicTemplate: [:], privateTemplate: template, generatedBy: nil, context: context)
+        if let named = template.ulong(.keyType), named != objects.privateKey.attributes.ulong(.keyType) {
+            throw CoreError(.templateInconsistent, "CKA_KEY_TYPE contradicts the unwrapped key")
+        }
+        let references = try insertAll([objects.privateKey], context: context)
+        guard let reference = references.first else {
+            throw CoreError(.storageFailure, "the key was not stored")
+        }
+        return reference
     }
 
     /// Stores a key derived from a base key (C_DeriveKey): `secret` is what the mechanism
@@ -118,7 +148,7 @@ extension Token {
         throws(CoreError) -> Int
     {
         guard let requested = template.ulong(.valueLength) else { return natural }
-        guard let length = Int(exactly: requested), (1...maximum).contains(length) else {
+        guard let length = Int(exactly: requested), length >= 1, length <= maximum else {
             throw CoreError(.templateInconsistent, "CKA_VALUE_LEN is more than the mechanism gives")
         }
         return length

@@ -216,6 +216,7 @@ public final class Token: @unchecked Sendable {
         throws(CoreError) -> ObjectReference
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
+        try checkImportedKeySize(object)
         return try lock.withLock { () throws(CoreError) in try insertLocked(object, context: context) }
     }
 
@@ -225,7 +226,9 @@ public final class Token: @unchecked Sendable {
     {
         var objects: [NewObject] = []
         for template in templates {
-            objects.append(try NewObject(template: template, asSecurityOfficer: context.securityOfficer))
+            let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
+            try checkImportedKeySize(object)
+            objects.append(object)
         }
         return try insertAll(objects, context: context)
     }

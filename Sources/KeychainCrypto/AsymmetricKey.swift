@@ -91,6 +91,9 @@ public enum SignatureScheme: Sendable, Equatable {
     /// ECDSA with the signature as r ‖ s (PKCS#11's format). Without a digest the input is
     /// the hash (CKM_ECDSA).
     case ecdsa(DigestAlgorithm?)
+    /// Raw RSA (CKM_RSA_X_509, v2.40 §2.1.8): the private operation on the input, left-padded
+    /// with zeros to the modulus length; verification compares the public operation's result.
+    case rsaRaw
     /// Pure Ed25519 (CKM_EDDSA): the whole message, never a hash.
     case ed25519
     /// Pure Ed448 (CKM_EDDSA, RFC 8032 §5.2 with an empty context): the whole message.
@@ -101,7 +104,7 @@ public enum SignatureScheme: Sendable, Equatable {
         switch self {
         case .rsaPKCS1(let digest), .ecdsa(let digest): digest
         case .rsaPSS(let digest, _, _, _): digest
-        case .ed25519, .ed448: nil
+        case .rsaRaw, .ed25519, .ed448: nil
         }
     }
 
@@ -109,10 +112,13 @@ public enum SignatureScheme: Sendable, Equatable {
     public var signsWholeMessage: Bool { self == .ed25519 || self == .ed448 }
 }
 
-/// How RSA encryption pads (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP).
+/// How RSA encryption pads (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP, CKM_RSA_X_509).
 public enum EncryptionPadding: Sendable, Equatable {
     case pkcs1
     case oaep(hash: DigestAlgorithm, mgf1: DigestAlgorithm, label: [UInt8])
+    /// No padding (CKM_RSA_X_509, v2.40 §2.1.8): the bare RSA operation on an input of at most
+    /// the modulus length, left-padded with zeros to it. The output is always one modulus long.
+    case raw
 }
 
 /// An RSA, EC, Ed25519, Ed448, X25519 or X448 key held by OpenSSL. The single owner of its `EVP_PKEY`.
@@ -378,6 +384,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     public func verifyHash(_ signature: [UInt8], input: [UInt8], scheme: SignatureScheme) throws(CryptoError)
         -> Bool
     {
+        if scheme == .rsaRaw { return try verifyRaw(signature, input: input) }
         var encoded = signature
         if case .ecdsa = scheme {
             guard let der = derECDSA(fromRaw: signature) else { return false }
@@ -407,6 +414,8 @@ public final class AsymmetricKey: @unchecked Sendable {
                 && EVP_PKEY_CTX_set_signature_md(context, hash.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(clamping: saltLength)) == 1
+        case .rsaRaw:
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1
         case .ecdsa, .ed25519, .ed448: break
         }
         guard ok else {
@@ -498,6 +507,31 @@ public final class AsymmetricKey: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 
+    /// Raw RSA verification (v2.40 §2.1.8): the public operation on the signature must give
+    /// the input, left-padded with zeros to the modulus length. Compared in constant time.
+    private func verifyRaw(_ signature: [UInt8], input: [UInt8]) throws(CryptoError) -> Bool {
+        guard case .rsa = algorithm else { throw CryptoError(.unsupported, "raw RSA needs an RSA key") }
+        let size = modulusLength
+        guard signature.count == size, input.count <= size else { return false }
+        let recovered: [UInt8]
+        do {
+            recovered = try cipher(signature, padding: .raw, encrypting: true)
+        } catch {
+            // A signature not below the modulus is no signature of this key.
+            return false
+        }
+        let expected = AsymmetricKey.leftPadded(input, to: size)
+        return recovered.count == size && CRYPTO_memcmp(recovered, expected, size) == 0
+    }
+
+    /// The RSA modulus length in bytes (k of PKCS #1).
+    var modulusLength: Int { Int(EVP_PKEY_get_size(pkey)) }
+
+    /// `input` with zeros in front to make `length` bytes (the input if it is that long).
+    static func leftPadded(_ input: [UInt8], to length: Int) -> [UInt8] {
+        input.count >= length ? input : [UInt8](repeating: 0, count: length - input.count) + input
+    }
+
     // MARK: Encryption
 
     public func encrypt(_ plaintext: [UInt8], padding: EncryptionPadding) throws(CryptoError) -> [UInt8] {
@@ -529,6 +563,8 @@ public final class AsymmetricKey: @unchecked Sendable {
         switch padding {
         case .pkcs1:
             ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+        case .raw:
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1
         case .oaep(let hash, let mgf1, let label):
             ok =
                 ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1
@@ -553,6 +589,14 @@ public final class AsymmetricKey: @unchecked Sendable {
             throw CryptoError.openSSL(.unsupported, "this key cannot use these mechanism parameters")
         }
         let run = encrypting ? EVP_PKEY_encrypt : EVP_PKEY_decrypt
+        // Without padding OpenSSL takes exactly one modulus of input.
+        var input = input
+        if padding == .raw {
+            guard input.count <= modulusLength else {
+                throw CryptoError(.invalidInput, "raw RSA takes at most \(modulusLength) bytes")
+            }
+            input = AsymmetricKey.leftPadded(input, to: modulusLength)
+        }
         var length = 0
         guard run(context, nil, &length, input, input.count) == 1 else {
             throw CryptoError.openSSL(

@@ -98,10 +98,11 @@ extension AsymmetricKey {
     ///
     /// The two forms cannot be confused. A DER wrapper is unwrapped only when its contents
     /// have the length of a public value (an EC point of P-256/384/521, compressed or
-    /// uncompressed, or 32/56 bytes for X25519/X448), and no raw value of such a length also
-    /// reads as an OCTET STRING around another such length: the wrapper adds 2 or 3 bytes,
-    /// and the one collision of lengths (67: a P-256 point wrapped, a compressed P-521 point
-    /// raw) differs in its first byte (04 against 02/03).
+    /// uncompressed, or 32/56/57 bytes for X25519 and Ed25519, X448, Ed448), and no raw value
+    /// of such a length also reads as an OCTET STRING around another such length: the
+    /// wrapper adds 2 or 3 bytes, and the one collision of lengths (67: a P-256 point
+    /// wrapped, a compressed P-521 point raw) differs in its first byte (04 against 02/03).
+    /// Ed25519/Ed448 keys use it for CKA_EC_POINT too.
     public static func unwrapECPoint(_ value: [UInt8]) -> [UInt8] {
         guard value.first == 0x04, let contents = DEROctetString.decode(value),
             isPlausiblePublicValue(contents)
@@ -110,7 +111,8 @@ extension AsymmetricKey {
     }
 
     private static func isPlausiblePublicValue(_ value: [UInt8]) -> Bool {
-        if value.count == 32 || value.count == 56 { return true }
+        // X25519 and Ed25519 (32), X448 (56), Ed448 (57): CKA_EC_POINT of every octet key.
+        if value.count == 32 || value.count == 56 || value.count == 57 { return true }
         guard let first = value.first else { return false }
         return EllipticCurve.allCases.contains { curve in
             let width = (curve.bits + 7) / 8

@@ -50,6 +50,7 @@ struct P11Error: Error {
             case .mechanismInvalid: CKR_MECHANISM_INVALID
             case .keyUnextractable: CKR_KEY_UNEXTRACTABLE
             case .keyNotWrappable: CKR_KEY_NOT_WRAPPABLE
+            case .wrappedKeyInvalid: CKR_WRAPPED_KEY_INVALID
             }
         self.init(rv, error.message)
     }

@@ -99,7 +99,7 @@ func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJE
             throw P11Error(CKR_KEY_SIZE_RANGE, error.message)
         }
         let length = requested ?? mac.macLength
-        guard (1...mac.macLength).contains(length) else {
+        guard length >= 1, length <= mac.macLength else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "the MAC length is 1 to \(mac.macLength) bytes")
         }
         let operation = MACOperation(mac: mac, length: length)

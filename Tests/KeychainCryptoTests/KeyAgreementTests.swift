@@ -231,7 +231,9 @@ import Testing
         )
     }
 
-    @Test("unwrapECPoint removes a DER OCTET STRING and leaves a raw value as it is", arguments: curves)
+    @Test(
+        "unwrapECPoint removes a DER OCTET STRING and leaves a raw value as it is",
+        arguments: curves + [.ed25519, .ed448])
     func unwrapECPoint(algorithm: KeyAlgorithm) throws {
         let point = try AsymmetricKey.generate(algorithm).publicPoint ?? []
         #expect(!point.isEmpty)

@@ -327,8 +327,8 @@ extension ModuleTests {
                 let session = try token.openSession()
                 var mechanism = CK_MECHANISM(
                     mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), pParameter: nil, ulParameterLen: 0)
-                var generate = CK_MECHANISM(
-                    mechanism: CK_MECHANISM_TYPE(CKM_AES_KEY_GEN), pParameter: nil, ulParameterLen: 0)
+                // CKM_RSA_PKCS generates, wraps and derives nothing.
+                var generate = mechanism
                 var unknown = CK_MECHANISM(mechanism: 0x8000_1234, pParameter: nil, ulParameterLen: 0)
                 var data = [UInt8](repeating: 1, count: 32)
                 var output = [UInt8](repeating: 0, count: 256)
