@@ -185,4 +185,44 @@ struct SecKeyExchangeTests {
             #expect(unlock(TestPIN.user) == errSecSuccess)
         }
     }
+
+    @Test(
+        "a stored key's CKA_ALLOWED_MECHANISMS rules: ECDH1-DERIVE allows the standard forms, not the cofactor ones"
+    )
+    func allowedMechanisms() throws {
+        try withPINKeychain { directory in
+            for (label, allowed) in [("ecdh only", "ECDH1-DERIVE"), ("ecdsa only", "ECDSA")] {
+                let made = try pkcs11Tool(
+                    [
+                        "--keypairgen", "--key-type", "EC:prime256v1", "--label", label, "--usage-derive",
+                        "--allowed-mechanisms", allowed,
+                    ], keychainDirectory: directory)
+                #expect(made.status == 0, "\(made.error)")
+            }
+            func key(_ label: String) throws -> SecKey {
+                var item: CFTypeRef?
+                let query: [String: Any] = [
+                    kSecClass as String: kSecClassKey, kSecAttrKeyClass as String: kSecAttrKeyClassPrivate,
+                    kSecAttrLabel as String: label, kSecReturnRef as String: true,
+                ]
+                #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+                return try #require(item as? SecKey)
+            }
+            let peer = try #require(SecKeyCopyPublicKey(try newECKey(bits: 256)))
+            let size = [kSecKeyKeyExchangeParameterRequestedSize: 16]
+            let ecdh = try key("ecdh only")
+            #expect(exchange(ecdh, .ecdhKeyExchangeStandard, peer).0?.count == 32)
+            #expect(exchange(ecdh, .ecdhKeyExchangeStandardX963SHA256, peer, size).0?.count == 16)
+            #expect(exchange(ecdh, .ecdhKeyExchangeCofactor, peer).1?.code == Int(errSecParam))
+            let ecdsa = try key("ecdsa only")
+            #expect(exchange(ecdsa, .ecdhKeyExchangeStandard, peer).1?.code == Int(errSecParam))
+            let ecdsaPublic = try #require(SecKeyCopyPublicKey(ecdsa))
+            let message = try #require(
+                SecKeyCreateEncryptedData(
+                    ecdsaPublic, .eciesEncryptionStandardX963SHA256AESGCM, Data("m".utf8) as CFData, nil))
+            #expect(
+                SecKeyCreateDecryptedData(ecdsa, .eciesEncryptionStandardX963SHA256AESGCM, message, nil)
+                    == nil)
+        }
+    }
 }
