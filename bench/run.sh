@@ -23,6 +23,10 @@
 #   BENCH_SIGN=0                   skip the signing-speed section (bench/sign.sh,
 #                                  run last with the same module; its settings:
 #                                  BENCH_SIGN_SECONDS=5)
+#   BENCH_SYMMETRIC=0              skip the secret-key section (bench/symmetric.sh:
+#                                  AES-GCM, HMAC, ECDH beside openssl speed, run
+#                                  after signing with the same module; its
+#                                  settings: BENCH_SYMMETRIC_SECONDS=3)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -237,6 +241,11 @@ main() {
     if [ "${BENCH_SIGN:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/sign.sh"
+    fi
+    # Secret-key speed (bench/symmetric.sh), same module, same run.
+    if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then
+        echo
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/symmetric.sh"
     fi
 }
 

@@ -82,7 +82,7 @@ extension KeychainError {
         let code: Code
         switch error.code {
         case .attributeTypeInvalid, .attributeValueInvalid, .templateIncomplete,
-            .templateInconsistent, .invalidArgument, .wrappedKeyInvalid:
+            .templateInconsistent, .invalidArgument, .wrappedKeyInvalid, .keyIndigestible:
             code = .parameter
         case .attributeReadOnly: code = .readOnlyAttribute
         case .attributeSensitive, .userNotLoggedIn, .keyUnextractable, .keyNotWrappable:
@@ -94,6 +94,7 @@ extension KeychainError {
         case .storageFull: code = .diskFull
         case .storageBusy, .storageFailure: code = .io
         case .storageCorrupt: code = .invalidKeychain
+        case .encryptedDataInvalid: code = .decode
         case .unsupported: code = .unimplemented
         case .pinIncorrect, .pinLocked: code = .authFailed
         case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn, .keyTypeInconsistent,

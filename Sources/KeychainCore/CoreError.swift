@@ -56,6 +56,11 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case keyNotWrappable
         /// Unwrapped bytes that are not a key of the kind the template asks for.
         case wrappedKeyInvalid
+        /// A key C_DigestKey may not digest.
+        case keyIndigestible
+        /// Ciphertext that does not decrypt: an authentication tag that does not verify, or bad
+        /// padding. No plaintext is released.
+        case encryptedDataInvalid
     }
 
     public var code: Code
@@ -88,7 +93,7 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case .failed: self.init(.storageFailure, error.message)
         case .wrongPassword: self.init(.pinIncorrect, error.message)
         // Data that does not authenticate or unpad: the caller's input, not the store's.
-        case .authenticationFailed, .invalidPadding: self.init(.invalidArgument, error.message)
+        case .authenticationFailed, .invalidPadding: self.init(.encryptedDataInvalid, error.message)
         }
     }
 

@@ -352,12 +352,12 @@ extension Token {
     /// and `parse` runs only when they differ from the kept key's (a write elsewhere in the
     /// store costs no new parse: 380 µs for an EC private key in OpenSSL 3.0). `lock` must be
     /// held.
-    private func keptKey(
+    func keptKey<Key>(
         _ reference: ObjectReference, context: AccessContext,
-        in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey]>,
+        in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey<Key>]>,
         source: (AttributeSet) throws(CoreError) -> [UInt8],
-        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> AsymmetricKey
-    ) throws(CoreError) -> (key: AsymmetricKey, attributes: AttributeSet) {
+        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> Key
+    ) throws(CoreError) -> (key: Key, attributes: AttributeSet) {
         let store = try store(for: reference)
         let before = store.changeCount
         let kept = self[keyPath: cache][reference]
@@ -370,7 +370,7 @@ extension Token {
         let stored = try loadStored(reference, context: context)
         let material = try source(stored)
         let visible = Token.concealed(stored)
-        let key: AsymmetricKey
+        let key: Key
         if let kept, kept.material == material {
             key = kept.key
         } else {

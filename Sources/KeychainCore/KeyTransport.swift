@@ -43,6 +43,27 @@ extension Token {
         }
     }
 
+    /// A secret key's value for C_DigestKey (v2.40 §5.10): only a key whose value could be
+    /// read anyway (neither sensitive nor unextractable), since a digest of a low-entropy key
+    /// would let a caller test guesses of a value the token keeps secret.
+    public func keyToDigest(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
+        -> SecretBytes
+    {
+        try lock.withLock { () throws(CoreError) in
+            let stored = try loadStored(reference, context: context)
+            guard stored.ulong(.class) == ObjectClass.secretKey.rawValue else {
+                throw CoreError(.keyIndigestible, "only secret keys can be digested")
+            }
+            guard Token.sensitiveTypes(of: stored).isEmpty else {
+                throw CoreError(.keyIndigestible, "a sensitive or unextractable key is not digested")
+            }
+            guard let value = try opened(.value, of: stored) else {
+                throw CoreError(.storageCorrupt, "a secret key has no value")
+            }
+            return value
+        }
+    }
+
     /// Stores a key that arrived wrapped and was unwrapped to `bytes` (C_UnwrapKey): a secret
     /// key of the template's CKA_KEY_TYPE, or a private key whose PKCS#8 `bytes` are. The
     /// template is checked as `.unwrap` (no value, nothing the token sets), the key is sealed

@@ -29,7 +29,8 @@ public enum KeyUse: Sendable, Equatable {
 
 /// A secret key ready for one use, from `Token.useSecretKey`.
 public struct UsableSecretKey: Sendable {
-    /// The key's value, opened for this use only.
+    /// The key's value, opened once and kept while the object is unchanged and the user
+    /// logged in (like a parsed private key).
     public let value: SecretBytes
     public let kind: SecretKeyKind
     /// The key object's attributes, without any sealed value.
@@ -74,18 +75,26 @@ extension Token {
         _ reference: ObjectReference, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?,
         context: AccessContext
     ) throws(CoreError) -> UsableSecretKey {
-        try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: context)
-            guard stored.ulong(.class) == ObjectClass.secretKey.rawValue,
-                let rawType = stored.ulong(.keyType), let kind = SecretKeyKind(KeyType(rawValue: rawType))
-            else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
-            let attributes = Token.concealed(stored)
-            try Token.checkUse(attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
-            guard let value = try opened(.value, of: stored) else {
-                throw CoreError(.storageCorrupt, "a secret key has no value")
-            }
-            return UsableSecretKey(value: value, kind: kind, attributes: attributes)
+        let loaded = try lock.withLock { () throws(CoreError) in
+            try keptKey(
+                reference, context: context, in: \.secretKeyCache,
+                source: { (stored) throws(CoreError) in
+                    guard stored.ulong(.class) == ObjectClass.secretKey.rawValue, let sealed = stored[.value]
+                    else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
+                    return sealed
+                },
+                parse: { (_, stored) throws(CoreError) in
+                    guard let value = try opened(.value, of: stored) else {
+                        throw CoreError(.storageCorrupt, "a secret key has no value")
+                    }
+                    return value
+                })
         }
+        guard let rawType = loaded.attributes.ulong(.keyType),
+            let kind = SecretKeyKind(KeyType(rawValue: rawType))
+        else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
+        try Token.checkUse(loaded.attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
+        return UsableSecretKey(value: loaded.key, kind: kind, attributes: loaded.attributes)
     }
 
     /// The rules of every key use, in one place: the key's type fits the mechanism, its

@@ -76,16 +76,20 @@ public final class Token: @unchecked Sendable {
     /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
     let loginLock = Lock()
     /// Parsed private keys by object, with what they came from (KeyObjects.swift).
-    var keyCache: [ObjectReference: CachedKey] = [:]
+    var keyCache: [ObjectReference: CachedKey<AsymmetricKey>] = [:]
     /// Parsed public keys by key object (public or private), likewise.
-    var publicKeyCache: [ObjectReference: CachedKey] = [:]
+    var publicKeyCache: [ObjectReference: CachedKey<AsymmetricKey>] = [:]
+    /// Opened secret key values by object, likewise (SecretKeys.swift): an AES-GCM message
+    /// or an HMAC costs less than reading and opening the key again.
+    var secretKeyCache: [ObjectReference: CachedKey<SecretBytes>] = [:]
 
     /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
-    /// key's SubjectPublicKeyInfo), the parsed key, the attributes a caller may see, and the
-    /// store's change count when it was read (nil: read during a write).
-    struct CachedKey {
+    /// key's SubjectPublicKeyInfo, a secret key's sealed value), the parsed or opened key,
+    /// the attributes a caller may see, and the store's change count when it was read (nil:
+    /// read during a write).
+    struct CachedKey<Key> {
         var material: [UInt8]
-        var key: AsymmetricKey
+        var key: Key
         var attributes: AttributeSet
         var changeCount: UInt64?
     }

@@ -40,9 +40,10 @@ extension AsymmetricKey {
                 throw CryptoError.openSSL(.failed, "cannot select cofactor ECDH")
             }
         }
-        // validate_peer = 1: OpenSSL checks the peer key again (EVP_PKEY_public_check) and
-        // that its group is this key's.
-        guard EVP_PKEY_derive_set_peer_ex(context, peer.pkey, 1) == 1 else {
+        // validate_peer = 0: `peerKey` has checked the value as far as it needs checking, and
+        // EVP_PKEY_public_check would add a scalar multiplication (n·Q = O) that cannot fail
+        // for these curves. OpenSSL still checks that the peer's group is this key's.
+        guard EVP_PKEY_derive_set_peer_ex(context, peer.pkey, 0) == 1 else {
             throw CryptoError.openSSL(.invalidInput, "the peer's public value does not fit this key")
         }
         var length = 0
@@ -62,35 +63,51 @@ extension AsymmetricKey {
         return secret
     }
 
-    /// The peer's public value as an OpenSSL key of this key's curve, checked: for EC the
-    /// point must decode on the curve (EVP_PKEY_fromdata) and pass EVP_PKEY_public_check.
+    /// The peer's public value as an OpenSSL key of this key's curve.
+    ///
+    /// EC: the point gets this key's curve (EVP_PKEY_copy_parameters) and is decoded onto it
+    /// (EVP_PKEY_set1_encoded_public_key, which runs EC_POINT_oct2point): coordinates at
+    /// or above the field prime, or a point off the curve, are refused there. For
+    /// P-256/384/521 that is the whole of SEC 1 §3.2.2.1 public key validation: their
+    /// cofactor is 1, so every point of the curve but the point at infinity (which has no
+    /// 02/03/04 encoding, and the length check keeps it out) has the prime order n.
+    /// EVP_PKEY_public_check's n·Q = O test, a scalar multiplication as costly as the
+    /// agreement itself, could only pass (it took 48 µs, the P-256 derivation 49 µs, in CPU
+    /// time with OpenSSL 3.0.19 here). Building the peer this way rather than with
+    /// EVP_PKEY_fromdata also saves making the curve's group again: 6 µs against 19 µs.
+    /// Together: 16,400–17,600 P-256 agreements/s against 5,900 before, 0.76–0.83× `openssl
+    /// speed ecdhp256`, which times the derivation alone (X25519: 0.85×).
+    ///
+    /// X25519/X448 go the same way (2 µs against 3.5 µs for EVP_PKEY_new_raw_public_key_ex):
+    /// every value of the right length is a u-coordinate (RFC 7748 §5), and a low-order one
+    /// makes the derivation fail (all-zero result).
     private func peerKey(_ value: [UInt8]) throws(CryptoError) -> AsymmetricKey {
         let invalid = CryptoError(.invalidInput, "the peer's public value is not a point of this key's curve")
+        let lengthFits: Bool
         switch algorithm {
         case .ec(let curve):
             let width = (curve.bits + 7) / 8
-            guard let first = value.first,
+            let first = value.first ?? 0
+            lengthFits =
                 (first == 0x04 && value.count == 1 + 2 * width)
-                    || ((first == 0x02 || first == 0x03) && value.count == 1 + width)
-            else { throw invalid }
-            let key: AsymmetricKey
-            do {
-                key = try AsymmetricKey(components: .ecPublic(curve, point: value))
-            } catch {
-                throw invalid
-            }
-            guard key.algorithm == algorithm else { throw invalid }
-            return key
+                || ((first == 0x02 || first == 0x03) && value.count == 1 + width)
         case .x25519, .x448:
-            guard let algorithm else { throw invalid }
-            do {
-                return try AsymmetricKey(rawPublicKey: value, algorithm: algorithm)
-            } catch {
-                throw invalid
-            }
+            lengthFits = value.count == algorithm?.rawKeyLengths?.public
         case .rsa, .ed25519, .ed448, nil:
             throw CryptoError(.unsupported, "only EC, X25519 and X448 keys agree on secrets")
         }
+        guard lengthFits else { throw invalid }
+        guard let peer = EVP_PKEY_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
+        guard EVP_PKEY_copy_parameters(peer, pkey) == 1,
+            EVP_PKEY_set1_encoded_public_key(peer, value, value.count) == 1
+        else {
+            EVP_PKEY_free(peer)
+            ERR_clear_error()
+            throw invalid
+        }
+        let key = AsymmetricKey(owning: peer, hasPrivateKey: false)
+        guard key.algorithm == algorithm else { throw invalid }
+        return key
     }
 
     /// A peer's public value without the DER OCTET STRING that PKCS#11 v2.40 §2.3.16 lets a

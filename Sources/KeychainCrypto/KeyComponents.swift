@@ -169,8 +169,8 @@ extension AsymmetricKey {
         return key
     }
 
-    /// The longest key part read, in octets: far above any accepted key (a 4096-bit modulus
-    /// is 512), and small enough for OpenSSL's int lengths.
+    /// The longest key part read, in octets: far above any accepted key (an 8192-bit modulus
+    /// is 1024), and small enough for OpenSSL's int lengths.
     static let maximumPartLength = 64 * 1024
 
     /// The uncompressed public point of an EC private scalar (EC_POINT_mul).

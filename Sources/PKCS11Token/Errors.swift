@@ -51,6 +51,8 @@ struct P11Error: Error {
             case .keyUnextractable: CKR_KEY_UNEXTRACTABLE
             case .keyNotWrappable: CKR_KEY_NOT_WRAPPABLE
             case .wrappedKeyInvalid: CKR_WRAPPED_KEY_INVALID
+            case .keyIndigestible: CKR_KEY_INDIGESTIBLE
+            case .encryptedDataInvalid: CKR_ENCRYPTED_DATA_INVALID
             }
         self.init(rv, error.message)
     }

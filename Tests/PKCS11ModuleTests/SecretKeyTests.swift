@@ -145,6 +145,44 @@ extension ModuleTests {
             }
         }
 
+        @Test("C_DigestKey digests a readable secret key's value; a sensitive one is CKR_KEY_INDIGESTIBLE")
+        func digestKey() throws {
+            try withLoggedInToken { token, session in
+                let readable = try token.createSecretKey(
+                    Array("abc".utf8), type: UInt(CKK_GENERIC_SECRET), extra: extractable, in: session)
+                var mechanism = CK_MECHANISM(
+                    mechanism: CK_MECHANISM_TYPE(CKM_SHA256), pParameter: nil, ulParameterLen: 0)
+                #expect(try token.m.C_DigestInit(session, &mechanism) == CKR_OK)
+                #expect(try token.m.C_DigestKey(session, readable) == CKR_OK)
+                var digest = [UInt8](repeating: 0, count: 32)
+                var length = CK_ULONG(32)
+                #expect(try token.m.C_DigestFinal(session, &digest, &length) == CKR_OK)
+                #expect(
+                    digest == bytes(hex: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
+                let sensitive = try token.createSecretKey(
+                    Array("abc".utf8), type: UInt(CKK_GENERIC_SECRET), in: session)
+                #expect(try token.m.C_DigestInit(session, &mechanism) == CKR_OK)
+                #expect(try token.m.C_DigestKey(session, sensitive) == CKR_KEY_INDIGESTIBLE)
+                // The failure ended the digest.
+                #expect(try token.m.C_DigestFinal(session, &digest, &length) == CKR_OPERATION_NOT_INITIALIZED)
+            }
+        }
+
+        @Test("A kept secret key follows changes to its object and is gone after C_Logout")
+        func keptKeyFollowsChanges() throws {
+            try withLoggedInToken { token, session in
+                let key = try token.createSecretKey(nistKey, extra: [Attribute(CKA_TOKEN, bool: true)], in: session)
+                let ecb = MechanismBox(CKM_AES_ECB)
+                #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_OK)
+                #expect(try token.set([Attribute(CKA_ENCRYPT, bool: false)], of: key, in: session) == CKR_OK)
+                #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_KEY_FUNCTION_NOT_PERMITTED)
+                #expect(try token.set([Attribute(CKA_ENCRYPT, bool: true)], of: key, in: session) == CKR_OK)
+                #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_OK)
+                #expect(try token.m.C_Logout(session) == CKR_OK)
+                #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_KEY_HANDLE_INVALID)
+            }
+        }
+
         @Test("A copied secret key encrypts as its source does")
         func copiedKeyWorks() throws {
             try withLoggedInToken { token, session in

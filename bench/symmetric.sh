@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# bench/symmetric.sh: secret-key speed through p11keychain and SoftHSM2 beside
+# `openssl speed` on the same machine, in one run (issue 9).
+#
+# bench/p11symmetric measures, single-threaded, on a fresh token of each module:
+# AES-256-GCM on 16 KiB messages (C_EncryptInit + C_Encrypt per message, a fresh
+# IV each), HMAC-SHA256 of 64-byte messages (C_SignInit + C_Sign), and ECDH
+# P-256 (C_DeriveKey, CKD_NULL, a 32-byte session secret key, destroyed at once
+# by C_DestroyObject, both timed). OpenSSL's own rates on the same machine:
+# `openssl speed -evp aes-256-gcm -bytes 16384` (and with -aead: a fresh IV and
+# tag per message, as PKCS#11 does), `openssl speed -hmac sha256 -bytes 64`
+# (OpenSSL 3.0 spells HMAC that way; it re-initialises the MAC per message) and
+# `openssl speed ecdhp256`. The whole sequence runs BENCH_SYMMETRIC_ROUNDS
+# times, interleaved (openssl, p11keychain, SoftHSM2), and every figure is the
+# median of its rounds. Prints a markdown table (also written to
+# bench/results/symmetric.md, the raw lines beside it in symmetric.txt) with
+# the ratios and the targets of issue 9: AES-GCM ≥ 0.8×, HMAC ≥ 0.7×,
+# ECDH ≥ 0.8× of openssl speed.
+#
+# Settings (environment):
+#   BENCH_SYMMETRIC_SECONDS=3        seconds per measurement
+#   BENCH_SYMMETRIC_ROUNDS=3         rounds; figures are medians of the rounds
+#   BENCH_P11KEYCHAIN_MODULE=PATH    use this .so instead of building one (release)
+#   BENCH_SOFTHSM_MODULE=PATH        SoftHSM2 module (found under /usr/lib otherwise)
+#   BENCH_ONLY=softhsm2|p11keychain  measure one module only (openssl speed always runs)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+seconds=${BENCH_SYMMETRIC_SECONDS:-3}
+rounds=${BENCH_SYMMETRIC_ROUNDS:-3}
+only=${BENCH_ONLY:-}
+results=$here/results
+build=$here/build
+so_pin=12345678
+pin=1234
+work=$(mktemp -d "${TMPDIR:-/tmp}/p11symmetric.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+log() { printf '== %s\n' "$*" >&2; }
+fail() { printf 'bench/symmetric.sh: %s\n' "$*" >&2; exit 1; }
+
+for cmd in gcc openssl pkcs11-tool softhsm2-util; do
+    command -v "$cmd" >/dev/null 2>&1 || fail "$cmd is missing (scripts/setup.sh installs it)"
+done
+
+build_p11symmetric() {
+    mkdir -p "$build"
+    log "building p11symmetric"
+    gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/p11symmetric" "$here/p11symmetric.c" -ldl
+}
+
+p11keychain_module() {
+    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
+        echo "$BENCH_P11KEYCHAIN_MODULE"
+        return 0
+    fi
+    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+        PATH=$PATH:/opt/swift/usr/bin
+    fi
+    command -v swift >/dev/null 2>&1 ||
+        fail "swift not found: install the toolchain, or set BENCH_P11KEYCHAIN_MODULE or BENCH_ONLY=softhsm2"
+    log "building p11keychain (release)"
+    (cd "$root" && swift build -c release --product p11keychain-pkcs11) >&2
+    echo "$root/.build/release/libp11keychain-pkcs11.so"
+}
+
+softhsm_module() {
+    local m
+    for m in "${BENCH_SOFTHSM_MODULE:-}" /usr/lib/*/softhsm/libsofthsm2.so /usr/lib/softhsm/libsofthsm2.so; do
+        [ -n "$m" ] && [ -f "$m" ] && { echo "$m"; return 0; }
+    done
+    fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
+}
+
+# --- measuring ----------------------------------------------------------------
+
+# The value of KEY= in a p11symmetric output line.
+field() { sed -nE "s/.*[[:space:]]$1=([^[:space:]]+).*/\\1/p" <<<"$2"; }
+
+# speed ARGS...: openssl speed -mr ARGS; its output.
+speed() {
+    log "openssl speed -seconds $seconds $*"
+    openssl speed -seconds "$seconds" -mr "$@" 2>/dev/null
+}
+
+# openssl_rates: OpenSSL's rates, appended to $work/openssl.NAME: MB/s for
+# aes-gcm and aes-gcm-aead, ops/s for hmac and ecdh. With -mr, "+F:n:name:rate"
+# is bytes per second at the one size asked for; "+F5:n:256:rate:..." ECDH ops/s.
+openssl_rates() {
+    local out rate
+    out=$(speed -bytes 16384 -evp aes-256-gcm)
+    rate=$(grep -E '^\+F:[0-9]+:' <<<"$out" | tail -n 1 | cut -d: -f4)
+    [ -n "$rate" ] || fail "could not read openssl speed -evp aes-256-gcm: $(tail -n 3 <<<"$out")"
+    echo "openssl aes-gcm bytes_per_s=$rate" >>"$work/raw.txt"
+    awk -v r="$rate" 'BEGIN { print r / 1e6 }' >>"$work/openssl.aes-gcm"
+    out=$(speed -bytes 16384 -aead -evp aes-256-gcm)
+    rate=$(grep -E '^\+F:[0-9]+:' <<<"$out" | tail -n 1 | cut -d: -f4)
+    [ -n "$rate" ] || fail "could not read openssl speed -aead -evp aes-256-gcm: $(tail -n 3 <<<"$out")"
+    echo "openssl aes-gcm-aead bytes_per_s=$rate" >>"$work/raw.txt"
+    awk -v r="$rate" 'BEGIN { print r / 1e6 }' >>"$work/openssl.aes-gcm-aead"
+    out=$(speed -bytes 64 -hmac sha256)
+    rate=$(grep -E '^\+F:[0-9]+:' <<<"$out" | tail -n 1 | cut -d: -f4)
+    [ -n "$rate" ] || fail "could not read openssl speed -hmac sha256: $(tail -n 3 <<<"$out")"
+    echo "openssl hmac bytes_per_s=$rate" >>"$work/raw.txt"
+    awk -v r="$rate" 'BEGIN { print r / 64 }' >>"$work/openssl.hmac"
+    out=$(speed ecdhp256)
+    rate=$(grep -E '^\+F5:[0-9]+:256:' <<<"$out" | tail -n 1 | cut -d: -f4)
+    [ -n "$rate" ] || fail "could not read openssl speed ecdhp256: $(tail -n 3 <<<"$out")"
+    echo "openssl ecdh ops_per_s=$rate" >>"$work/raw.txt"
+    echo "$rate" >>"$work/openssl.ecdh"
+}
+
+# measure_module NAME MODULE TOKEN ROUND: p11symmetric on one module; rates
+# are appended to $work/NAME.aes-gcm (MB/s), NAME.hmac and NAME.ecdh (ops/s).
+measure_module() {
+    local name=$1 module=$2 token=$3 round=$4 bench out
+    for bench in aes-gcm hmac-sha256 ecdh-p256; do
+        log "round $round: $name: $bench, ${seconds} s"
+        if ! out=$("$build/p11symmetric" --module "$module" --token "$token" --pin "$pin" \
+            --bench "$bench" --seconds "$seconds" 2>&1); then
+            echo "$name round=$round bench=$bench FAILED: $out" >>"$work/raw.txt"
+            log "$name: $bench failed: $out"
+            continue
+        fi
+        echo "$name round=$round $out" >>"$work/raw.txt"
+        case $bench in
+        aes-gcm) field mb_per_s "$out" >>"$work/$name.aes-gcm" ;;
+        hmac-sha256) field ops_per_s "$out" >>"$work/$name.hmac" ;;
+        ecdh-p256) field ops_per_s "$out" >>"$work/$name.ecdh" ;;
+        esac
+    done
+}
+
+# setup_p11keychain MODULE: a fresh token with PINs; exports its environment.
+setup_p11keychain() {
+    local module=$1
+    mkdir -p "$work/p11keychain/store" "$work/p11keychain/config" "$work/p11keychain/data"
+    export P11KEYCHAIN_DIR=$work/p11keychain/store P11KEYCHAIN_CONF=/dev/null \
+        XDG_CONFIG_HOME=$work/p11keychain/config XDG_DATA_HOME=$work/p11keychain/data
+    pkcs11-tool --module "$module" --init-token --label login --so-pin "$so_pin" >/dev/null 2>&1 ||
+        fail "pkcs11-tool --init-token failed on p11keychain"
+    pkcs11-tool --module "$module" --login --login-type so --so-pin "$so_pin" --init-pin --pin "$pin" >/dev/null 2>&1 ||
+        fail "pkcs11-tool --init-pin failed on p11keychain"
+}
+
+# setup_softhsm2: a fresh SoftHSM2 token; exports SOFTHSM2_CONF.
+setup_softhsm2() {
+    local dir=$work/softhsm2
+    mkdir -p "$dir/tokens"
+    printf 'directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n' "$dir" >"$dir/softhsm2.conf"
+    export SOFTHSM2_CONF=$dir/softhsm2.conf
+    softhsm2-util --init-token --free --label bench --so-pin "$so_pin" --pin "$pin" >/dev/null
+}
+
+# with_env NAME=VALUE... -- FUNCTION ARGS...: runs a function of this script
+# with those variables exported, and unsets them afterwards.
+with_env() {
+    local assignments=() name
+    while [ "$1" != -- ]; do assignments+=("$1"); shift; done
+    shift
+    for name in "${assignments[@]}"; do export "${name?}"; done
+    "$@"
+    for name in "${assignments[@]}"; do unset "${name%%=*}"; done
+}
+
+# --- report -------------------------------------------------------------------
+
+# value NAME KEY: the median of a rate's rounds, or empty when not measured.
+value() {
+    [ -s "$work/$1.$2" ] || return 0
+    sort -g "$work/$1.$2" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+fmt() {
+    [ -n "$1" ] || { echo "—"; return; }
+    awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else if (v >= 0.1 || v == 0) printf "%.2f", v; else printf "%.3f", v }'
+}
+ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; fi; }
+times() { if [ -n "$1" ]; then echo "$(fmt "$1")×"; else echo "—"; fi; }
+verdict() {
+    [ -n "$1" ] || return 0
+    awk -v v="$1" -v l="$2" 'BEGIN { print (v >= l) ? "met" : "NOT met" }'
+}
+
+report() {
+    local o k s r
+    cat <<EOF
+# Secret-key speed: p11keychain, SoftHSM2 and openssl speed
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr); load average $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the machine skews the figures)
+- p11keychain: $p11k_origin; SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?'); $(openssl version)
+- p11symmetric, one thread, ${seconds} s per measurement, token keys generated on a fresh token: AES-256-GCM = C_EncryptInit (fresh 12-byte IV, 128-bit tag) + C_Encrypt of 16384 bytes; HMAC-SHA256 = C_SignInit + C_Sign of 64 bytes; ECDH P-256 = C_DeriveKey (CKD_NULL, 32-byte session key) + C_DestroyObject of the derived key
+- openssl speed -seconds $seconds: -bytes 16384 -evp aes-256-gcm (one context, EVP updates), -bytes 16384 -aead -evp aes-256-gcm (IV, AAD and tag per message), -bytes 64 -hmac sha256, ecdhp256
+- every rate is the median of $rounds rounds; each round runs openssl speed, then p11keychain, then SoftHSM2; ratio = module ÷ openssl speed (-evp for AES-GCM)
+
+| measurement | openssl speed | p11keychain | ratio | target | SoftHSM2 | ratio |
+|---|---:|---:|---:|---|---:|---:|
+EOF
+    o=$(value openssl aes-gcm) k=$(value p11keychain aes-gcm) s=$(value softhsm2 aes-gcm)
+    r=$(ratio "$k" "$o")
+    echo "| AES-256-GCM, 16 KiB messages, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.8×: $(verdict "$r" 0.8) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    o=$(value openssl aes-gcm-aead)
+    echo "| AES-256-GCM, beside openssl speed -aead, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$(ratio "$k" "$o")") | | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    o=$(value openssl hmac) k=$(value p11keychain hmac) s=$(value softhsm2 hmac)
+    r=$(ratio "$k" "$o")
+    echo "| HMAC-SHA256, 64-byte messages, ops/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.7×: $(verdict "$r" 0.7) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    o=$(value openssl ecdh) k=$(value p11keychain ecdh) s=$(value softhsm2 ecdh)
+    r=$(ratio "$k" "$o")
+    echo "| ECDH P-256 derives/s (derived key destroyed each time) | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.8×: $(verdict "$r" 0.8) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    if grep -q FAILED "$work/raw.txt"; then
+        echo
+        echo "Failed measurements (— above):"
+        grep FAILED "$work/raw.txt" | sort -u -t' ' -k1,1 -k3,3 | sed 's/^/- /'
+    fi
+}
+
+main() {
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+    mkdir -p "$results"
+    : >"$work/raw.txt"
+    build_p11symmetric
+    local p11k_module=
+    p11k_origin="not measured"
+    if [ "$only" != softhsm2 ]; then
+        p11k_module=$(p11keychain_module)
+        [ -f "$p11k_module" ] || fail "no module at $p11k_module"
+        if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
+            p11k_origin="module $p11k_module (repository at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+        else
+            p11k_origin="commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none), release build"
+        fi
+    fi
+    local softhsm=
+    [ "$only" = p11keychain ] || softhsm=$(softhsm_module)
+    local p11k_env=() softhsm_env=()
+    if [ -n "$p11k_module" ]; then
+        setup_p11keychain "$p11k_module"
+        p11k_env=(P11KEYCHAIN_DIR="$P11KEYCHAIN_DIR" P11KEYCHAIN_CONF=/dev/null
+            XDG_CONFIG_HOME="$XDG_CONFIG_HOME" XDG_DATA_HOME="$XDG_DATA_HOME")
+        unset P11KEYCHAIN_DIR P11KEYCHAIN_CONF XDG_CONFIG_HOME XDG_DATA_HOME
+    fi
+    if [ -n "$softhsm" ]; then
+        setup_softhsm2
+        softhsm_env=(SOFTHSM2_CONF="$SOFTHSM2_CONF")
+        unset SOFTHSM2_CONF
+    fi
+    local round
+    for ((round = 1; round <= rounds; round++)); do
+        openssl_rates
+        if [ -n "$p11k_module" ]; then
+            with_env "${p11k_env[@]}" -- measure_module p11keychain "$p11k_module" login "$round"
+        fi
+        if [ -n "$softhsm" ]; then
+            with_env "${softhsm_env[@]}" -- measure_module softhsm2 "$softhsm" bench "$round"
+        fi
+    done
+    cp "$work/raw.txt" "$results/symmetric.txt"
+    report | tee "$results/symmetric.md"
+}
+
+main "$@"
