@@ -140,8 +140,8 @@ struct KeyItemRequest {
     func add(_ result: UnsafeMutablePointer<CFTypeRef?>?) throws(KeychainError) {
         try requireResultPointer(returnTypes, result)
         if isSymmetric || secretKeyType != nil {
-            throw KeychainError(
-                .unimplemented, "SecItemAdd does not store symmetric keys: use Keychain's importSecretKey")
+            try addSymmetricKey(result)
+            return
         }
         if isPermanent == false {
             throw KeychainError(.parameter, "SecItemAdd stores keys: kSecAttrIsPermanent cannot be false")
@@ -204,6 +204,54 @@ struct KeyItemRequest {
         {
             result?.pointee = try value(for: stored, in: keychain)
         }
+    }
+
+    /// SecItemAdd of a symmetric key: kSecValueData holds its value, kSecAttrKeyType its type
+    /// (kSecAttrKeyTypeAES…). Stored sensitive, as every secret key here, through the
+    /// Keychain API's import; usage flags default to Apple's for symmetric keys.
+    private func addSymmetricKey(_ result: UnsafeMutablePointer<CFTypeRef?>?) throws(KeychainError) {
+        guard let valueData, valueRef == nil else {
+            throw KeychainError(.parameter, "SecItemAdd stores a symmetric key given as kSecValueData")
+        }
+        guard let secretKeyType, isSymmetric || keyClass == nil else {
+            throw KeychainError(
+                .parameter,
+                "a symmetric key needs kSecAttrKeyType kSecAttrKeyTypeAES, kSecAttrKeyTypeHMAC… or "
+                    + "kSecAttrKeyTypeGenericSecret")
+        }
+        if isPermanent == false {
+            throw KeychainError(.parameter, "SecItemAdd stores keys: kSecAttrIsPermanent cannot be false")
+        }
+        if isSensitive == false {
+            throw KeychainError(.parameter, "symmetric keys are always sensitive here (kSecAttrIsSensitive)")
+        }
+        if let sizeInBits, sizeInBits != valueData.count * 8 {
+            throw KeychainError(.parameter, "kSecAttrKeySizeInBits does not match the key's value")
+        }
+        let keychain = try Keychain()
+        if let applicationLabel {
+            let duplicate = SecretKeyQuery(
+                applicationLabel: applicationLabel, applicationTag: applicationTag, limit: .one)
+            guard try keychain.secretKeys(matching: duplicate).isEmpty else {
+                throw KeychainError(
+                    .duplicateItem, "a symmetric key with this kSecAttrApplicationLabel is stored")
+            }
+        }
+        var usage: KeyUsage?
+        if !usages.isEmpty {
+            // Apple's defaults for a symmetric key's flags not given.
+            var flags: KeyUsage = [.encrypt, .decrypt, .derive, .wrap, .unwrap]
+            for (flag, allowed) in usages {
+                if allowed { flags.insert(flag) } else { flags.remove(flag) }
+            }
+            usage = flags
+        }
+        var secret = Array(valueData)
+        defer { secret.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+        let item = try keychain.importSecretKey(
+            secret, type: secretKeyType, label: label, applicationLabel: applicationLabel,
+            applicationTag: applicationTag, usage: usage, extractable: isExtractable ?? true)
+        if !returnTypes.isEmpty { result?.pointee = try value(for: item, in: keychain) }
     }
 
     private func keyToAdd() throws(KeychainError) -> SecKey {

@@ -177,10 +177,6 @@ struct SymmetricKeyItemTests {
             #expect(
                 copy(symmetric.merging([kSecReturnData as String: true]) { $1 }).0
                     == errSecInteractionNotAllowed)
-            let add: [String: Any] = symmetric.merging([
-                kSecAttrKeyType as String: kSecAttrKeyTypeAES, kSecValueData as String: Data(count: 32),
-            ]) { $1 }
-            #expect(SecItemAdd(add as CFDictionary, nil) == errSecUnimplemented)
             #expect(
                 SecItemUpdate(symmetric as CFDictionary, [kSecAttrLabel as String: "new"] as CFDictionary)
                     == errSecUnimplemented)
@@ -190,6 +186,62 @@ struct SymmetricKeyItemTests {
             #expect(SecItemDelete(symmetric as CFDictionary) == errSecItemNotFound)
             #expect(unlock(TestPIN.user) == errSecSuccess)
             #expect(copy(symmetric).0 == errSecSuccess)
+        }
+    }
+
+    @Test("SecItemAdd stores a symmetric key from its value: found, with the value's AES check value, usable")
+    func addFromValue() throws {
+        try withPINKeychain { directory in
+            let value = Data((0..<16).map { UInt8($0) })
+            let applicationLabel = Data("aes-1".utf8)
+            let add: [String: Any] = symmetric.merging([
+                kSecAttrKeyType as String: kSecAttrKeyTypeAES, kSecValueData as String: value,
+                kSecAttrLabel as String: "added", kSecAttrApplicationLabel as String: applicationLabel,
+                kSecReturnAttributes as String: true,
+            ]) { $1 }
+            var result: CFTypeRef?
+            #expect(SecItemAdd(add as CFDictionary, &result) == errSecSuccess)
+            let attributes = try #require(result as? [String: Any])
+            #expect(attributes[kSecAttrKeySizeInBits as String] as? Int == 128)
+            #expect(attributes[kSecAttrCanEncrypt as String] as? Bool == true)
+            #expect(attributes[kSecAttrIsExtractable as String] as? Bool == true, "Apple's default")
+            #expect(SecItemAdd(add as CFDictionary, &result) == errSecDuplicateItem)
+
+            // CKA_CHECK_VALUE is AES-ECB of a zero block under the value: openssl's, byte for byte.
+            let zeros = directory + "/zeros"
+            try Data(count: 16).write(to: URL(fileURLWithPath: zeros))
+            try openssl([
+                "enc", "-aes-128-ecb", "-nopad", "-K", value.hex, "-in", zeros, "-out", zeros + ".enc",
+            ])
+            let encrypted = try Data(contentsOf: URL(fileURLWithPath: zeros + ".enc"))
+            let stored = try #require(try Keychain().firstSecretKey(matching: SecretKeyQuery(label: "added")))
+            #expect(stored.checkValue == Array(encrypted.prefix(3)))
+
+            let hmac: [String: Any] = [
+                kSecClass as String: kSecClassKey, kSecAttrKeyType as String: kSecAttrKeyTypeHMACSHA256,
+                kSecValueData as String: Data(count: 32), kSecAttrLabel as String: "mac",
+                kSecAttrCanSign as String: true,
+            ]
+            #expect(SecItemAdd(hmac as CFDictionary, nil) == errSecSuccess)
+            let mac = try #require(try Keychain().firstSecretKey(matching: SecretKeyQuery(label: "mac")))
+            #expect(mac.type == .hmac(.sha256))
+            #expect(mac.usage.contains(.sign))
+
+            let noType = symmetric.merging([kSecValueData as String: value]) { $1 }
+            #expect(SecItemAdd(noType as CFDictionary, nil) == errSecParam)
+            let notSensitive = add.merging([
+                kSecAttrIsSensitive as String: false, kSecAttrApplicationLabel as String: Data("2".utf8),
+            ]) { $1 }
+            #expect(SecItemAdd(notSensitive as CFDictionary, &result) == errSecParam)
+            let wrongSize = add.merging([
+                kSecAttrKeySizeInBits as String: 256, kSecAttrApplicationLabel as String: Data("3".utf8),
+            ]) { $1 }
+            #expect(SecItemAdd(wrongSize as CFDictionary, &result) == errSecParam)
+            let badLength = add.merging([
+                kSecValueData as String: Data(count: 15), kSecAttrApplicationLabel as String: Data("4".utf8),
+            ]) { $1 }
+            #expect(SecItemAdd(badLength as CFDictionary, &result) == errSecParam)
+            #expect(try Keychain().secretKeys().count == 2)
         }
     }
 }
