@@ -54,7 +54,8 @@ public let kSecAttrKeyClassPublic: CFString = "0"
 /// The private half of a key pair (CKO_PRIVATE_KEY).
 public let kSecAttrKeyClassPrivate: CFString = "1"
 /// Symmetric keys (CKO_SECRET_KEY): AES, HMAC and generic secret keys, made by the `Keychain`
-/// API or any PKCS#11 application. `SecItemCopyMatching` finds them (attributes, references,
+/// API or any PKCS#11 application. `SecItemAdd` stores one from its value (`kSecValueData`,
+/// with `kSecAttrKeyTypeAES`…), `SecItemCopyMatching` finds them (attributes, references,
 /// persistent references) and `SecItemDelete` deletes them; the `Keychain` API uses them.
 public let kSecAttrKeyClassSymmetric: CFString = "2"
 /// A key's type (CFString): `kSecAttrKeyTypeRSA`, `kSecAttrKeyTypeECSECPrimeRandom` or
