@@ -171,15 +171,20 @@ extension ModuleTests {
         @Test("A kept secret key follows changes to its object and is gone after C_Logout")
         func keptKeyFollowsChanges() throws {
             try withLoggedInToken { token, session in
-                let key = try token.createSecretKey(nistKey, extra: [Attribute(CKA_TOKEN, bool: true)], in: session)
+                let key = try token.createSecretKey(
+                    nistKey, extra: [Attribute(CKA_TOKEN, bool: true)], in: session)
                 let ecb = MechanismBox(CKM_AES_ECB)
                 #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_OK)
                 #expect(try token.set([Attribute(CKA_ENCRYPT, bool: false)], of: key, in: session) == CKR_OK)
-                #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_KEY_FUNCTION_NOT_PERMITTED)
+                #expect(
+                    try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0
+                        == CKR_KEY_FUNCTION_NOT_PERMITTED)
                 #expect(try token.set([Attribute(CKA_ENCRYPT, bool: true)], of: key, in: session) == CKR_OK)
                 #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_OK)
                 #expect(try token.m.C_Logout(session) == CKR_OK)
-                #expect(try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0 == CKR_KEY_HANDLE_INVALID)
+                #expect(
+                    try token.crypt(ecb, key: key, nistPlaintext, encrypt: true, in: session).0
+                        == CKR_KEY_HANDLE_INVALID)
             }
         }
 
