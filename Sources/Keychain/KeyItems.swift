@@ -243,7 +243,7 @@ extension Keychain {
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
                 kind, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private),
+                privateTemplate: privateKey.template(.private, for: algorithm.type),
                 context: context)
         }
         return try keyPair(references)
@@ -271,7 +271,7 @@ extension Keychain {
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
                 key.key, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private),
+                privateTemplate: privateKey.template(.private, for: key.algorithm.type),
                 generatedBy: nil, context: context)
         }
         return try keyPair(references)
@@ -468,13 +468,16 @@ extension Keychain {
     }
 
     /// A stored private key for one use, through the core's one key-use check (usage
-    /// attribute, key class, login, CKA_ALWAYS_AUTHENTICATE), as the PKCS#11 face does.
-    private func use(_ key: KeyItem, for usage: KeychainCore.KeyUse, pin: [UInt8]?) throws(KeychainError)
-        -> AsymmetricKey
-    {
+    /// attribute, key class, key type, allowed mechanisms, login, CKA_ALWAYS_AUTHENTICATE),
+    /// as the PKCS#11 face does. `mechanism` is the CKM code the use amounts to, for keys
+    /// with a CKA_ALLOWED_MECHANISMS list.
+    func use(
+        _ key: KeyItem, for usage: KeychainCore.KeyUse, keyType: KeychainCore.KeyType? = nil,
+        mechanism: UInt64? = nil, pin: [UInt8]?
+    ) throws(KeychainError) -> AsymmetricKey {
         let reference = try privateKeyReference(key, to: "\(usage)")
         let usable = try KeychainError.mapping { () throws(CoreError) in
-            try token.useKey(reference, for: usage, mechanism: nil, context: context)
+            try token.useKey(reference, for: usage, keyType: keyType, mechanism: mechanism, context: context)
         }
         if usable.needsPINForEachUse {
             guard let pin else {
