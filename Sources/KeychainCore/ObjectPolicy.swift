@@ -245,32 +245,11 @@ struct ObjectPolicy {
     /// Private keys (v2.40 §4.9). Key material is sealed and sensitive by default.
     static let privateKey = ObjectPolicy(
         .privateKey,
-        key + [
-            AttributeSpec(
-                type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
-                defaultValue: yes),
-            AttributeSpec(
-                type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        key + protectedKey + [
             AttributeSpec(
                 type: .signRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
             AttributeSpec(
-                type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOff],
-                defaultValue: no),
-            AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [.history], defaultValue: no),
-            AttributeSpec(type: .neverExtractable, kind: .bool, rules: [.history], defaultValue: no),
-            AttributeSpec(
-                type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
-                defaultValue: no),
-            AttributeSpec(
                 type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
-            AttributeSpec(
-                type: .unwrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(
-                type: .deriveTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(
                 type: .privateExponent, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
             AttributeSpec(
@@ -286,6 +265,31 @@ struct ObjectPolicy {
             AttributeSpec(
                 type: .value, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
         ])
+
+    /// What private and secret keys share (v2.40 §4.9–4.10): sensitivity and extractability
+    /// with their history, the private-half usages, and the templates imposed on what the key
+    /// unwraps or derives. Sensitive, not extractable, able to decrypt and sign by default.
+    static let protectedKey: [AttributeSpec] = [
+        AttributeSpec(
+            type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
+            defaultValue: yes),
+        AttributeSpec(
+            type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+        AttributeSpec(
+            type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOff],
+            defaultValue: no),
+        AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [.history], defaultValue: no),
+        AttributeSpec(type: .neverExtractable, kind: .bool, rules: [.history], defaultValue: no),
+        AttributeSpec(
+            type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
+            defaultValue: no),
+        AttributeSpec(
+            type: .unwrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(
+            type: .deriveTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+    ]
 
     /// Data objects (v2.40 §4.5).
     static let data = ObjectPolicy(

@@ -92,33 +92,18 @@ extension ObjectPolicy {
     /// private key's; usage flags and history as for private keys.
     static let secretKey = ObjectPolicy(
         .secretKey,
-        anyKey + [
-            AttributeSpec(
-                type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
-                defaultValue: yes),
+        anyKey + protectedKey + [
             AttributeSpec(
                 type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
             AttributeSpec(
                 type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
             AttributeSpec(
                 type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
             AttributeSpec(
-                type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOff],
-                defaultValue: no),
-            AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [.history], defaultValue: no),
-            AttributeSpec(type: .neverExtractable, kind: .bool, rules: [.history], defaultValue: no),
-            AttributeSpec(
-                type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
-                defaultValue: no),
-            AttributeSpec(
                 type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
                 defaultValue: no),
+            AttributeSpec(
+                type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(
                 type: .value, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
             AttributeSpec(
@@ -126,12 +111,6 @@ extension ObjectPolicy {
                 defaultValue: nil),
             AttributeSpec(
                 type: .checkValue, kind: .bytes, rules: [.settableOnCreate, .derived], defaultValue: nil),
-            AttributeSpec(
-                type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(
-                type: .unwrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
-            AttributeSpec(
-                type: .deriveTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
         ])
 }
 
