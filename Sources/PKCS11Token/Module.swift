@@ -35,6 +35,9 @@ final class Session: @unchecked Sendable {
     /// The cipher of this session's last AES operation, whose keyed OpenSSL context the next
     /// one with the same key, mode and direction takes over (SymmetricCipher's `reusing`).
     var idleCipher: SymmetricCipher?
+    /// The MAC of this session's last MAC operation, restarted by the next one with the same
+    /// key and algorithm (MessageAuthentication.reset).
+    var idleMAC: IdleMAC?
 
     init(handle: CK_SESSION_HANDLE, slot: Slot, flags: CK_FLAGS) {
         self.handle = handle
@@ -59,6 +62,7 @@ final class Session: @unchecked Sendable {
         if find?.sawPrivateObjects == true { find = nil }
         lastSigner = nil
         idleCipher = nil
+        idleMAC = nil
     }
 
     /// `lastSigner` when it signs with the operation's key (the same parsed key: the token
