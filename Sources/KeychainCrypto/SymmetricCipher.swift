@@ -257,13 +257,21 @@ public final class SymmetricCipher {
             let expected = updateOutputLength(forInput: input.count)
             let written = try feed(input, into: target, expected: expected)
             pending = pending - expected + input.count
-            let last = try complete()
-            guard last.count == length - written else {
-                throw CryptoError(.failed, "AES produced \(written + last.count) bytes, not \(length)")
-            }
-            last.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress {
-                    (target + written).update(from: base, count: source.count)
+            if case .gcm(let tagLength) = kind {
+                // Encryption (directOutputLength): the tag goes straight after the ciphertext.
+                guard length - written == tagLength else {
+                    throw CryptoError(.failed, "AES-GCM produced \(written) bytes, not \(length - tagLength)")
+                }
+                try writeGCMTag(tagLength, into: target + written)
+            } else {
+                let last = try complete()
+                guard last.count == length - written else {
+                    throw CryptoError(.failed, "AES produced \(written + last.count) bytes, not \(length)")
+                }
+                last.withUnsafeBufferPointer { source in
+                    if let base = source.baseAddress {
+                        (target + written).update(from: base, count: source.count)
+                    }
                 }
             }
             state = .finished
@@ -451,6 +459,23 @@ public final class SymmetricCipher {
             EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(clamping: tagLength), &tag) == 1
         else { throw CryptoError.openSSL(.failed, "cannot read the AES-GCM tag") }
         return tag
+    }
+
+    /// GCM encryption's end without the arrays of `gcmTag`: EVP_CipherFinal_ex (which writes
+    /// nothing for GCM: its room is scratch) and the `tagLength`-byte tag written to `target`.
+    private func writeGCMTag(_ tagLength: Int, into target: UnsafeMutablePointer<UInt8>) throws(CryptoError) {
+        var length: Int32 = 0
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let finished = withUnsafeMutableBytes(of: &scratch) { room in
+            EVP_CipherFinal_ex(
+                context.pointer, room.baseAddress?.assumingMemoryBound(to: UInt8.self), &length)
+        }
+        guard finished == 1, length == 0 else { throw CryptoError.openSSL(.failed, "AES failed") }
+        pending = 0
+        guard
+            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(clamping: tagLength), target)
+                == 1
+        else { throw CryptoError.openSSL(.failed, "cannot read the AES-GCM tag") }
     }
 
     /// Decrypts the buffered ciphertext into a self-wiping buffer and copies it out only
