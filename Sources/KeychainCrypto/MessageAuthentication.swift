@@ -62,13 +62,15 @@ public final class MessageAuthentication {
             throw CryptoError.openSSL(.failed, "cannot start a MAC")
         }
         self.context = context
+        // Asked once: the size is a parameter query, and every C_SignInit and C_Sign needs it.
+        macLength = EVP_MAC_CTX_get_mac_size(context)
     }
 
     deinit { EVP_MAC_CTX_free(context) }
 
     /// The full MAC length: the digest's for HMAC, 16 for AES-CMAC. The *_GENERAL mechanisms
     /// truncate `finish`'s result to the length their parameter gives.
-    public var macLength: Int { EVP_MAC_CTX_get_mac_size(context) }
+    public let macLength: Int
 
     /// Adds the next part of the message.
     public func update(_ input: UnsafeRawBufferPointer) throws(CryptoError) {

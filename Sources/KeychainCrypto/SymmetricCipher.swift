@@ -44,6 +44,11 @@ public final class SymmetricCipher {
     private let context: SymmetricCipherContext
     private let kind: Kind
     private let encrypting: Bool
+    /// The key and OpenSSL cipher the context was keyed with, and the IV length it was last
+    /// given: a later operation with the same three may take over the context (`reusing`).
+    private let key: SecretBytes
+    private let algorithm: OpaquePointer
+    private let ivLength: Int
     private var state = State.active
     /// Block modes: bytes taken in but not yet returned (a partial block; for CBC-PAD
     /// decryption also the last whole block, which OpenSSL holds back for the padding).
@@ -55,10 +60,18 @@ public final class SymmetricCipher {
 
     /// Starts an AES operation with `key` (16, 24 or 32 bytes).
     ///
+    /// With `previous`, an operation that is over and used the same key object (`===`), AES
+    /// mode, key length and direction, its OpenSSL context is taken over and re-initialised
+    /// with only the new IV: OpenSSL keeps the key schedule (and GCM's hash key), which costs
+    /// about as much as encrypting a few KiB. `previous` can do nothing afterwards. Any other
+    /// `previous` is ignored.
+    ///
     /// - Throws: ``CryptoError/Code/invalidInput`` for a key, IV, counter block, counter
     ///   width or tag length the mode does not allow; ``CryptoError/Code/unsupported`` for a
     ///   GCM IV longer than OpenSSL's 128 bytes; ``CryptoError/Code/failed`` when OpenSSL fails.
-    public init(key: SecretBytes, mode: BlockCipherMode, encrypting: Bool) throws(CryptoError) {
+    public init(
+        key: SecretBytes, mode: BlockCipherMode, encrypting: Bool, reusing previous: SymmetricCipher? = nil
+    ) throws(CryptoError) {
         guard SymmetricAlgorithms.AESKeySize(rawValue: key.count) != nil else {
             throw CryptoError(.invalidInput, "AES keys are 16, 24 or 32 bytes, not \(key.count)")
         }
@@ -111,24 +124,46 @@ public final class SymmetricCipher {
         guard let cipher = SymmetricAlgorithms.aes(keyLength: key.count, aesMode) else {
             throw CryptoError(.failed, "OpenSSL offers no AES-\(key.count * 8)-\(aesMode.rawValue)")
         }
-        context = try SymmetricCipherContext()
         self.encrypting = encrypting
+        self.key = key
+        algorithm = cipher
+        ivLength = iv.count
         let direction: Int32 = encrypting ? 1 : 0
-        // Two steps: the GCM IV length must be set before the IV is (OpenSSL reads the IV
-        // with the length the context has when the IV arrives).
-        var ivLength = iv.count
-        var parameters = [
-            OSSL_PARAM_construct_size_t(SymmetricParameter.ivLength, &ivLength), OSSL_PARAM_construct_end(),
-        ]
         let isGCM = aesMode == .gcm
-        let prepared = parameters.withUnsafeMutableBufferPointer { list in
-            EVP_CipherInit_ex2(context.pointer, cipher, nil, nil, direction, isGCM ? list.baseAddress : nil)
+        // The key schedule of ECB and CBC decryption differs from encryption's, so the
+        // direction must match too.
+        let reused =
+            previous.map {
+                $0.state != .active && $0.key === key && $0.algorithm == cipher && $0.encrypting == encrypting
+            } ?? false
+        if reused, let previous {
+            context = previous.context
+            previous.state = .failed
+        } else {
+            context = try SymmetricCipherContext()
         }
-        guard prepared == 1 else { throw CryptoError.openSSL(.failed, "cannot start AES") }
+        // The GCM IV length must be set before the IV is (OpenSSL reads the IV with the
+        // length the context has when the IV arrives): a step of its own, with the cipher
+        // for a new context, and without (keeping the key) for a reused one whose IV length
+        // differs.
+        if !reused || (isGCM && previous?.ivLength != iv.count) {
+            var length = iv.count
+            var parameters = [
+                OSSL_PARAM_construct_size_t(SymmetricParameter.ivLength, &length), OSSL_PARAM_construct_end(),
+            ]
+            let prepared = parameters.withUnsafeMutableBufferPointer { list in
+                EVP_CipherInit_ex2(
+                    context.pointer, reused ? nil : cipher, nil, nil, direction,
+                    isGCM ? list.baseAddress : nil)
+            }
+            guard prepared == 1 else { throw CryptoError.openSSL(.failed, "cannot start AES") }
+        }
+        // A reused context gets no key: EVP_CipherInit_ex2 with a NULL key keeps the schedule
+        // and resets the mode's state (buffered bytes, counter position, GCM's hash and tag).
         let started = key.withUnsafeBytes { keyBytes in
             EVP_CipherInit_ex2(
-                context.pointer, nil, keyBytes.bindMemory(to: UInt8.self).baseAddress, iv.isEmpty ? nil : iv,
-                direction, nil)
+                context.pointer, nil, reused ? nil : keyBytes.bindMemory(to: UInt8.self).baseAddress,
+                iv.isEmpty ? nil : iv, direction, nil)
         }
         guard started == 1 else { throw CryptoError.openSSL(.failed, "cannot start AES") }
         if case .block(let padded) = kind {
@@ -179,6 +214,73 @@ public final class SymmetricCipher {
     public var finishLengthIsExact: Bool {
         if case .block(true) = kind { return encrypting }
         return true
+    }
+
+    /// The exact length `process(_:into:)` writes for `n` bytes of input, or nil when this
+    /// operation cannot write straight into a caller's buffer: it has begun (an update ran),
+    /// `n` is 0, the input is not whole blocks (ECB, CBC: `finish` reports that), CBC-PAD
+    /// decryption (its length is known only once the padding is read) or GCM decryption
+    /// (no plaintext may reach the caller before the tag verifies, v2.40 §2.12.3).
+    public func directOutputLength(forInput n: Int) -> Int? {
+        guard state == .active, n > 0, pending == 0, processed == 0, buffered.isEmpty else { return nil }
+        switch kind {
+        case .ctr:
+            return n
+        case .gcm(let tagLength):
+            guard encrypting else { return nil }
+            let (total, overflow) = n.addingReportingOverflow(tagLength)
+            return overflow ? nil : total
+        case .block(let padded):
+            guard padded else { return n % Self.blockLength == 0 ? n : nil }
+            guard encrypting else { return nil }
+            let (total, overflow) = (n - n % Self.blockLength).addingReportingOverflow(Self.blockLength)
+            return overflow ? nil : total
+        }
+    }
+
+    /// A single-part operation (C_Encrypt, C_Decrypt) written straight into `output`, which
+    /// holds at least `directOutputLength(forInput: input.count)` bytes: `update` and `finish`
+    /// without the arrays they return. Returns the bytes written. On an error the operation
+    /// is over and `output` is wiped.
+    ///
+    /// - Throws: as `update` and `finish`; ``CryptoError/Code/failed`` when
+    ///   `directOutputLength` is nil or `output` is too small.
+    public func process(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        throws(CryptoError) -> Int
+    {
+        try checkActive()
+        guard let length = directOutputLength(forInput: input.count), output.count >= length,
+            let target = output.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        else { throw CryptoError(.failed, "this AES operation cannot write into the buffer given") }
+        do throws(CryptoError) {
+            try countCTR(input.count)
+            let expected = updateOutputLength(forInput: input.count)
+            let written = try feed(input, into: target, expected: expected)
+            pending = pending - expected + input.count
+            if case .gcm(let tagLength) = kind {
+                // Encryption (directOutputLength): the tag goes straight after the ciphertext.
+                guard length - written == tagLength else {
+                    throw CryptoError(.failed, "AES-GCM produced \(written) bytes, not \(length - tagLength)")
+                }
+                try writeGCMTag(tagLength, into: target + written)
+            } else {
+                let last = try complete()
+                guard last.count == length - written else {
+                    throw CryptoError(.failed, "AES produced \(written + last.count) bytes, not \(length)")
+                }
+                last.withUnsafeBufferPointer { source in
+                    if let base = source.baseAddress {
+                        (target + written).update(from: base, count: source.count)
+                    }
+                }
+            }
+            state = .finished
+            return length
+        } catch {
+            state = .failed
+            OPENSSL_cleanse(target, length)
+            throw error
+        }
     }
 
     /// Encrypts or decrypts the next part of the input. GCM decryption returns nothing: the
@@ -234,21 +336,25 @@ public final class SymmetricCipher {
             }
             buffered.append(contentsOf: input)
             return []
-        case .ctr(let blocksLeft):
-            let (total, overflow) = processed.addingReportingOverflow(UInt64(input.count))
-            guard !overflow else { throw CryptoError(.invalidInput, "too much AES-CTR input") }
-            let blocks = total / 16 + (total % 16 == 0 ? 0 : 1)
-            if let blocksLeft, blocks > blocksLeft {
-                throw CryptoError(.invalidInput, "the AES-CTR counter would wrap within its counter bits")
-            }
-            processed = total
         default:
-            break
+            try countCTR(input.count)
         }
         let expected = updateOutputLength(forInput: input.count)
         let output = try run(input, expected: expected)
         pending = pending - expected + input.count
         return output
+    }
+
+    /// CTR: counts `count` more input bytes, refusing input that would make the counter wrap.
+    private func countCTR(_ count: Int) throws(CryptoError) {
+        guard case .ctr(let blocksLeft) = kind else { return }
+        let (total, overflow) = processed.addingReportingOverflow(UInt64(count))
+        guard !overflow else { throw CryptoError(.invalidInput, "too much AES-CTR input") }
+        let blocks = total / 16 + (total % 16 == 0 ? 0 : 1)
+        if let blocksLeft, blocks > blocksLeft {
+            throw CryptoError(.invalidInput, "the AES-CTR counter would wrap within its counter bits")
+        }
+        processed = total
     }
 
     /// Feeds `input` to OpenSSL in int-sized pieces and checks it produced `expected` bytes.
@@ -258,33 +364,46 @@ public final class SymmetricCipher {
         var failure: CryptoError?
         let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             count = 0
-            guard let target = buffer.baseAddress, let source = input.baseAddress else { return }
-            var offset = 0
-            var written = 0
-            while offset < input.count {
-                let piece = min(Self.chunkLength, input.count - offset)
-                var length: Int32 = 0
-                guard
-                    EVP_CipherUpdate(
-                        context.pointer, target + written, &length,
-                        source.advanced(by: offset).assumingMemoryBound(to: UInt8.self),
-                        Int32(clamping: piece))
-                        == 1, length >= 0
-                else {
-                    failure = CryptoError.openSSL(.failed, "AES failed")
-                    break
-                }
-                written += Int(length)
-                offset += piece
+            guard let target = buffer.baseAddress else { return }
+            do throws(CryptoError) {
+                let written = try feed(input, into: target, expected: expected)
+                OPENSSL_cleanse(target + written, capacity - written)
+                count = written
+            } catch {
+                failure = error
+                OPENSSL_cleanse(target, capacity)
             }
-            OPENSSL_cleanse(target + min(written, capacity), capacity - min(written, capacity))
-            if failure == nil, written != expected {
-                failure = CryptoError(.failed, "AES produced \(written) bytes, not the \(expected) expected")
-            }
-            if failure == nil { count = written } else { OPENSSL_cleanse(target, capacity) }
         }
         if let failure { throw failure }
         return output
+    }
+
+    /// EVP_CipherUpdate of `input` into `target`, which has room for `expected` bytes: the
+    /// modes here write exactly what `updateOutputLength` says, and anything else is an error.
+    private func feed(
+        _ input: UnsafeRawBufferPointer, into target: UnsafeMutablePointer<UInt8>, expected: Int
+    )
+        throws(CryptoError) -> Int
+    {
+        guard let source = input.baseAddress else { return 0 }
+        var offset = 0
+        var written = 0
+        while offset < input.count {
+            let piece = min(Self.chunkLength, input.count - offset)
+            var length: Int32 = 0
+            guard
+                EVP_CipherUpdate(
+                    context.pointer, target + written, &length,
+                    source.advanced(by: offset).assumingMemoryBound(to: UInt8.self), Int32(clamping: piece))
+                    == 1, length >= 0, Int(length) <= expected - written
+            else { throw CryptoError.openSSL(.failed, "AES failed") }
+            written += Int(length)
+            offset += piece
+        }
+        guard written == expected else {
+            throw CryptoError(.failed, "AES produced \(written) bytes, not the \(expected) expected")
+        }
+        return written
     }
 
     private func complete() throws(CryptoError) -> [UInt8] {
@@ -340,6 +459,23 @@ public final class SymmetricCipher {
             EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(clamping: tagLength), &tag) == 1
         else { throw CryptoError.openSSL(.failed, "cannot read the AES-GCM tag") }
         return tag
+    }
+
+    /// GCM encryption's end without the arrays of `gcmTag`: EVP_CipherFinal_ex (which writes
+    /// nothing for GCM: its room is scratch) and the `tagLength`-byte tag written to `target`.
+    private func writeGCMTag(_ tagLength: Int, into target: UnsafeMutablePointer<UInt8>) throws(CryptoError) {
+        var length: Int32 = 0
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let finished = withUnsafeMutableBytes(of: &scratch) { room in
+            EVP_CipherFinal_ex(
+                context.pointer, room.baseAddress?.assumingMemoryBound(to: UInt8.self), &length)
+        }
+        guard finished == 1, length == 0 else { throw CryptoError.openSSL(.failed, "AES failed") }
+        pending = 0
+        guard
+            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(clamping: tagLength), target)
+                == 1
+        else { throw CryptoError.openSSL(.failed, "cannot read the AES-GCM tag") }
     }
 
     /// Decrypts the buffered ciphertext into a self-wiping buffer and copies it out only

@@ -10,15 +10,37 @@ internal import KeychainCrypto
 /// A MAC in progress.
 final class MACOperation {
     let mac: MessageAuthentication
+    /// The key's opened value and the algorithm, which say whether the session's next MAC
+    /// may restart this one (`IdleMAC`).
+    let key: SecretBytes
+    let algorithm: MACAlgorithm
     /// The MAC's length: the full one, or a *_GENERAL mechanism's CK_MAC_GENERAL_PARAMS.
     let length: Int
     var isMultiPart = false
     /// The key is a private object: the operation ends at C_Logout.
     var usesPrivateObject = false
 
-    init(mac: MessageAuthentication, length: Int) {
+    init(mac: MessageAuthentication, key: SecretBytes, algorithm: MACAlgorithm, length: Int) {
         self.mac = mac
+        self.key = key
+        self.algorithm = algorithm
         self.length = length
+    }
+}
+
+/// A finished MAC a session keeps (`Session.idleMAC`): the next C_SignInit or C_VerifyInit
+/// with the same opened key value (`===`: the token opens a new one when the object changes)
+/// and algorithm restarts it instead of setting the key again, which for HMAC means hashing
+/// the padded key twice and three digest contexts: more than the MAC of a short message.
+struct IdleMAC {
+    let mac: MessageAuthentication
+    let key: SecretBytes
+    let algorithm: MACAlgorithm
+
+    init(_ operation: MACOperation) {
+        mac = operation.mac
+        key = operation.key
+        algorithm = operation.algorithm
     }
 }
 
@@ -92,17 +114,25 @@ func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJE
         let key = try secretOperationKey(
             session, handle, for: signing ? .sign : .verify, types: kind.keyTypes,
             mechanism: mechanism.mechanism)
+        // The key-use check above ran; only the key's setup is skipped.
+        let idle = session.idleMAC
+        session.idleMAC = nil
         let mac: MessageAuthentication
-        do throws(CryptoError) {
-            mac = try MessageAuthentication(kind.algorithm, key: key.value)
-        } catch {
-            throw P11Error(CKR_KEY_SIZE_RANGE, error.message)
+        if let idle, idle.key === key.value, idle.algorithm == kind.algorithm, (try? idle.mac.reset()) != nil
+        {
+            mac = idle.mac
+        } else {
+            do throws(CryptoError) {
+                mac = try MessageAuthentication(kind.algorithm, key: key.value)
+            } catch {
+                throw P11Error(CKR_KEY_SIZE_RANGE, error.message)
+            }
         }
         let length = requested ?? mac.macLength
         guard length >= 1, length <= mac.macLength else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "the MAC length is 1 to \(mac.macLength) bytes")
         }
-        let operation = MACOperation(mac: mac, length: length)
+        let operation = MACOperation(mac: mac, key: key.value, algorithm: kind.algorithm, length: length)
         operation.usesPrivateObject = key.attributes.bool(.private) == true
         if signing { session.macSigning = operation } else { session.macVerifying = operation }
     }
@@ -161,7 +191,9 @@ func signMAC(
         try writeOutput(into: pSignature, length: pulSignatureLen, size: operation.length) {
             () throws(P11Error) in
             endMAC(session, signing: true)
-            return try finishMAC(operation, feeding: data)
+            let mac = try finishMAC(operation, feeding: data)
+            session.idleMAC = IdleMAC(operation)
+            return mac
         }
     } catch {
         if error.rv != CKR_BUFFER_TOO_SMALL { endMAC(session, signing: true) }
@@ -185,6 +217,7 @@ func verifyMAC(
         throw P11Error(CKR_SIGNATURE_LEN_RANGE, "this MAC has \(operation.length) bytes")
     }
     let expected = try finishMAC(operation, feeding: data)
+    session.idleMAC = IdleMAC(operation)
     guard MessageAuthentication.isEqual(expected, signature) else {
         throw P11Error(CKR_SIGNATURE_INVALID, "the MAC does not verify")
     }

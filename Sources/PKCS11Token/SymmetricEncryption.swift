@@ -129,8 +129,14 @@ func startSymmetric(
             session, handle, for: encrypting ? .encrypt : .decrypt, types: [.aes],
             mechanism: mechanism.mechanism)
         let cipher: SymmetricCipher
+        // The session's last AES operation lends its keyed context when it used the same key
+        // (the same opened value: the token opens a new one when the object changes), mode
+        // and direction. The key-use check above has run all the same.
+        let previous = session.idleCipher
+        session.idleCipher = nil
         do throws(CryptoError) {
-            cipher = try SymmetricCipher(key: key.value, mode: mode, encrypting: encrypting)
+            cipher = try SymmetricCipher(
+                key: key.value, mode: mode, encrypting: encrypting, reusing: previous)
         } catch {
             throw P11Error(
                 error.code == .invalidInput ? CKR_MECHANISM_PARAM_INVALID : CKR_FUNCTION_FAILED, error.message
@@ -143,6 +149,12 @@ func startSymmetric(
         operation.usesPrivateObject = key.attributes.bool(.private) == true
         if encrypting { session.encrypting = operation } else { session.decrypting = operation }
     }
+}
+
+/// Ends an AES operation, keeping its cipher for the session's next one (`idleCipher`).
+private func retire(_ session: Session, _ operation: SymmetricOperation, encrypting: Bool) {
+    end(session, encrypting: encrypting)
+    session.idleCipher = operation.cipher
 }
 
 /// The CK_RV of a failed AES step: input of a length the mode cannot take, or (decrypting)
@@ -201,6 +213,14 @@ func symmetricCall(
                     let data = try input(
                         pInput, ulInputLen, limit: limit,
                         encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
+                    if let size = cipher.directOutputLength(forInput: data.count),
+                        !partiallyOverlap(data, pOutput, size)
+                    {
+                        try singlePartDirect(
+                            session, operation, encrypting: encrypting, data, size: size, pOutput,
+                            pulOutputLen)
+                        return
+                    }
                     do throws(CryptoError) {
                         operation.pending = try cipher.update(data) + cipher.finish()
                     } catch {
@@ -216,11 +236,54 @@ func symmetricCall(
             }
             let output = operation.pending ?? []
             if try writeOutput(into: pOutput, length: pulOutputLen, size: output.count, { output }) {
-                end(session, encrypting: encrypting)
+                retire(session, operation, encrypting: encrypting)
             }
         }
     } catch {
-        if error.rv != CKR_BUFFER_TOO_SMALL { end(session, encrypting: encrypting) }
+        if error.rv != CKR_BUFFER_TOO_SMALL { retire(session, operation, encrypting: encrypting) }
         throw error
     }
+}
+
+/// Whether the output buffer overlaps the input other than exactly (in-place encryption,
+/// which OpenSSL allows): such a call goes through a copy of the output instead.
+private func partiallyOverlap(
+    _ data: UnsafeRawBufferPointer, _ output: UnsafeMutablePointer<CK_BYTE>?, _ size: Int
+)
+    -> Bool
+{
+    guard let output, let input = data.baseAddress else { return false }
+    let inputStart = UInt(bitPattern: input)
+    let outputStart = UInt(bitPattern: output)
+    guard inputStart != outputStart else { return false }
+    let (inputEnd, o1) = inputStart.addingReportingOverflow(UInt(data.count))
+    let (outputEnd, o2) = outputStart.addingReportingOverflow(UInt(size))
+    return o1 || o2 || (inputStart < outputEnd && outputStart < inputEnd)
+}
+
+/// C_Encrypt / C_Decrypt whose output length is known before the work (`size`): a length
+/// query or a short buffer is answered without computing anything (the operation goes on,
+/// v2.40 §5.2), and otherwise the cipher writes straight into the caller's buffer, with no
+/// copy of the message kept. GCM and CBC-PAD decryption never come here (`directOutputLength`).
+private func singlePartDirect(
+    _ session: Session, _ operation: SymmetricOperation, encrypting: Bool, _ data: UnsafeRawBufferPointer,
+    size: Int, _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>
+) throws(P11Error) {
+    guard let pOutput else {
+        pulOutputLen.pointee = CK_ULONG(size)
+        return
+    }
+    guard pulOutputLen.pointee >= CK_ULONG(size) else {
+        pulOutputLen.pointee = CK_ULONG(size)
+        throw P11Error(CKR_BUFFER_TOO_SMALL, "the buffer holds fewer than the \(size) bytes of the output")
+    }
+    let written: Int
+    do throws(CryptoError) {
+        written = try operation.cipher.process(
+            data, into: UnsafeMutableRawBufferPointer(start: pOutput, count: size))
+    } catch {
+        throw symmetricFailure(error, encrypting: encrypting)
+    }
+    pulOutputLen.pointee = CK_ULONG(written)
+    retire(session, operation, encrypting: encrypting)
 }
