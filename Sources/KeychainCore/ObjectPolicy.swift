@@ -221,26 +221,29 @@ struct ObjectPolicy {
     /// Public keys (v2.40 §4.8).
     static let publicKey = ObjectPolicy(
         .publicKey,
-        key + [
-            AttributeSpec(
-                type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        key + publicUses + [
             AttributeSpec(
                 type: .verifyRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
-                defaultValue: no),
-            AttributeSpec(
-                type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
             AttributeSpec(
                 type: .modulusBits, kind: .ulong, rules: [.settableOnCreate, .generationParameter],
                 defaultValue: nil),
             AttributeSpec(
                 type: .ecPoint, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
         ])
+
+    /// What public and secret keys share (v2.40 §4.8, §4.10): the public-half usages, and
+    /// CKA_TRUSTED with the template of what the key may wrap. Encrypt and verify by default.
+    static let publicUses: [AttributeSpec] = [
+        AttributeSpec(
+            type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(
+            type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+        AttributeSpec(
+            type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly], defaultValue: no),
+        AttributeSpec(
+            type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+    ]
 
     /// Private keys (v2.40 §4.9). Key material is sealed and sensitive by default.
     static let privateKey = ObjectPolicy(

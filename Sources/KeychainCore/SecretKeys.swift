@@ -89,21 +89,10 @@ public struct SecretKeyKind: Sendable, Equatable {
 
 extension ObjectPolicy {
     /// Secret keys (v2.40 §4.10): the value is sealed at rest and sensitive by default, like a
-    /// private key's; usage flags and history as for private keys.
+    /// private key's; both halves' usages (`protectedKey`, `publicUses`).
     static let secretKey = ObjectPolicy(
         .secretKey,
-        anyKey + protectedKey + [
-            AttributeSpec(
-                type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
-                defaultValue: no),
-            AttributeSpec(
-                type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+        anyKey + protectedKey + publicUses + [
             AttributeSpec(
                 type: .value, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
             AttributeSpec(
