@@ -13,7 +13,9 @@
 # 3.0 spells HMAC that way; it re-initialises one keyed MAC context per message,
 # EVP_MAC_init with no new key) and `openssl speed ecdhp256`. So openssl speed
 # never pays for setting a key per message; a PKCS#11 module that keeps the
-# key's OpenSSL state between C_*Init calls need not either. The whole sequence runs BENCH_SYMMETRIC_ROUNDS
+# key's OpenSSL state between C_*Init calls need not either. Rates on both
+# sides are per second of CPU time (openssl speed divides by its CPU user time
+# unless given -elapsed; p11symmetric by its own user + system time). The whole sequence runs BENCH_SYMMETRIC_ROUNDS
 # times, interleaved (openssl, p11keychain, SoftHSM2), and every figure is the
 # median of its rounds. Prints a markdown table (also written to
 # bench/results/symmetric.md, the raw lines beside it in symmetric.txt) with
@@ -195,6 +197,7 @@ report() {
 - p11keychain: $p11k_origin; SoftHSM2 $(dpkg-query -W -f '${Version}' softhsm2 2>/dev/null || echo '?'); $(openssl version)
 - p11symmetric, one thread, ${seconds} s per measurement, token keys generated on a fresh token: AES-256-GCM = C_EncryptInit (fresh 12-byte IV, 128-bit tag) + C_Encrypt of 16384 bytes; HMAC-SHA256 = C_SignInit + C_Sign of 64 bytes; ECDH P-256 = C_DeriveKey (CKD_NULL, 32-byte session key) + C_DestroyObject of the derived key
 - openssl speed -seconds $seconds: -bytes 16384 -evp aes-256-gcm (one keyed context, EVP updates), -bytes 16384 -aead -evp aes-256-gcm (IV, AAD and tag per message, key set once), -bytes 64 -hmac sha256 (one keyed MAC context re-initialised per message), ecdhp256
+- rates are per second of CPU time, on both sides: openssl speed divides by its CPU user time, p11symmetric by its process's CPU time (user + system); wall-clock rates on a shared machine count the time the scheduler gives to others
 - every rate is the median of $rounds rounds; each round runs openssl speed, then p11keychain, then SoftHSM2; ratio = module ÷ openssl speed (-evp for AES-GCM)
 
 | measurement | openssl speed | p11keychain | ratio | target | SoftHSM2 | ratio |

@@ -236,12 +236,14 @@ extension Keychain {
         case .rsa(let bits): kind = .rsa(bits: bits)
         case .ec(let curve): kind = .ec(curveParameters: curve.parameters)
         case .ed25519: kind = .ed25519(curveParameters: Edwards25519.parameters)
+        case .ed448, .x25519, .x448:
+            throw KeychainError(.parameter, "only RSA, EC and Ed25519 key pairs are generated here")
         }
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
                 kind, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private),
+                privateTemplate: privateKey.template(.private, for: algorithm.type),
                 context: context)
         }
         return try keyPair(references)
@@ -269,7 +271,7 @@ extension Keychain {
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
                 key.key, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private),
+                privateTemplate: privateKey.template(.private, for: key.algorithm.type),
                 generatedBy: nil, context: context)
         }
         return try keyPair(references)
@@ -320,7 +322,7 @@ extension Keychain {
             template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.ecEdwards.rawValue)
             template[.ecParams] = Edwards25519.parameters
             template[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
-        case nil:
+        case .ed448, .x25519, .x448, nil:
             throw KeychainError(.parameter, "only RSA, EC and Ed25519 public keys can be stored")
         }
         let reference = try KeychainError.mapping { () throws(CoreError) in
@@ -466,13 +468,16 @@ extension Keychain {
     }
 
     /// A stored private key for one use, through the core's one key-use check (usage
-    /// attribute, key class, login, CKA_ALWAYS_AUTHENTICATE), as the PKCS#11 face does.
-    private func use(_ key: KeyItem, for usage: KeychainCore.KeyUse, pin: [UInt8]?) throws(KeychainError)
-        -> AsymmetricKey
-    {
+    /// attribute, key class, key type, allowed mechanisms, login, CKA_ALWAYS_AUTHENTICATE),
+    /// as the PKCS#11 face does. `mechanism` is the CKM code the use amounts to, for keys
+    /// with a CKA_ALLOWED_MECHANISMS list.
+    func use(
+        _ key: KeyItem, for usage: KeychainCore.KeyUse, keyType: KeychainCore.KeyType? = nil,
+        mechanism: UInt64? = nil, pin: [UInt8]?
+    ) throws(KeychainError) -> AsymmetricKey {
         let reference = try privateKeyReference(key, to: "\(usage)")
         let usable = try KeychainError.mapping { () throws(CoreError) in
-            try token.useKey(reference, for: usage, context: context)
+            try token.useKey(reference, for: usage, keyType: keyType, mechanism: mechanism, context: context)
         }
         if usable.needsPINForEachUse {
             guard let pin else {

@@ -82,10 +82,11 @@ extension KeychainError {
         let code: Code
         switch error.code {
         case .attributeTypeInvalid, .attributeValueInvalid, .templateIncomplete,
-            .templateInconsistent, .invalidArgument:
+            .templateInconsistent, .invalidArgument, .wrappedKeyInvalid, .keyIndigestible:
             code = .parameter
         case .attributeReadOnly: code = .readOnlyAttribute
-        case .attributeSensitive, .userNotLoggedIn: code = .interactionNotAllowed
+        case .attributeSensitive, .userNotLoggedIn, .keyUnextractable, .keyNotWrappable:
+            code = .interactionNotAllowed
         case .duplicateItem: code = .duplicateItem
         case .objectNotFound: code = .itemNotFound
         case .actionProhibited, .sessionReadOnly, .tokenWriteProtected: code = .readOnly
@@ -93,6 +94,7 @@ extension KeychainError {
         case .storageFull: code = .diskFull
         case .storageBusy, .storageFailure: code = .io
         case .storageCorrupt: code = .invalidKeychain
+        case .encryptedDataInvalid: code = .decode
         case .unsupported: code = .unimplemented
         case .pinIncorrect, .pinLocked: code = .authFailed
         case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn, .keyTypeInconsistent,

@@ -51,11 +51,13 @@ public struct KeyAlgorithm: Hashable, Sendable, CustomStringConvertible {
     /// E.g. `RSA-2048`, `EC-256`, `Ed25519`.
     public var description: String { type == .ed25519 ? "Ed25519" : "\(type)-\(sizeInBits)" }
 
-    init(_ algorithm: KeychainCrypto.KeyAlgorithm) {
+    /// Nil for the key types this API does not offer yet (Ed448, X25519, X448: PKCS#11 only).
+    init?(_ algorithm: KeychainCrypto.KeyAlgorithm) {
         switch algorithm {
         case .rsa(let bits): self.init(type: .rsa, sizeInBits: bits)
         case .ec(let curve): self.init(type: .ellipticCurve, sizeInBits: curve.bits)
         case .ed25519: self = .ed25519
+        case .ed448, .x25519, .x448: return nil
         }
     }
 
@@ -253,10 +255,10 @@ extension EllipticCurve {
 extension KeyAlgorithm {
     /// The algorithm of an OpenSSL key; an error for a kind the keychain does not hold.
     static func of(_ key: AsymmetricKey) throws(KeychainError) -> KeyAlgorithm {
-        guard let algorithm = key.algorithm else {
+        guard let algorithm = key.algorithm.flatMap(KeyAlgorithm.init) else {
             throw KeychainError(.parameter, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
         }
-        return KeyAlgorithm(algorithm)
+        return algorithm
     }
 }
 
@@ -498,7 +500,8 @@ extension KeychainError {
             return try body()
         } catch {
             switch error.code {
-            case .invalidInput, .unsupported: throw KeychainError(.parameter, error.message)
+            case .invalidInput, .unsupported, .authenticationFailed, .invalidPadding:
+                throw KeychainError(.parameter, error.message)
             case .wrongPassword: throw KeychainError(.authFailed, error.message)
             case .failed: throw KeychainError(.internal, error.message)
             }

@@ -30,7 +30,7 @@ public struct PKCS12Bundle: Sendable {
         } catch {
             switch error.code {
             case .wrongPassword: throw KeychainError(.authFailed, "wrong password for the PKCS#12 file")
-            case .invalidInput, .unsupported, .failed:
+            case .invalidInput, .unsupported, .failed, .authenticationFailed, .invalidPadding:
                 throw KeychainError(.decode, "not a readable PKCS#12 file: \(error.message)")
             }
         }

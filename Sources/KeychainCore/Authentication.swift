@@ -198,6 +198,7 @@ extension Token {
         login = nil
         keyCache.removeAll()
         publicKeyCache.removeAll()
+        secretKeyCache.removeAll()
     }
 
     private static func count(_ bytes: [UInt8]?) -> Int {

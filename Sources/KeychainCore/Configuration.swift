@@ -13,6 +13,9 @@ public struct TokenConfiguration: Sendable, Equatable {
     public var synchronous: Bool
     /// The global `rsa-pkcs1-decryption`, given to every token: the core enforces it.
     public var allowsRSAPKCS1Decryption = true
+    /// The global `rsa-minimum-bits`, given to every token: the smallest RSA modulus it
+    /// generates, imports and advertises (``Configuration/minimumRSABits``).
+    public var minimumRSABits = Configuration.defaultMinimumRSABits
 
     public init(name: String, path: String, readOnly: Bool = false, synchronous: Bool = false) {
         self.name = name
@@ -45,6 +48,17 @@ public struct Configuration: Sendable, Equatable {
     /// PKCS#1 v1.5 decryption invites padding-oracle attacks (Bleichenbacher); OpenSSL 3.0
     /// has no implicit rejection, so a site that needs no such decryption can turn it off.
     public var allowsRSAPKCS1Decryption = true
+    /// The smallest RSA modulus in bits the tokens generate, import and advertise in their
+    /// mechanism information (`rsa-minimum-bits`, 1024 to 8192, default 1024).
+    ///
+    /// The default is the bottom of the range the token supports (issue 9: "RSA key sizes
+    /// 1024–8192 … a configuration key may raise the minimum"): PKCS#11 clients that still
+    /// make or bring 1024-bit keys (old smart-card profiles, test suites) work unchanged, and
+    /// a site that follows NIST SP 800-131A (no RSA under 2048 bits) raises it with one line.
+    /// Raising it never strands a stored key: keys already stored still sign and decrypt.
+    public var minimumRSABits = Configuration.defaultMinimumRSABits
+    /// `rsa-minimum-bits` when the file does not say.
+    public static let defaultMinimumRSABits = 1024
     /// The file the configuration came from, if any.
     public var source: String?
 
@@ -200,9 +214,15 @@ public struct Configuration: Sendable, Equatable {
                 case "debug": debug = try flag()
                 case "log-file": logFile = value.isEmpty ? nil : value
                 case "rsa-pkcs1-decryption": allowsRSAPKCS1Decryption = try flag()
+                case "rsa-minimum-bits":
+                    guard let bits = Int(value), (1024...8192).contains(bits) else {
+                        throw fail("'rsa-minimum-bits' must be a number from 1024 to 8192, not '\(value)'")
+                    }
+                    minimumRSABits = bits
                 default:
                     throw fail(
-                        "unknown key '\(key)' (debug, log-file, rsa-pkcs1-decryption, or a [token NAME] section)"
+                        "unknown key '\(key)' (debug, log-file, rsa-pkcs1-decryption, rsa-minimum-bits, "
+                            + "or a [token NAME] section)"
                     )
                 }
             }
@@ -212,7 +232,10 @@ public struct Configuration: Sendable, Equatable {
                 file: file, line: sectionLines[missing] ?? lineNumber,
                 reason: "token '\(tokens[missing].name)' has no path")
         }
-        for index in tokens.indices { tokens[index].allowsRSAPKCS1Decryption = allowsRSAPKCS1Decryption }
+        for index in tokens.indices {
+            tokens[index].allowsRSAPKCS1Decryption = allowsRSAPKCS1Decryption
+            tokens[index].minimumRSABits = minimumRSABits
+        }
     }
 
     /// The text of a configuration file, or nil when there is none to read (missing, or not

@@ -46,8 +46,21 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case keySizeRange
         /// An elliptic curve the token does not support.
         case curveNotSupported
-        /// A mechanism that cannot do what was asked.
+        /// A mechanism that cannot do what was asked, or one the key's CKA_ALLOWED_MECHANISMS
+        /// leaves out.
         case mechanismInvalid
+        /// The key to wrap is not extractable (CKA_EXTRACTABLE false).
+        case keyUnextractable
+        /// The key may be wrapped only by a trusted key (CKA_WRAP_WITH_TRUSTED), and the
+        /// wrapping key is not one.
+        case keyNotWrappable
+        /// Unwrapped bytes that are not a key of the kind the template asks for.
+        case wrappedKeyInvalid
+        /// A key C_DigestKey may not digest.
+        case keyIndigestible
+        /// Ciphertext that does not decrypt: an authentication tag that does not verify, or bad
+        /// padding. No plaintext is released.
+        case encryptedDataInvalid
     }
 
     public var code: Code
@@ -79,6 +92,8 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case .unsupported: self.init(.unsupported, error.message)
         case .failed: self.init(.storageFailure, error.message)
         case .wrongPassword: self.init(.pinIncorrect, error.message)
+        // Data that does not authenticate or unpad: the caller's input, not the store's.
+        case .authenticationFailed, .invalidPadding: self.init(.encryptedDataInvalid, error.message)
         }
     }
 

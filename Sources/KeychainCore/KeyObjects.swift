@@ -6,10 +6,22 @@ public enum KeyPairKind: Sendable, Equatable {
     case rsa(bits: Int)
     case ec(curveParameters: [UInt8])
     case ed25519(curveParameters: [UInt8])
+    /// Ed448 (CKM_EC_EDWARDS_KEY_PAIR_GEN with id-Ed448, v3.0 §2.3.6).
+    case ed448
+    /// X25519 (CKM_EC_MONTGOMERY_KEY_PAIR_GEN with id-X25519, v3.0 §2.3.8).
+    case x25519
+    /// X448 (CKM_EC_MONTGOMERY_KEY_PAIR_GEN with id-X448, v3.0 §2.3.8).
+    case x448
+}
+
+/// CKK_EC_MONTGOMERY (v3.0 §2.3.7): X25519 and X448 keys, for key agreement only.
+extension KeyType {
+    public static let ecMontgomery = KeyType(rawValue: 0x41)
 }
 
 extension KeyPairKind {
-    /// RSA key sizes the token generates and advertises in its mechanism information.
+    /// RSA key sizes the token can generate and use; a token's configuration may raise the
+    /// minimum (`rsa-minimum-bits`, ``TokenConfiguration/minimumRSABits``).
     public static let rsaBits = AsymmetricKey.rsaKeySizes
 
     /// The key pair a C_GenerateKeyPair mechanism and its templates ask for: the generation
@@ -46,12 +58,24 @@ extension KeyPairKind {
         case Token.edwardsKeyPairMechanism:
             let parameters =
                 publicTemplate[.ecParams] ?? privateTemplate[.ecParams] ?? Edwards25519.parameters
-            // The OID id-Ed25519, or the PrintableString "edwards25519" of v3.0 §2.3.5.
-            let printable: [UInt8] = [0x13, 0x0C] + Array("edwards25519".utf8)
-            guard parameters == Edwards25519.parameters || parameters == printable else {
-                throw CoreError(.curveNotSupported, "only Ed25519 is supported")
+            // The OID id-Ed25519 / id-Ed448, or the PrintableString "edwards25519" /
+            // "edwards448" of v3.0 §2.3.5.
+            switch KeyAlgorithm(octetStringParameters: parameters) {
+            case .ed25519: self = .ed25519(curveParameters: parameters)
+            case .ed448: self = .ed448
+            default: throw CoreError(.curveNotSupported, "only Ed25519 and Ed448 are supported")
             }
-            self = .ed25519(curveParameters: parameters)
+        case Token.montgomeryKeyPairMechanism:
+            // v3.0 §2.3.8: CKA_EC_PARAMS names the curve, by OID (id-X25519, id-X448) or as
+            // the PrintableString "curve25519" / "curve448" (§2.3.7).
+            guard let parameters = publicTemplate[.ecParams] ?? privateTemplate[.ecParams] else {
+                throw CoreError(.templateIncomplete, "Montgomery generation needs CKA_EC_PARAMS")
+            }
+            switch KeyAlgorithm(octetStringParameters: parameters) {
+            case .x25519: self = .x25519
+            case .x448: self = .x448
+            default: throw CoreError(.curveNotSupported, "only X25519 and X448 are supported")
+            }
         default:
             throw CoreError(
                 .mechanismInvalid, "mechanism 0x\(String(mechanism, radix: 16)) generates no key pair")
@@ -69,10 +93,47 @@ public struct KeyPairReferences: Sendable {
 /// client reads, and the private key for signing. The private key's secret parts and its
 /// PKCS#8 form are sealed under the token key like every private value.
 extension Token {
-    /// CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_EC_KEY_PAIR_GEN, CKM_EC_EDWARDS_KEY_PAIR_GEN.
+    /// CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_EC_KEY_PAIR_GEN, CKM_EC_EDWARDS_KEY_PAIR_GEN,
+    /// CKM_EC_MONTGOMERY_KEY_PAIR_GEN.
     public static let rsaKeyPairMechanism: UInt64 = 0x0000
     public static let ecKeyPairMechanism: UInt64 = 0x1040
     public static let edwardsKeyPairMechanism: UInt64 = 0x1055
+    public static let montgomeryKeyPairMechanism: UInt64 = 0x1056
+
+    /// The RSA modulus sizes this token accepts: ``AsymmetricKey/rsaKeySizes`` with its
+    /// minimum raised by `rsa-minimum-bits` (``TokenConfiguration/minimumRSABits``).
+    public var rsaKeySizes: ClosedRange<Int> {
+        let sizes = AsymmetricKey.rsaKeySizes
+        return min(max(configuration.minimumRSABits, sizes.lowerBound), sizes.upperBound)...sizes.upperBound
+    }
+
+    /// Refuses an imported RSA key (C_CreateObject, SecItemAdd) below this token's
+    /// `rsa-minimum-bits` with CKR_ATTRIBUTE_VALUE_INVALID, the code v2.40 §5.7 gives
+    /// C_CreateObject for a value it will not take (KEY_SIZE_RANGE is not among them). Sizes
+    /// outside ``AsymmetricKey/rsaKeySizes`` never got this far.
+    func checkImportedKeySize(_ object: NewObject) throws(CoreError) {
+        guard object.attributes.ulong(.keyType) == KeyType.rsa.rawValue,
+            let info = object.attributes[.publicKeyInfo],
+            let key = try? AsymmetricKey(subjectPublicKeyInfo: info)
+        else { return }
+        let sizes = rsaKeySizes
+        guard sizes.contains(key.bits) else {
+            throw CoreError(
+                .attributeValueInvalid,
+                "RSA keys on this token have \(sizes.lowerBound) to \(sizes.upperBound) bits, not \(key.bits)"
+            )
+        }
+    }
+
+    /// Throws CKR_KEY_SIZE_RANGE's error unless `bits` is in ``rsaKeySizes``.
+    func checkRSASize(_ bits: Int) throws(CoreError) {
+        let sizes = rsaKeySizes
+        guard sizes.contains(bits) else {
+            throw CoreError(
+                .keySizeRange,
+                "RSA keys on this token have \(sizes.lowerBound) to \(sizes.upperBound) bits, not \(bits)")
+        }
+    }
 
     /// Generates a key pair and stores both halves in one transaction. The templates are
     /// checked against the key classes' rules; generation parameters (CKA_MODULUS_BITS,
@@ -85,6 +146,7 @@ extension Token {
         let mechanism: UInt64
         switch kind {
         case .rsa(let bits):
+            try checkRSASize(bits)
             algorithm = .rsa(bits: bits)
             mechanism = Token.rsaKeyPairMechanism
         case .ec(let parameters):
@@ -97,6 +159,15 @@ extension Token {
         case .ed25519:
             algorithm = .ed25519
             mechanism = Token.edwardsKeyPairMechanism
+        case .ed448:
+            algorithm = .ed448
+            mechanism = Token.edwardsKeyPairMechanism
+        case .x25519:
+            algorithm = .x25519
+            mechanism = Token.montgomeryKeyPairMechanism
+        case .x448:
+            algorithm = .x448
+            mechanism = Token.montgomeryKeyPairMechanism
         }
         let key = try CoreError.mapping { try AsymmetricKey.generate(algorithm) }
         return try storeKeyPair(
@@ -109,10 +180,24 @@ extension Token {
         _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         generatedBy mechanism: UInt64?, context: AccessContext
     ) throws(CoreError) -> KeyPairReferences {
+        let objects = try keyPairObjects(
+            key, publicTemplate: publicTemplate, privateTemplate: privateTemplate, generatedBy: mechanism,
+            context: context)
+        let references = try insertAll([objects.publicKey, objects.privateKey], context: context)
+        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+    }
+
+    /// The two objects of a key pair, checked and filled, not yet stored.
+    func keyPairObjects(
+        _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
+        generatedBy mechanism: UInt64?, context: AccessContext
+    ) throws(CoreError) -> (publicKey: NewObject, privateKey: NewObject) {
         guard let algorithm = key.algorithm, let pkcs8 = key.pkcs8 else {
             throw CoreError(
-                .unsupported, "only RSA, EC P-256/384/521 and Ed25519 private keys can be stored")
+                .unsupported,
+                "only RSA, EC P-256/384/521, Ed25519, Ed448, X25519 and X448 private keys can be stored")
         }
+        if case .rsa(let bits) = algorithm { try checkRSASize(bits) }
         var publicKey = try Token.checked(publicTemplate, policy: .publicKey, context: context)
         var privateKey = try Token.checked(privateTemplate, policy: .privateKey, context: context)
         let id = publicTemplate[.id] ?? privateTemplate[.id] ?? key.publicKeyHash
@@ -165,12 +250,15 @@ extension Token {
             privateKey[.ecParams] = curve.parameters
             publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
             privateKey[.value] = key.component("priv") ?? []
-        case .ed25519:
-            let type = AttributeValue.encode(KeyType.ecEdwards.rawValue)
+        case .ed25519, .ed448, .x25519, .x448:
+            // v3.0 §2.3.5–2.3.8: CKA_EC_POINT is the raw public value in a DER OCTET STRING,
+            // CKA_VALUE the raw private value.
+            let type = AttributeValue.encode(
+                (algorithm.isMontgomery ? KeyType.ecMontgomery : .ecEdwards).rawValue)
             publicKey[.keyType] = type
             privateKey[.keyType] = type
-            publicKey[.ecParams] = Edwards25519.parameters
-            privateKey[.ecParams] = Edwards25519.parameters
+            publicKey[.ecParams] = algorithm.curveParameters
+            privateKey[.ecParams] = algorithm.curveParameters
             publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
             privateKey[.value] = key.rawPrivateKey ?? []
         }
@@ -183,12 +271,10 @@ extension Token {
             }
             if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
         }
-        let objects = [
+        return (
             NewObject(attributes: publicKey, uniqueKey: nil),
-            NewObject(attributes: privateKey, uniqueKey: nil),
-        ]
-        let references = try insertAll(objects, context: context)
-        return KeyPairReferences(publicKey: references[0], privateKey: references[1])
+            NewObject(attributes: privateKey, uniqueKey: nil)
+        )
     }
 
     /// Checks a generation template with the one rule check (`ObjectPolicy.check`, as
@@ -266,12 +352,12 @@ extension Token {
     /// and `parse` runs only when they differ from the kept key's (a write elsewhere in the
     /// store costs no new parse: 380 µs for an EC private key in OpenSSL 3.0). `lock` must be
     /// held.
-    private func keptKey(
+    func keptKey<Key>(
         _ reference: ObjectReference, context: AccessContext,
-        in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey]>,
+        in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey<Key>]>,
         source: (AttributeSet) throws(CoreError) -> [UInt8],
-        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> AsymmetricKey
-    ) throws(CoreError) -> (key: AsymmetricKey, attributes: AttributeSet) {
+        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> Key
+    ) throws(CoreError) -> (key: Key, attributes: AttributeSet) {
         let store = try store(for: reference)
         let before = store.changeCount
         let kept = self[keyPath: cache][reference]
@@ -284,7 +370,7 @@ extension Token {
         let stored = try loadStored(reference, context: context)
         let material = try source(stored)
         let visible = Token.concealed(stored)
-        let key: AsymmetricKey
+        let key: Key
         if let kept, kept.material == material {
             key = kept.key
         } else {
@@ -337,21 +423,37 @@ extension NewObject {
                 let point = try required(.ecPoint)
                 components = .ecPublic(curve, point: DEROctetString.decode(point) ?? point)
             }
-        case .ecEdwards:
-            let parameters = try required(.ecParams)
-            let printable: [UInt8] = [0x13, 0x0C] + Array("edwards25519".utf8)
-            guard parameters == Edwards25519.parameters || parameters == printable else {
+        case .ecEdwards, .ecMontgomery:
+            // v3.0 §2.3.5 and §2.3.7: the curve by OID or PrintableString; CKA_EC_POINT raw or
+            // in a DER OCTET STRING, CKA_VALUE raw.
+            let isEdwards = KeyType(rawValue: rawType) == .ecEdwards
+            let algorithm = KeyAlgorithm(octetStringParameters: try required(.ecParams))
+            guard let algorithm, algorithm.isEdwards == isEdwards else {
                 throw CoreError(
-                    .attributeValueInvalid, "CKA_EC_PARAMS names no supported curve (Ed25519)")
+                    .attributeValueInvalid,
+                    "CKA_EC_PARAMS names no supported curve (\(isEdwards ? "Ed25519, Ed448" : "X25519, X448"))"
+                )
             }
             if isPrivate {
-                components = .ed25519Private(try required(.value))
+                let value = try required(.value)
+                switch algorithm {
+                case .ed448: components = .ed448Private(value)
+                case .x25519: components = .x25519Private(value)
+                case .x448: components = .x448Private(value)
+                default: components = .ed25519Private(value)
+                }
             } else {
-                let point = try required(.ecPoint)
-                components = .ed25519Public(DEROctetString.decode(point) ?? point)
+                let point = AsymmetricKey.unwrapECPoint(try required(.ecPoint))
+                switch algorithm {
+                case .ed448: components = .ed448Public(point)
+                case .x25519: components = .x25519Public(point)
+                case .x448: components = .x448Public(point)
+                default: components = .ed25519Public(point)
+                }
             }
         default:
-            throw CoreError(.attributeValueInvalid, "key type \(rawType) is not RSA, EC or EC_EDWARDS")
+            throw CoreError(
+                .attributeValueInvalid, "key type \(rawType) is not RSA, EC, EC_EDWARDS or EC_MONTGOMERY")
         }
         let key: AsymmetricKey
         do {

@@ -3,20 +3,38 @@ public import KeychainCrypto
 /// What a key is used for: the PKCS#11 usage attribute that must allow it, and which half of
 /// a key pair does it.
 public enum KeyUse: Sendable, Equatable {
-    case sign, verify, encrypt, decrypt
+    case sign, verify, encrypt, decrypt, wrap, unwrap, derive
 
-    /// The attribute that must be TRUE (v2.40 §4.8–4.9): a missing one counts as FALSE.
+    /// The attribute that must be TRUE (v2.40 §4.8–4.10): a missing one counts as FALSE.
     public var attribute: AttributeType {
         switch self {
         case .sign: .sign
         case .verify: .verify
         case .encrypt: .encrypt
         case .decrypt: .decrypt
+        case .wrap: .wrap
+        case .unwrap: .unwrap
+        case .derive: .derive
         }
     }
 
-    /// True for uses of the private half.
-    public var needsPrivateKey: Bool { self == .sign || self == .decrypt }
+    /// True for uses of a key pair's private half.
+    public var needsPrivateKey: Bool {
+        switch self {
+        case .sign, .decrypt, .unwrap, .derive: true
+        case .verify, .encrypt, .wrap: false
+        }
+    }
+}
+
+/// A secret key ready for one use, from `Token.useSecretKey`.
+public struct UsableSecretKey: Sendable {
+    /// The key's value, opened once and kept while the object is unchanged and the user
+    /// logged in (like a parsed private key).
+    public let value: SecretBytes
+    public let kind: SecretKeyKind
+    /// The key object's attributes, without any sealed value.
+    public let attributes: AttributeSet
 }
 
 /// A key ready for one use, from `Token.useKey`.
@@ -31,27 +49,77 @@ public struct UsableKey: @unchecked Sendable {
 }
 
 extension Token {
-    /// The one "use a key" entry point of every face (DESIGN §7): the key object must be a
-    /// key of the class the use needs, of `keyType` when the mechanism fixes one, and its
-    /// usage attribute must be TRUE; a private key's secret opens only with a login. The
-    /// caller enforces `needsPINForEachUse` by asking for the PIN before the operation runs.
+    /// The one "use a key" entry point of every face (DESIGN §7), for a key pair's halves:
+    /// the key object must be a key of the class the use needs, of `keyType` when the
+    /// mechanism fixes one, with its usage attribute TRUE and `mechanism` among its allowed
+    /// mechanisms (`checkUse`); a private key's secret opens only with a login. The caller
+    /// enforces `needsPINForEachUse` by asking for the PIN before the operation runs.
     public func useKey(
-        _ reference: ObjectReference, for usage: KeyUse, keyType: KeyType? = nil, context: AccessContext
+        _ reference: ObjectReference, for usage: KeyUse, keyType: KeyType? = nil, mechanism: UInt64?,
+        context: AccessContext
     ) throws(CoreError) -> UsableKey {
         let loaded =
             usage.needsPrivateKey
             ? try privateKey(reference, context: context) : try publicKey(reference, context: context)
-        if let keyType, loaded.attributes.ulong(.keyType) != keyType.rawValue {
+        try Token.checkUse(
+            loaded.attributes, for: usage, keyTypes: keyType.map { [$0] }, mechanism: mechanism)
+        let perUse = usage == .sign || usage == .decrypt
+        return UsableKey(
+            key: loaded.key, attributes: loaded.attributes,
+            needsPINForEachUse: perUse && loaded.attributes.bool(.alwaysAuthenticate) == true)
+    }
+
+    /// The same entry point for secret keys: the object must be a secret key of one of
+    /// `keyTypes` (nil: any), pass `checkUse`, and its value opens only with a login.
+    public func useSecretKey(
+        _ reference: ObjectReference, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?,
+        context: AccessContext
+    ) throws(CoreError) -> UsableSecretKey {
+        let loaded = try lock.withLock { () throws(CoreError) in
+            try keptKey(
+                reference, context: context, in: \.secretKeyCache,
+                source: { (stored) throws(CoreError) in
+                    guard stored.ulong(.class) == ObjectClass.secretKey.rawValue, let sealed = stored[.value]
+                    else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
+                    return sealed
+                },
+                parse: { (_, stored) throws(CoreError) in
+                    guard let value = try opened(.value, of: stored) else {
+                        throw CoreError(.storageCorrupt, "a secret key has no value")
+                    }
+                    return value
+                })
+        }
+        guard let rawType = loaded.attributes.ulong(.keyType),
+            let kind = SecretKeyKind(KeyType(rawValue: rawType))
+        else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
+        try Token.checkUse(loaded.attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
+        return UsableSecretKey(value: loaded.key, kind: kind, attributes: loaded.attributes)
+    }
+
+    /// The rules of every key use, in one place: the key's type fits the mechanism, its
+    /// usage attribute is TRUE (a missing one counts as FALSE), and the mechanism is among
+    /// its CKA_ALLOWED_MECHANISMS when it has a non-empty list (v3.0 §4.7). A face that
+    /// cannot name its mechanism (`nil`) may use only keys without such a list.
+    static func checkUse(
+        _ attributes: AttributeSet, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?
+    ) throws(CoreError) {
+        if let keyTypes, !keyTypes.contains(where: { attributes.ulong(.keyType) == $0.rawValue }) {
             throw CoreError(.keyTypeInconsistent, "the key's type does not fit the mechanism")
         }
-        guard loaded.attributes.bool(usage.attribute) == true else {
+        guard attributes.bool(usage.attribute) == true else {
             throw CoreError(
                 .keyFunctionNotPermitted,
                 "the key may not \(usage) (its attribute \(usage.attribute) is false)")
         }
-        return UsableKey(
-            key: loaded.key, attributes: loaded.attributes,
-            needsPINForEachUse: usage.needsPrivateKey && loaded.attributes.bool(.alwaysAuthenticate) == true)
+        guard let allowed = attributes[.allowedMechanisms], !allowed.isEmpty else { return }
+        let permitted = stride(from: 0, to: allowed.count, by: 8).compactMap { start in
+            AttributeValue.ulong(Array(allowed[start..<min(start + 8, allowed.count)]))
+        }
+        guard let mechanism, permitted.contains(mechanism) else {
+            throw CoreError(
+                .mechanismInvalid, "the key's CKA_ALLOWED_MECHANISMS does not include this mechanism")
+        }
     }
 }
 

@@ -3,6 +3,10 @@ internal import KeychainCrypto
 /// How an attribute's value is encoded, checked on every write.
 enum ValueKind {
     case bool, ulong, bytes, date
+    /// An array of CK_ULONG (CKA_ALLOWED_MECHANISMS): a whole number of 8-byte values.
+    case ulongArray
+    /// An array of attributes (CKA_WRAP_TEMPLATE…), in `AttributeArray`'s form.
+    case attributeArray
 }
 
 /// What a caller may do with an attribute (PKCS#11 v2.40 §4.2 table 10 footnotes, §4.9
@@ -18,7 +22,8 @@ struct AttributeRules: OptionSet {
     static let modifiable = AttributeRules(rawValue: 1 << 2)
     /// May be given in C_CopyObject's template though not otherwise modifiable.
     static let settableOnCopy = AttributeRules(rawValue: 1 << 3)
-    /// Computed from the certificate DER; a supplied value must agree with it.
+    /// Computed by the token (from a certificate's DER, a secret key's value); a supplied
+    /// value must agree with it.
     static let derived = AttributeRules(rawValue: 1 << 4)
     /// Only the security officer may set it to TRUE (CKA_TRUSTED).
     static let securityOfficerOnly = AttributeRules(rawValue: 1 << 5)
@@ -34,8 +39,9 @@ struct AttributeRules: OptionSet {
     /// A public part of the key itself (modulus, EC point, SubjectPublicKeyInfo): given at
     /// import, made at generation, never changed.
     static let material = AttributeRules(rawValue: 1 << 9)
-    /// Chooses what C_GenerateKeyPair makes (CKA_MODULUS_BITS, CKA_PUBLIC_EXPONENT,
-    /// CKA_EC_PARAMS): allowed in a generation template, read there by the caller.
+    /// Chooses what C_GenerateKeyPair, C_GenerateKey, C_UnwrapKey or C_DeriveKey makes
+    /// (CKA_MODULUS_BITS, CKA_PUBLIC_EXPONENT, CKA_EC_PARAMS, CKA_VALUE_LEN): allowed in
+    /// their templates, read there by the caller.
     static let generationParameter = AttributeRules(rawValue: 1 << 10)
     /// Kept by the token from the key's history, never set by a caller: CKA_ALWAYS_SENSITIVE
     /// and CKA_NEVER_EXTRACTABLE, settled after every change (`ObjectPolicy.settleHistory`).
@@ -53,6 +59,11 @@ enum ObjectChange {
     case copy
     /// C_SetAttributeValue, SecItemUpdate.
     case update
+    /// C_UnwrapKey: the key's value comes from outside, decrypted by the token; the template
+    /// gives everything else, like a generation template.
+    case unwrap
+    /// C_DeriveKey: the token computes the key's value from a base key it holds.
+    case derive
 }
 
 struct AttributeSpec {
@@ -70,7 +81,7 @@ struct ObjectPolicy {
     /// The attribute types of this class that are a key's secret (`AttributeRules.secret`).
     let secretTypes: Set<AttributeType>
 
-    private init(_ objectClass: ObjectClass, _ specs: [AttributeSpec]) {
+    init(_ objectClass: ObjectClass, _ specs: [AttributeSpec]) {
         self.objectClass = objectClass
         var table: [AttributeType: AttributeSpec] = [:]
         for spec in ObjectPolicy.common + specs { table[spec.type] = spec }
@@ -84,13 +95,14 @@ struct ObjectPolicy {
         case .data: data
         case .publicKey: publicKey
         case .privateKey: privateKey
+        case .secretKey: secretKey
         default: nil
         }
     }
 
-    private static let yes: [UInt8] = [1]
-    private static let no: [UInt8] = [0]
-    private static let empty: [UInt8] = []
+    static let yes: [UInt8] = [1]
+    static let no: [UInt8] = [0]
+    static let empty: [UInt8] = []
 
     /// Storage object attributes (v2.40 §4.4), shared by every class.
     private static let common: [AttributeSpec] = [
@@ -164,8 +176,8 @@ struct ObjectPolicy {
                 defaultValue: AttributeValue.encode(0x220)),  // CKM_SHA_1
         ])
 
-    /// Attributes every key has (v2.40 §4.7).
-    private static let key: [AttributeSpec] = [
+    /// Attributes every key has (v2.40 §4.7, v3.0 §4.7.2).
+    static let anyKey: [AttributeSpec] = [
         AttributeSpec(
             type: .keyType, kind: .ulong, rules: [.settableOnCreate, .requiredOnCreate], defaultValue: nil),
         AttributeSpec(type: .id, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
@@ -177,39 +189,41 @@ struct ObjectPolicy {
         AttributeSpec(type: .local, kind: .bool, rules: [], defaultValue: no),
         AttributeSpec(
             type: .keyGenMechanism, kind: .ulong, rules: [], defaultValue: AttributeValue.encode(UInt64.max)),
+        // The mechanisms the key may be used with, enforced by `Token.useKey`; absent or empty:
+        // any. Fixed once the key exists, so a copy cannot widen it.
         AttributeSpec(
-            type: .subject, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
-        AttributeSpec(
-            type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
-        // RSA (v2.40 §2.1.2–2.1.3), EC and Edwards (§2.3.3–2.3.4, v3.0 §2.3.5–2.3.6).
-        AttributeSpec(
-            type: .modulus, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
-        AttributeSpec(
-            type: .publicExponent, kind: .bytes, rules: [.settableOnCreate, .material, .generationParameter],
-            defaultValue: nil),
-        AttributeSpec(
-            type: .ecParams, kind: .bytes, rules: [.settableOnCreate, .generationParameter], defaultValue: nil
-        ),
+            type: .allowedMechanisms, kind: .ulongArray, rules: [.settableOnCreate], defaultValue: nil),
         // Apple's kSecAttrApplicationTag (vendor-defined): absent unless given.
         AttributeSpec(
             type: .applicationTag, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
     ]
 
+    /// Attributes of public and private keys (v2.40 §4.8–4.9).
+    private static let key: [AttributeSpec] =
+        anyKey + [
+            AttributeSpec(
+                type: .subject, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: empty),
+            AttributeSpec(
+                type: .publicKeyInfo, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
+            // RSA (v2.40 §2.1.2–2.1.3), EC and Edwards (§2.3.3–2.3.4, v3.0 §2.3.5–2.3.6).
+            AttributeSpec(
+                type: .modulus, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
+            AttributeSpec(
+                type: .publicExponent, kind: .bytes,
+                rules: [.settableOnCreate, .material, .generationParameter],
+                defaultValue: nil),
+            AttributeSpec(
+                type: .ecParams, kind: .bytes, rules: [.settableOnCreate, .generationParameter],
+                defaultValue: nil
+            ),
+        ]
+
     /// Public keys (v2.40 §4.8).
     static let publicKey = ObjectPolicy(
         .publicKey,
-        key + [
-            AttributeSpec(
-                type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        key + publicUses + [
             AttributeSpec(
                 type: .verifyRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly],
-                defaultValue: no),
             AttributeSpec(
                 type: .modulusBits, kind: .ulong, rules: [.settableOnCreate, .generationParameter],
                 defaultValue: nil),
@@ -217,29 +231,26 @@ struct ObjectPolicy {
                 type: .ecPoint, kind: .bytes, rules: [.settableOnCreate, .material], defaultValue: nil),
         ])
 
+    /// What public and secret keys share (v2.40 §4.8, §4.10): the public-half usages, and
+    /// CKA_TRUSTED with the template of what the key may wrap. Encrypt and verify by default.
+    static let publicUses: [AttributeSpec] = [
+        AttributeSpec(
+            type: .encrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(
+            type: .verify, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(type: .wrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+        AttributeSpec(
+            type: .trusted, kind: .bool, rules: [.settableOnCreate, .securityOfficerOnly], defaultValue: no),
+        AttributeSpec(
+            type: .wrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+    ]
+
     /// Private keys (v2.40 §4.9). Key material is sealed and sensitive by default.
     static let privateKey = ObjectPolicy(
         .privateKey,
-        key + [
-            AttributeSpec(
-                type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
-                defaultValue: yes),
-            AttributeSpec(
-                type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
-            AttributeSpec(
-                type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        key + protectedKey + [
             AttributeSpec(
                 type: .signRecover, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
-            AttributeSpec(
-                type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOff],
-                defaultValue: no),
-            AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [.history], defaultValue: no),
-            AttributeSpec(type: .neverExtractable, kind: .bool, rules: [.history], defaultValue: no),
-            AttributeSpec(
-                type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
-                defaultValue: no),
             AttributeSpec(
                 type: .alwaysAuthenticate, kind: .bool, rules: [.settableOnCreate], defaultValue: no),
             AttributeSpec(
@@ -257,6 +268,31 @@ struct ObjectPolicy {
             AttributeSpec(
                 type: .value, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
         ])
+
+    /// What private and secret keys share (v2.40 §4.9–4.10): sensitivity and extractability
+    /// with their history, the private-half usages, and the templates imposed on what the key
+    /// unwraps or derives. Sensitive, not extractable, able to decrypt and sign by default.
+    static let protectedKey: [AttributeSpec] = [
+        AttributeSpec(
+            type: .sensitive, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
+            defaultValue: yes),
+        AttributeSpec(
+            type: .decrypt, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(type: .sign, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: yes),
+        AttributeSpec(type: .unwrap, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: no),
+        AttributeSpec(
+            type: .extractable, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOff],
+            defaultValue: no),
+        AttributeSpec(type: .alwaysSensitive, kind: .bool, rules: [.history], defaultValue: no),
+        AttributeSpec(type: .neverExtractable, kind: .bool, rules: [.history], defaultValue: no),
+        AttributeSpec(
+            type: .wrapWithTrusted, kind: .bool, rules: [.settableOnCreate, .modifiable, .onlyTurnsOn],
+            defaultValue: no),
+        AttributeSpec(
+            type: .unwrapTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(
+            type: .deriveTemplate, kind: .attributeArray, rules: [.settableOnCreate], defaultValue: nil),
+    ]
 
     /// Data objects (v2.40 §4.5).
     static let data = ObjectPolicy(
@@ -295,14 +331,15 @@ struct ObjectPolicy {
                 guard rules.contains(.settableOnCreate) else {
                     throw CoreError(.attributeReadOnly, "attribute \(type) is set by the token")
                 }
-            case .generate:
+            case .generate, .unwrap, .derive:
                 guard
                     rules.contains(.generationParameter)
                         || (rules.contains(.settableOnCreate)
                             && rules.isDisjoint(with: [.secret, .material]))
                 else {
                     throw CoreError(
-                        .attributeReadOnly, "attribute \(type) is made by the token when it generates a key")
+                        .attributeReadOnly,
+                        "attribute \(type) is made by the token, never given in this template")
                 }
             case .copy:
                 guard rules.contains(.modifiable) || rules.contains(.settableOnCopy) else {
@@ -328,10 +365,11 @@ struct ObjectPolicy {
         }
     }
 
-    /// Settles CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE after `change` (v2.40 §4.9):
-    /// a generated key starts with them from its own flags; an imported key was once outside
-    /// the token, so both are false; a copy or a change keeps each only while the key's
-    /// flags still allow it (`before`: the source or the stored object). No caller sets them.
+    /// Settles CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE after `change` (v2.40 §4.9,
+    /// §4.10, §5.13–5.14): a generated key starts with them from its own flags; an imported
+    /// or unwrapped key was once outside the token, so both are false; a copy, a change or a
+    /// derived key keeps each only while the key's flags still allow it (`before`: the source,
+    /// the stored object or the base key). No caller sets them.
     func settleHistory(_ attributes: inout AttributeSet, after change: ObjectChange, before: AttributeSet?) {
         guard specs[.alwaysSensitive] != nil else { return }
         let sensitive = attributes.bool(.sensitive) == true
@@ -342,10 +380,10 @@ struct ObjectPolicy {
         case .generate:
             always = sensitive
             never = !extractable
-        case .create:
+        case .create, .unwrap:
             always = false
             never = false
-        case .copy, .update:
+        case .copy, .update, .derive:
             always = before?.bool(.alwaysSensitive) == true && sensitive
             never = before?.bool(.neverExtractable) == true && !extractable
         }
@@ -363,6 +401,8 @@ struct ObjectPolicy {
             // CK_DATE: eight ASCII digits, or empty for "no date".
             valid = value.isEmpty || (value.count == 8 && value.allSatisfy { (0x30...0x39).contains($0) })
         case .bytes: valid = true
+        case .ulongArray: valid = value.count % MemoryLayout<UInt64>.size == 0
+        case .attributeArray: valid = AttributeArray.decode(value) != nil
         }
         guard valid else {
             throw CoreError(
@@ -406,6 +446,10 @@ extension NewObject {
         }
         if policy.objectClass == .publicKey || policy.objectClass == .privateKey {
             self = try NewObject(importingKey: template, policy: policy)
+            return
+        }
+        if policy.objectClass == .secretKey {
+            self = try NewObject(importingSecretKey: template)
             return
         }
         var attributes = template

@@ -76,16 +76,20 @@ public final class Token: @unchecked Sendable {
     /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
     let loginLock = Lock()
     /// Parsed private keys by object, with what they came from (KeyObjects.swift).
-    var keyCache: [ObjectReference: CachedKey] = [:]
+    var keyCache: [ObjectReference: CachedKey<AsymmetricKey>] = [:]
     /// Parsed public keys by key object (public or private), likewise.
-    var publicKeyCache: [ObjectReference: CachedKey] = [:]
+    var publicKeyCache: [ObjectReference: CachedKey<AsymmetricKey>] = [:]
+    /// Opened secret key values by object, likewise (SecretKeys.swift): an AES-GCM message
+    /// or an HMAC costs less than reading and opening the key again.
+    var secretKeyCache: [ObjectReference: CachedKey<SecretBytes>] = [:]
 
     /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
-    /// key's SubjectPublicKeyInfo), the parsed key, the attributes a caller may see, and the
-    /// store's change count when it was read (nil: read during a write).
-    struct CachedKey {
+    /// key's SubjectPublicKeyInfo, a secret key's sealed value), the parsed or opened key,
+    /// the attributes a caller may see, and the store's change count when it was read (nil:
+    /// read during a write).
+    struct CachedKey<Key> {
         var material: [UInt8]
-        var key: AsymmetricKey
+        var key: Key
         var attributes: AttributeSet
         var changeCount: UInt64?
     }
@@ -216,6 +220,7 @@ public final class Token: @unchecked Sendable {
         throws(CoreError) -> ObjectReference
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
+        try checkImportedKeySize(object)
         return try lock.withLock { () throws(CoreError) in try insertLocked(object, context: context) }
     }
 
@@ -225,7 +230,9 @@ public final class Token: @unchecked Sendable {
     {
         var objects: [NewObject] = []
         for template in templates {
-            objects.append(try NewObject(template: template, asSecurityOfficer: context.securityOfficer))
+            let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
+            try checkImportedKeySize(object)
+            objects.append(object)
         }
         return try insertAll(objects, context: context)
     }

@@ -73,6 +73,12 @@ public enum KeyAlgorithm: Sendable, Equatable {
     case rsa(bits: Int)
     case ec(EllipticCurve)
     case ed25519
+    /// Ed448 (RFC 8032 §5.2): signatures only.
+    case ed448
+    /// X25519 (RFC 7748 §5): key agreement only.
+    case x25519
+    /// X448 (RFC 7748 §5): key agreement only.
+    case x448
 }
 
 /// How a signature is computed (PKCS#11 v2.40 §2.1, §2.3, v3.0 §2.3.14 mechanisms).
@@ -85,26 +91,37 @@ public enum SignatureScheme: Sendable, Equatable {
     /// ECDSA with the signature as r ‖ s (PKCS#11's format). Without a digest the input is
     /// the hash (CKM_ECDSA).
     case ecdsa(DigestAlgorithm?)
+    /// Raw RSA (CKM_RSA_X_509, v2.40 §2.1.8): the private operation on the input, left-padded
+    /// with zeros to the modulus length; verification compares the public operation's result.
+    case rsaRaw
     /// Pure Ed25519 (CKM_EDDSA): the whole message, never a hash.
     case ed25519
+    /// Pure Ed448 (CKM_EDDSA, RFC 8032 §5.2 with an empty context): the whole message.
+    case ed448
 
     /// The digest applied to the message before signing, if any.
     public var messageDigest: DigestAlgorithm? {
         switch self {
         case .rsaPKCS1(let digest), .ecdsa(let digest): digest
         case .rsaPSS(let digest, _, _, _): digest
-        case .ed25519: nil
+        case .rsaRaw, .ed25519, .ed448: nil
         }
     }
+
+    /// True for EdDSA, which signs the whole message in one call and never a hash.
+    public var signsWholeMessage: Bool { self == .ed25519 || self == .ed448 }
 }
 
-/// How RSA encryption pads (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP).
+/// How RSA encryption pads (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP, CKM_RSA_X_509).
 public enum EncryptionPadding: Sendable, Equatable {
     case pkcs1
     case oaep(hash: DigestAlgorithm, mgf1: DigestAlgorithm, label: [UInt8])
+    /// No padding (CKM_RSA_X_509, v2.40 §2.1.8): the bare RSA operation on an input of at most
+    /// the modulus length, left-padded with zeros to it. The output is always one modulus long.
+    case raw
 }
 
-/// An RSA, EC or Ed25519 key held by OpenSSL. The single owner of its `EVP_PKEY`.
+/// An RSA, EC, Ed25519, Ed448, X25519 or X448 key held by OpenSSL. The single owner of its `EVP_PKEY`.
 public final class AsymmetricKey: @unchecked Sendable {
     // @unchecked: the EVP_PKEY is never mutated after init; OpenSSL allows concurrent
     // operations on one key, each with its own EVP_PKEY_CTX.
@@ -131,7 +148,8 @@ public final class AsymmetricKey: @unchecked Sendable {
     /// advertises (CK_MECHANISM_INFO ulMinKeySize/ulMaxKeySize of every RSA mechanism, v2.40
     /// §5.5). Keys outside it are refused when they are generated, imported or parsed, before
     /// any check that costs time: OpenSSL's check of a 16,384-bit key took 3–10 s of CPU.
-    public static let rsaKeySizes: ClosedRange<Int> = 2048...4096
+    /// 1024 to 8192 (issue 9); a token's configuration may raise the minimum.
+    public static let rsaKeySizes: ClosedRange<Int> = 1024...8192
     /// The smallest RSA modulus accepted, in bits (``rsaKeySizes``).
     public static var minimumRSABits: Int { rsaKeySizes.lowerBound }
     /// The largest RSA modulus accepted, in bits (``rsaKeySizes``).
@@ -146,7 +164,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         }
     }
 
-    /// Generates a new key pair. RSA sizes 2048 to 4096 bits.
+    /// Generates a new key pair. RSA sizes are those of ``rsaKeySizes``.
     public static func generate(_ algorithm: KeyAlgorithm) throws(CryptoError) -> AsymmetricKey {
         let name: String
         switch algorithm {
@@ -154,7 +172,7 @@ public final class AsymmetricKey: @unchecked Sendable {
             try checkRSASize(bits)
             name = "RSA"
         case .ec: name = "EC"
-        case .ed25519: name = "ED25519"
+        case .ed25519, .ed448, .x25519, .x448: name = algorithm.openSSLName ?? ""
         }
         guard let context = EVP_PKEY_CTX_new_from_name(LibraryContext.pointer, name, nil) else {
             throw CryptoError.openSSL(.failed, "cannot create a key generator")
@@ -165,14 +183,14 @@ public final class AsymmetricKey: @unchecked Sendable {
         }
         switch algorithm {
         case .rsa(let bits):
-            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else {
+            guard let bits = Int32(exactly: bits), EVP_PKEY_CTX_set_rsa_keygen_bits(context, bits) == 1 else {
                 throw CryptoError.openSSL(.failed, "cannot set the RSA key size")
             }
         case .ec(let curve):
             guard EVP_PKEY_CTX_set_group_name(context, curve.groupName) == 1 else {
                 throw CryptoError.openSSL(.failed, "cannot set the curve")
             }
-        case .ed25519: break
+        case .ed25519, .ed448, .x25519, .x448: break
         }
         var key: OpaquePointer?
         guard EVP_PKEY_generate(context, &key) == 1, let key else {
@@ -214,9 +232,11 @@ public final class AsymmetricKey: @unchecked Sendable {
         self.init(pkey, hasPrivateKey: hasPrivateKey)
         switch algorithm {
         case nil:
-            throw CryptoError(.unsupported, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
+            throw CryptoError(
+                .unsupported, "only RSA, EC P-256/384/521, Ed25519, Ed448, X25519 and X448 keys are supported"
+            )
         case .rsa(let bits): try AsymmetricKey.checkRSASize(bits)
-        case .ec, .ed25519: break
+        case .ec, .ed25519, .ed448, .x25519, .x448: break
         }
     }
 
@@ -235,6 +255,9 @@ public final class AsymmetricKey: @unchecked Sendable {
         switch EVP_PKEY_get_base_id(pkey) {
         case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(pkey)))
         case EVP_PKEY_ED25519: return .ed25519
+        case EVP_PKEY_ED448: return .ed448
+        case EVP_PKEY_X25519: return .x25519
+        case EVP_PKEY_X448: return .x448
         case EVP_PKEY_EC:
             var name = [CChar](repeating: 0, count: 64)
             var length = 0
@@ -319,31 +342,10 @@ public final class AsymmetricKey: @unchecked Sendable {
         }
     }
 
-    /// The raw 32-byte private key of an Ed25519 key, else nil.
-    public var rawPrivateKey: [UInt8]? { secretRawPrivateKey?.copyBytes() }
-
-    /// The raw 32-byte private key of an Ed25519 key in a self-wiping buffer, else nil.
-    public var secretRawPrivateKey: SecretBytes? {
-        guard hasPrivateKey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 else { return nil }
-        var ok = false
-        let bytes = SecretBytes(capacity: 32) { buffer -> Int in
-            var length = buffer.count
-            ok =
-                EVP_PKEY_get_raw_private_key(pkey, buffer.bindMemory(to: UInt8.self).baseAddress, &length)
-                == 1
-            return ok ? length : 0
-        }
-        return ok ? bytes : nil
-    }
-
-    /// The encoded public point: uncompressed EC point, or the 32 raw bytes of Ed25519.
+    /// The encoded public point: uncompressed EC point, or the raw public value of Ed25519,
+    /// Ed448, X25519 and X448.
     public var publicPoint: [UInt8]? {
-        if EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519 {
-            var bytes = [UInt8](repeating: 0, count: 32)
-            var length = bytes.count
-            guard EVP_PKEY_get_raw_public_key(pkey, &bytes, &length) == 1 else { return nil }
-            return Array(bytes.prefix(length))
-        }
+        if algorithm?.isOctetString == true { return rawPublicKey }
         var bytes = [UInt8](repeating: 0, count: 160)
         var length = 0
         guard EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", &bytes, bytes.count, &length) == 1
@@ -358,7 +360,7 @@ public final class AsymmetricKey: @unchecked Sendable {
 
     /// Signs `message` (hashing it first when the scheme has a digest).
     public func sign(_ message: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
-        if scheme == .ed25519 { return try signEdDSA(message) }
+        if scheme.signsWholeMessage { return try signEdDSA(message, scheme: scheme) }
         let input = scheme.messageDigest.map { $0.hash(message) } ?? message
         return try signHash(input, scheme: scheme)
     }
@@ -374,7 +376,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     public func verify(_ signature: [UInt8], message: [UInt8], scheme: SignatureScheme) throws(CryptoError)
         -> Bool
     {
-        if scheme == .ed25519 { return try verifyEdDSA(signature, message) }
+        if scheme.signsWholeMessage { return try verifyEdDSA(signature, message, scheme: scheme) }
         let input = scheme.messageDigest.map { $0.hash(message) } ?? message
         return try verifyHash(signature, input: input, scheme: scheme)
     }
@@ -382,6 +384,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     public func verifyHash(_ signature: [UInt8], input: [UInt8], scheme: SignatureScheme) throws(CryptoError)
         -> Bool
     {
+        if scheme == .rsaRaw { return try verifyRaw(signature, input: input) }
         var encoded = signature
         if case .ecdsa = scheme {
             guard let der = derECDSA(fromRaw: signature) else { return false }
@@ -411,7 +414,9 @@ public final class AsymmetricKey: @unchecked Sendable {
                 && EVP_PKEY_CTX_set_signature_md(context, hash.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_mgf1_md(context, mgf1.evp) == 1
                 && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(clamping: saltLength)) == 1
-        case .ecdsa, .ed25519: break
+        case .rsaRaw:
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1
+        case .ecdsa, .ed25519, .ed448: break
         }
         guard ok else {
             EVP_PKEY_CTX_free(context)
@@ -420,11 +425,23 @@ public final class AsymmetricKey: @unchecked Sendable {
         return context
     }
 
-    private func signEdDSA(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+    /// Throws unless the key is the one `scheme` signs with (an Ed448 key never makes an
+    /// "Ed25519" signature, nor the reverse).
+    private func checkEdDSAKey(_ scheme: SignatureScheme) throws(CryptoError) {
+        guard (scheme == .ed25519 && algorithm == .ed25519) || (scheme == .ed448 && algorithm == .ed448)
+        else {
+            throw CryptoError(
+                .unsupported, "this key cannot make \(scheme == .ed448 ? "Ed448" : "Ed25519") signatures")
+        }
+    }
+
+    private func signEdDSA(_ message: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
         guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
+        try checkEdDSAKey(scheme)
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
         defer { EVP_MD_CTX_free(context) }
-        var signature = [UInt8](repeating: 0, count: 64)
+        // 64 bytes for Ed25519, 114 for Ed448 (RFC 8032 §5.1.6, §5.2.6).
+        var signature = [UInt8](repeating: 0, count: 114)
         var length = signature.count
         guard EVP_DigestSignInit_ex(context, nil, nil, LibraryContext.pointer, nil, pkey, nil) == 1,
             EVP_DigestSign(context, &signature, &length, message, message.count) == 1
@@ -432,7 +449,10 @@ public final class AsymmetricKey: @unchecked Sendable {
         return Array(signature.prefix(length))
     }
 
-    private func verifyEdDSA(_ signature: [UInt8], _ message: [UInt8]) throws(CryptoError) -> Bool {
+    private func verifyEdDSA(_ signature: [UInt8], _ message: [UInt8], scheme: SignatureScheme)
+        throws(CryptoError) -> Bool
+    {
+        try checkEdDSAKey(scheme)
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.failed, "cannot allocate") }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit_ex(context, nil, nil, LibraryContext.pointer, nil, pkey, nil) == 1 else {
@@ -487,6 +507,31 @@ public final class AsymmetricKey: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 
+    /// Raw RSA verification (v2.40 §2.1.8): the public operation on the signature must give
+    /// the input, left-padded with zeros to the modulus length. Compared in constant time.
+    private func verifyRaw(_ signature: [UInt8], input: [UInt8]) throws(CryptoError) -> Bool {
+        guard case .rsa = algorithm else { throw CryptoError(.unsupported, "raw RSA needs an RSA key") }
+        let size = modulusLength
+        guard signature.count == size, input.count <= size else { return false }
+        let recovered: [UInt8]
+        do {
+            recovered = try cipher(signature, padding: .raw, encrypting: true)
+        } catch {
+            // A signature not below the modulus is no signature of this key.
+            return false
+        }
+        let expected = AsymmetricKey.leftPadded(input, to: size)
+        return recovered.count == size && CRYPTO_memcmp(recovered, expected, size) == 0
+    }
+
+    /// The RSA modulus length in bytes (k of PKCS #1).
+    var modulusLength: Int { Int(EVP_PKEY_get_size(pkey)) }
+
+    /// `input` with zeros in front to make `length` bytes (the input if it is that long).
+    static func leftPadded(_ input: [UInt8], to length: Int) -> [UInt8] {
+        input.count >= length ? input : [UInt8](repeating: 0, count: length - input.count) + input
+    }
+
     // MARK: Encryption
 
     public func encrypt(_ plaintext: [UInt8], padding: EncryptionPadding) throws(CryptoError) -> [UInt8] {
@@ -518,6 +563,8 @@ public final class AsymmetricKey: @unchecked Sendable {
         switch padding {
         case .pkcs1:
             ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+        case .raw:
+            ok = ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1
         case .oaep(let hash, let mgf1, let label):
             ok =
                 ok && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1
@@ -542,6 +589,14 @@ public final class AsymmetricKey: @unchecked Sendable {
             throw CryptoError.openSSL(.unsupported, "this key cannot use these mechanism parameters")
         }
         let run = encrypting ? EVP_PKEY_encrypt : EVP_PKEY_decrypt
+        // Without padding OpenSSL takes exactly one modulus of input.
+        var input = input
+        if padding == .raw {
+            guard input.count <= modulusLength else {
+                throw CryptoError(.invalidInput, "raw RSA takes at most \(modulusLength) bytes")
+            }
+            input = AsymmetricKey.leftPadded(input, to: modulusLength)
+        }
         var length = 0
         guard run(context, nil, &length, input, input.count) == 1 else {
             throw CryptoError.openSSL(

@@ -14,6 +14,14 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable {
         /// bytes). Only this code means "wrong secret": a caller counting wrong PINs counts
         /// it and nothing else (`.failed` is OpenSSL failing, `.invalidInput` a malformed box).
         case wrongPassword
+        /// Authenticated data does not verify under the key: a GCM tag that does not match
+        /// (PKCS#11 v2.40 §2.12, CKR_ENCRYPTED_DATA_INVALID), a wrapped key whose integrity
+        /// check fails on unwrapping (RFC 3394 §2.2.3, RFC 5649 §3; CKR_WRAPPED_KEY_INVALID).
+        /// No plaintext is released with it.
+        case authenticationFailed
+        /// CBC-PAD decryption found padding that is not PKCS#7 (PKCS#11 v2.40 §2.10.4,
+        /// CKR_ENCRYPTED_DATA_INVALID).
+        case invalidPadding
     }
 
     public var code: Code

@@ -154,3 +154,34 @@ enum HMAC {
         }
     }
 }
+
+extension SecureRandom {
+    /// Longer seeds are mixed in as their SHA-512 digest: the generator's additional input
+    /// is for mixing, and a digest keeps all their influence.
+    static let longestDirectSeed = 1 << 16
+
+    /// Mixes the caller's bytes into the private context's generator (PKCS#11 C_SeedRandom,
+    /// v2.40 §5.15): a reseed of its primary DRBG (SP 800-90A §9.2) that draws fresh entropy
+    /// from the operating system and takes the bytes as additional input, so that they add
+    /// to its entropy and never replace it. The DRBGs that serve draws reseed from the
+    /// primary before their next output.
+    public static func mix(_ seed: UnsafeRawBufferPointer) throws(CryptoError) {
+        guard let base = seed.baseAddress, !seed.isEmpty else { return }
+        guard let context = LibraryContext.pointer, let primary = RAND_get0_primary(context) else {
+            throw CryptoError.openSSL(.failed, "random generator failed")
+        }
+        let mixed: Int32
+        if seed.count <= longestDirectSeed {
+            mixed = EVP_RAND_reseed(primary, 0, nil, 0, base.assumingMemoryBound(to: UInt8.self), seed.count)
+        } else {
+            var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+            var length: UInt32 = 0
+            guard EVP_Digest(base, seed.count, &digest, &length, DigestAlgorithm.sha512.evp, nil) == 1 else {
+                throw CryptoError.openSSL(.failed, "random generator failed")
+            }
+            mixed = EVP_RAND_reseed(primary, 0, nil, 0, digest, Int(length))
+            SecretBytes.wipe(&digest)
+        }
+        guard mixed == 1 else { throw CryptoError.openSSL(.failed, "random generator reseed failed") }
+    }
+}

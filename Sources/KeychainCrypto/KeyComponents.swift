@@ -1,7 +1,9 @@
 internal import COpenSSL
 
 /// The parts a PKCS#11 key object is imported from (C_CreateObject templates, v2.40 §2.1.2–
-/// §2.1.3, §2.3.3–2.3.4, v3.0 §2.3.5–2.3.6), as unsigned big-endian integers or octets.
+/// §2.1.3, §2.3.3–2.3.4, v3.0 §2.3.5–2.3.6 Edwards, §2.3.7–2.3.8 Montgomery), as unsigned
+/// big-endian integers or octets. The Edwards and Montgomery values are the raw octets of
+/// RFC 8032 and RFC 7748.
 public enum KeyComponents: Sendable {
     case rsaPublic(modulus: [UInt8], publicExponent: [UInt8])
     case rsaPrivate(
@@ -12,6 +14,25 @@ public enum KeyComponents: Sendable {
     case ecPrivate(EllipticCurve, scalar: [UInt8])
     case ed25519Public([UInt8])
     case ed25519Private([UInt8])
+    case ed448Public([UInt8])
+    case ed448Private([UInt8])
+    case x25519Public([UInt8])
+    case x25519Private([UInt8])
+    case x448Public([UInt8])
+    case x448Private([UInt8])
+}
+
+extension KeyComponents {
+    /// The algorithm of raw Edwards and Montgomery parts, else nil.
+    var octetStringAlgorithm: KeyAlgorithm? {
+        switch self {
+        case .ed25519Public, .ed25519Private: .ed25519
+        case .ed448Public, .ed448Private: .ed448
+        case .x25519Public, .x25519Private: .x25519
+        case .x448Public, .x448Private: .x448
+        case .rsaPublic, .rsaPrivate, .ecPublic, .ecPrivate: nil
+        }
+    }
 }
 
 extension AsymmetricKey {
@@ -21,19 +42,17 @@ extension AsymmetricKey {
     public convenience init(components: KeyComponents) throws(CryptoError) {
         let invalid = CryptoError(.invalidInput, "the key parts do not make a valid key")
         switch components {
-        case .ed25519Public(let bytes):
-            guard bytes.count == 32,
-                let key = EVP_PKEY_new_raw_public_key_ex(LibraryContext.pointer, "ED25519", nil, bytes, 32)
-            else {
-                throw invalid
-            }
+        case .ed25519Public(let bytes), .ed448Public(let bytes), .x25519Public(let bytes),
+            .x448Public(let bytes):
+            guard let algorithm = components.octetStringAlgorithm,
+                let key = try? AsymmetricKey.rawKey(bytes, algorithm: algorithm, isPrivate: false)
+            else { throw invalid }
             self.init(owning: key, hasPrivateKey: false)
-        case .ed25519Private(let bytes):
-            guard bytes.count == 32,
-                let key = EVP_PKEY_new_raw_private_key_ex(LibraryContext.pointer, "ED25519", nil, bytes, 32)
-            else {
-                throw invalid
-            }
+        case .ed25519Private(let bytes), .ed448Private(let bytes), .x25519Private(let bytes),
+            .x448Private(let bytes):
+            guard let algorithm = components.octetStringAlgorithm,
+                let key = try? AsymmetricKey.rawKey(bytes, algorithm: algorithm, isPrivate: true)
+            else { throw invalid }
             self.init(owning: key, hasPrivateKey: true)
         case .rsaPublic(let n, let e):
             try AsymmetricKey.checkRSASize(AsymmetricKey.bitLength(n))
@@ -150,8 +169,8 @@ extension AsymmetricKey {
         return key
     }
 
-    /// The longest key part read, in octets: far above any accepted key (a 4096-bit modulus
-    /// is 512), and small enough for OpenSSL's int lengths.
+    /// The longest key part read, in octets: far above any accepted key (an 8192-bit modulus
+    /// is 1024), and small enough for OpenSSL's int lengths.
     static let maximumPartLength = 64 * 1024
 
     /// The uncompressed public point of an EC private scalar (EC_POINT_mul).

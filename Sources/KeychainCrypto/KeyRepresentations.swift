@@ -56,7 +56,7 @@ extension AsymmetricKey {
                     }
                 }
             }
-        case .ed25519: return secretRawPrivateKey
+        case .ed25519, .ed448, .x25519, .x448: return secretRawPrivateKey
         case nil: return nil
         }
     }

@@ -15,11 +15,11 @@ public final class SigningContext {
     private let maximumLength: Int
 
     /// Throws when the key has no private half, or cannot use the scheme's parameters.
-    /// Ed25519 signs whole messages: use `AsymmetricKey.sign` for it.
+    /// EdDSA signs whole messages: use `AsymmetricKey.sign` for it.
     public init(key: AsymmetricKey, scheme: SignatureScheme) throws(CryptoError) {
         guard key.hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot sign") }
-        guard scheme != .ed25519 else {
-            throw CryptoError(.unsupported, "Ed25519 signs the whole message, never a hash")
+        guard !scheme.signsWholeMessage else {
+            throw CryptoError(.unsupported, "EdDSA signs the whole message, never a hash")
         }
         self.key = key
         self.scheme = scheme
@@ -32,6 +32,14 @@ public final class SigningContext {
     /// Signs `input`, already hashed where the scheme hashes. ECDSA signatures come back as
     /// r ‖ s, PKCS#11's format.
     public func sign(hash input: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var input = input
+        if scheme == .rsaRaw {
+            // v2.40 §2.1.8: the input, at most one modulus long, is left-padded with zeros.
+            guard input.count <= maximumLength else {
+                throw CryptoError(.invalidInput, "raw RSA signs at most \(maximumLength) bytes")
+            }
+            input = AsymmetricKey.leftPadded(input, to: maximumLength)
+        }
         var signature = [UInt8](repeating: 0, count: max(maximumLength, 1))
         var length = signature.count
         guard EVP_PKEY_sign(context, &signature, &length, input, input.count) == 1 else {

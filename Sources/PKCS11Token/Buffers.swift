@@ -89,14 +89,50 @@ let maximumAttributeLength = 16 << 20
 func readTemplate(_ pointer: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count: CK_ULONG)
     throws(P11Error) -> AttributeSet
 {
+    try readEntries(pointer, count, nested: false)
+}
+
+/// Reads template entries. An attribute-array attribute (CKA_WRAP_TEMPLATE…) holds entries of
+/// its own, read the same way (one level deep) and kept in `AttributeArray`'s form.
+private func readEntries(_ pointer: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count: CK_ULONG, nested: Bool)
+    throws(P11Error) -> AttributeSet
+{
     guard count > 0 else { return [:] }
     guard let pointer else { throw P11Error(CKR_ARGUMENTS_BAD, "template is NULL with \(count) entries") }
     var set: AttributeSet = [:]
-    let entries = try hostCount(count, limit: maximumTemplateCount, what: "a template count")
+    let entries = try hostCount(
+        count, limit: nested ? AttributeArray.maximumCount : maximumTemplateCount,
+        nested ? CKR_ATTRIBUTE_VALUE_INVALID : CKR_ARGUMENTS_BAD, what: "a template count")
     for entry in UnsafeBufferPointer(start: pointer, count: entries) {
         let type = AttributeType(UInt64(entry.type))
         let value: [UInt8]
-        if entry.ulValueLen == 0 {
+        if type.isAttributeArray {
+            guard !nested else {
+                throw P11Error(CKR_ATTRIBUTE_VALUE_INVALID, "attribute \(type) cannot be nested")
+            }
+            let size = CK_ULONG(MemoryLayout<CK_ATTRIBUTE>.size)
+            guard entry.ulValueLen % size == 0 else {
+                throw P11Error(
+                    CKR_ATTRIBUTE_VALUE_INVALID, "attribute \(type) is not a whole array of CK_ATTRIBUTE")
+            }
+            // The inner array is read unaligned-safe: copied out entry by entry.
+            let inner = entry.ulValueLen / size
+            guard inner == 0 || entry.pValue != nil else {
+                throw P11Error(
+                    CKR_ARGUMENTS_BAD, "attribute \(type) has a NULL value and length \(entry.ulValueLen)")
+            }
+            let innerCount = try hostCount(
+                inner, limit: AttributeArray.maximumCount, CKR_ATTRIBUTE_VALUE_INVALID,
+                what: "the length of attribute \(type)")
+            var copies = (0..<innerCount).map { index in
+                entry.pValue?.loadUnaligned(fromByteOffset: index * Int(size), as: CK_ATTRIBUTE.self)
+                    ?? CK_ATTRIBUTE()
+            }
+            let attributes = try copies.withUnsafeMutableBufferPointer { (buffer) throws(P11Error) in
+                try readEntries(buffer.baseAddress, CK_ULONG(buffer.count), nested: true)
+            }
+            value = AttributeArray.encode(attributes)
+        } else if entry.ulValueLen == 0 {
             value = []
         } else {
             guard let data = entry.pValue else {

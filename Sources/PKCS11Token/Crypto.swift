@@ -114,12 +114,26 @@ func C_DigestUpdate(
 func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
     sessionEntry("C_DigestKey", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
-            guard session.digest != nil else {
+            guard let operation = session.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
-            // Only secret keys can be digested, and this token holds none.
-            session.digest = nil
-            throw P11Error(CKR_KEY_HANDLE_INVALID, "handle \(hKey) is not a secret key")
+            do throws(P11Error) {
+                let value = try onKey(session, hKey, .operation) { (reference) throws(CoreError) in
+                    try session.slot.token.keyToDigest(reference, context: session.context)
+                }
+                try value.withUnsafeBytes { (bytes) throws(P11Error) in
+                    do throws(CryptoError) {
+                        try operation.digest.update(bytes)
+                    } catch {
+                        throw P11Error(CKR_FUNCTION_FAILED, error.message)
+                    }
+                }
+                operation.isMultiPart = true
+            } catch {
+                // A failed C_DigestKey ends the operation, as a failed update does.
+                session.digest = nil
+                throw error
+            }
         }
     }
 }
@@ -143,6 +157,9 @@ func C_DigestFinal(
     }
 }
 
+/// The longest seed C_SeedRandom takes: far more than any entropy source gives at once.
+let maximumSeedLength = 1 << 20
+
 @c @implementation
 func C_SeedRandom(
     _ hSession: CK_SESSION_HANDLE, _ pSeed: UnsafeMutablePointer<CK_BYTE>?, _ ulSeedLen: CK_ULONG
@@ -150,9 +167,16 @@ func C_SeedRandom(
     -> CK_RV
 {
     sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
-        _ = try input(pSeed, ulSeedLen, CKR_ARGUMENTS_BAD)
-        // OpenSSL's DRBG seeds itself from the kernel; a caller's seed is not mixed in.
-        throw P11Error(CKR_RANDOM_SEED_NOT_SUPPORTED, "the generator seeds itself from the OS")
+        // v2.40 §5.15: the caller's bytes are mixed into the generator, never in place of the
+        // operating system's entropy (SecureRandom.mix reseeds with them as additional
+        // input). NULL with a length, or a length beyond any seed, is CKR_ARGUMENTS_BAD: the
+        // function has no length error of its own.
+        let seed = try input(pSeed, ulSeedLen, limit: maximumSeedLength, CKR_ARGUMENTS_BAD)
+        do throws(CryptoError) {
+            try SecureRandom.mix(seed)
+        } catch {
+            throw P11Error(CKR_FUNCTION_FAILED, error.message)
+        }
     }
 }
 
@@ -174,9 +198,8 @@ func C_GenerateRandom(
 
 // MARK: - Functions no mechanism of this token offers
 //
-// Signing with recovery, secret keys, wrapping, derivation and the dual-function updates:
-// each *Init checks its arguments and refuses the mechanism; each operation reports that
-// none was started.
+// Signing with recovery and the dual-function updates: each *Init checks its arguments and
+// refuses the mechanism; each operation reports that none was started.
 
 private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ purpose: String)
     throws(P11Error)
@@ -263,48 +286,5 @@ func C_DecryptVerifyUpdate(
 ) -> CK_RV {
     sessionEntry("C_DecryptVerifyUpdate", hSession) { (_, _) throws(P11Error) in
         throw notStarted("decryption")
-    }
-}
-
-@c @implementation
-func C_GenerateKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
-    _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_GenerateKey", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "generate a key")
-    }
-}
-
-@c @implementation
-func C_WrapKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?
-) -> CK_RV {
-    sessionEntry("C_WrapKey", hSession) { (_, _) throws(P11Error) in try refuseMechanism(pMechanism, "wrap") }
-}
-
-@c @implementation
-func C_UnwrapKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ hUnwrappingKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
-    _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
-    _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_UnwrapKey", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "unwrap")
-    }
-}
-
-@c @implementation
-func C_DeriveKey(
-    _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?,
-    _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
-    _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
-) -> CK_RV {
-    sessionEntry("C_DeriveKey", hSession) { (_, _) throws(P11Error) in
-        try refuseMechanism(pMechanism, "derive")
     }
 }

@@ -2,14 +2,18 @@ internal import CPKCS11
 internal import KeychainCore
 internal import KeychainCrypto
 
-// Encryption and decryption (v2.40 §5.8–5.9), through OpenSSL 3 (KeychainCrypto.AsymmetricKey).
+// Encryption and decryption (v2.40 §5.8–5.9), through OpenSSL 3: RSA (KeychainCrypto's
+// AsymmetricKey, single-part) and AES (SymmetricCipher, multi-part, SymmetricEncryption.swift).
 
-/// An encryption or decryption in progress (RSA is single-part; parts are collected).
+/// An encryption or decryption in progress.
 final class CipherOperation {
-    let key: AsymmetricKey
+    /// RSA works on one whole message: parts are collected in `buffer`.
+    let key: AsymmetricKey?
     let padding: EncryptionPadding
     var buffer: [UInt8] = []
     let outputLength: Int
+    /// AES, part by part (`SymmetricOperation`).
+    let symmetric: SymmetricOperation?
     var needsContextLogin = false
     /// The key is a private object (or a private key): the operation ends at C_Logout
     /// (v2.40 §5.6).
@@ -19,6 +23,14 @@ final class CipherOperation {
         self.key = key
         self.padding = padding
         outputLength = (key.bits + 7) / 8
+        symmetric = nil
+    }
+
+    init(_ symmetric: SymmetricOperation) {
+        key = nil
+        padding = .pkcs1
+        outputLength = 0
+        self.symmetric = symmetric
     }
 }
 
@@ -30,12 +42,17 @@ func C_EncryptInit(
 ) -> CK_RV {
     sessionEntry("C_EncryptInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        if let mode = try symmetricMode(mechanism) {
+            try startSymmetric(session, mechanism, mode, key: hKey, encrypting: true)
+            return
+        }
         let padding = try encryptionPadding(mechanism)
         try session.lock.withLock { () throws(P11Error) in
             guard session.encrypting == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "an encryption is active")
             }
-            let key = try operationKey(session, hKey, for: .encrypt, type: .rsa)
+            let key = try operationKey(
+                session, hKey, for: .encrypt, type: .rsa, mechanism: mechanism.mechanism)
             let operation = CipherOperation(key: key.key, padding: padding)
             operation.usesPrivateObject = key.isPrivateObject
             session.encrypting = operation
@@ -49,6 +66,10 @@ func C_DecryptInit(
 ) -> CK_RV {
     sessionEntry("C_DecryptInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        if let mode = try symmetricMode(mechanism) {
+            try startSymmetric(session, mechanism, mode, key: hKey, encrypting: false)
+            return
+        }
         let padding = try encryptionPadding(mechanism)
         if case .pkcs1 = padding {
             try core { () throws(CoreError) in try session.slot.token.checkPKCS1Decryption() }
@@ -57,7 +78,8 @@ func C_DecryptInit(
             guard session.decrypting == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a decryption is active")
             }
-            let key = try operationKey(session, hKey, for: .decrypt, type: .rsa)
+            let key = try operationKey(
+                session, hKey, for: .decrypt, type: .rsa, mechanism: mechanism.mechanism)
             let operation = CipherOperation(key: key.key, padding: padding)
             operation.needsContextLogin = key.alwaysAuthenticate
             operation.usesPrivateObject = true
@@ -82,11 +104,12 @@ private func finishCipher(
                 CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each decryption")
         }
         let input = operation.buffer + extra
+        guard let key = operation.key else { throw P11Error(CKR_GENERAL_ERROR, "no RSA key") }
         do throws(CryptoError) {
             return
                 encrypting
-                ? try operation.key.encrypt(input, padding: operation.padding)
-                : try operation.key.decrypt(input, padding: operation.padding)
+                ? try key.encrypt(input, padding: operation.padding)
+                : try key.decrypt(input, padding: operation.padding)
         } catch {
             end(session, encrypting: encrypting)
             throw P11Error(encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_INVALID, error.message)
@@ -96,12 +119,17 @@ private func finishCipher(
 }
 
 /// Ends the session's encryption or decryption.
-private func end(_ session: Session, encrypting: Bool) {
+func end(_ session: Session, encrypting: Bool) {
     if encrypting { session.encrypting = nil } else { session.decrypting = nil }
 }
 
+/// Which call of an operation: C_Encrypt/C_Decrypt, an update, or the final call.
+enum CipherStep {
+    case single, update, final
+}
+
 private func cipherCall(
-    _ name: StaticString, _ hSession: CK_SESSION_HANDLE, encrypting: Bool, final: Bool,
+    _ name: StaticString, _ hSession: CK_SESSION_HANDLE, encrypting: Bool, step: CipherStep,
     _ pInput: UnsafeMutablePointer<CK_BYTE>?, _ ulInputLen: CK_ULONG,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
@@ -112,6 +140,12 @@ private func cipherCall(
                 throw P11Error(
                     CKR_OPERATION_NOT_INITIALIZED, "no \(encrypting ? "encryption" : "decryption") is active")
             }
+            if let symmetric = operation.symmetric {
+                try symmetricCall(
+                    session, symmetric, encrypting: encrypting, step: step, pInput, ulInputLen, pOutput,
+                    pulOutputLen)
+                return
+            }
             let data: UnsafeRawBufferPointer
             do throws(P11Error) {
                 guard let pulOutputLen else { throw P11Error.argumentsBad }
@@ -120,7 +154,7 @@ private func cipherCall(
                 data = try input(
                     pInput, ulInputLen, limit: operation.outputLength - operation.buffer.count,
                     encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
-                if final {
+                if step != .update {
                     try finishCipher(session, encrypting: encrypting, operation, data, pOutput, pulOutputLen)
                 } else {
                     // RSA works on the whole message: parts are collected, nothing comes out yet.
@@ -142,7 +176,7 @@ func C_Encrypt(
     _ pEncryptedData: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedDataLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     cipherCall(
-        "C_Encrypt", hSession, encrypting: true, final: true, pData, ulDataLen, pEncryptedData,
+        "C_Encrypt", hSession, encrypting: true, step: .single, pData, ulDataLen, pEncryptedData,
         pulEncryptedDataLen)
 }
 
@@ -152,7 +186,7 @@ func C_EncryptUpdate(
     _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     cipherCall(
-        "C_EncryptUpdate", hSession, encrypting: true, final: false, pPart, ulPartLen, pEncryptedPart,
+        "C_EncryptUpdate", hSession, encrypting: true, step: .update, pPart, ulPartLen, pEncryptedPart,
         pulEncryptedPartLen)
 }
 
@@ -162,7 +196,7 @@ func C_EncryptFinal(
     _ pulLastEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     cipherCall(
-        "C_EncryptFinal", hSession, encrypting: true, final: true, nil, 0, pLastEncryptedPart,
+        "C_EncryptFinal", hSession, encrypting: true, step: .final, nil, 0, pLastEncryptedPart,
         pulLastEncryptedPartLen)
 }
 
@@ -173,7 +207,7 @@ func C_Decrypt(
     _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     cipherCall(
-        "C_Decrypt", hSession, encrypting: false, final: true, pEncryptedData, ulEncryptedDataLen, pData,
+        "C_Decrypt", hSession, encrypting: false, step: .single, pEncryptedData, ulEncryptedDataLen, pData,
         pulDataLen)
 }
 
@@ -184,7 +218,7 @@ func C_DecryptUpdate(
     _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     cipherCall(
-        "C_DecryptUpdate", hSession, encrypting: false, final: false, pEncryptedPart, ulEncryptedPartLen,
+        "C_DecryptUpdate", hSession, encrypting: false, step: .update, pEncryptedPart, ulEncryptedPartLen,
         pPart,
         pulPartLen)
 }
@@ -194,5 +228,5 @@ func C_DecryptFinal(
     _ hSession: CK_SESSION_HANDLE, _ pLastPart: UnsafeMutablePointer<CK_BYTE>?,
     _ pulLastPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    cipherCall("C_DecryptFinal", hSession, encrypting: false, final: true, nil, 0, pLastPart, pulLastPartLen)
+    cipherCall("C_DecryptFinal", hSession, encrypting: false, step: .final, nil, 0, pLastPart, pulLastPartLen)
 }

@@ -5,26 +5,77 @@ internal import KeychainCrypto
 // Key pair generation (v2.40 §5.14) and the key lookup every cryptographic operation starts with.
 
 /// Loads a key for an operation through the core's one key-use check (DESIGN §7: class, type,
-/// usage attribute, login, CKA_ALWAYS_AUTHENTICATE), which the Swift faces use too. Also says
-/// whether the key is a private object, whose operations end at C_Logout.
-func operationKey(_ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, type: KeyType)
-    throws(P11Error) -> (key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool)
-{
+/// usage attribute, allowed mechanisms, login, CKA_ALWAYS_AUTHENTICATE), which the Swift faces
+/// use too. Also says whether the key is a private object, whose operations end at C_Logout.
+func operationKey(
+    _ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, type: KeyType?,
+    mechanism: CK_MECHANISM_TYPE, role: KeyRole = .operation
+) throws(P11Error) -> (
+    key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool, attributes: AttributeSet
+) {
+    let usable = try onKey(session, handle, role) { (reference) throws(CoreError) in
+        try session.slot.token.useKey(
+            reference, for: use, keyType: type, mechanism: UInt64(mechanism), context: session.context)
+    }
+    return (
+        usable.key, usable.needsPINForEachUse, usable.attributes.bool(.private) == true, usable.attributes
+    )
+}
+
+/// The same for a secret key of one of `types` (nil: any secret key).
+func secretOperationKey(
+    _ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, types: [KeyType]?,
+    mechanism: CK_MECHANISM_TYPE, role: KeyRole = .operation
+) throws(P11Error) -> UsableSecretKey {
+    try onKey(session, handle, role) { (reference) throws(CoreError) in
+        try session.slot.token.useSecretKey(
+            reference, for: use, keyTypes: types, mechanism: UInt64(mechanism), context: session.context)
+    }
+}
+
+/// The part a key plays in a call, which picks the CK_RV of a handle that names no such key
+/// and of a key of the wrong type (v2.40 §5.13: the wrapping functions have their own).
+enum KeyRole {
+    case operation, wrapping, unwrapping
+
+    var invalidHandle: CK_RV {
+        switch self {
+        case .operation: CK_RV(CKR_KEY_HANDLE_INVALID)
+        case .wrapping: CK_RV(CKR_WRAPPING_KEY_HANDLE_INVALID)
+        case .unwrapping: CK_RV(CKR_UNWRAPPING_KEY_HANDLE_INVALID)
+        }
+    }
+
+    var typeInconsistent: CK_RV {
+        switch self {
+        case .operation: CK_RV(CKR_KEY_TYPE_INCONSISTENT)
+        case .wrapping: CK_RV(CKR_WRAPPING_KEY_TYPE_INCONSISTENT)
+        case .unwrapping: CK_RV(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT)
+        }
+    }
+}
+
+/// Runs a core call on the key `handle` names, with the codes of `role` for a handle that
+/// names no key of the kind the call needs and for a key of the wrong type.
+func onKey<T>(
+    _ session: Session, _ handle: CK_OBJECT_HANDLE, _ role: KeyRole,
+    _ body: (ObjectReference) throws(CoreError) -> T
+) throws(P11Error) -> T {
     let reference: ObjectReference
     do {
         reference = try ObjectHandle.reference(handle, slot: session.slot)
     } catch {
-        throw P11Error(CKR_KEY_HANDLE_INVALID, "handle \(handle) names no key")
+        throw P11Error(role.invalidHandle, "handle \(handle) names no key")
     }
-    let usable: UsableKey
     do throws(CoreError) {
-        usable = try session.slot.token.useKey(reference, for: use, keyType: type, context: session.context)
+        return try body(reference)
     } catch  where error.code == .objectNotFound {
-        throw P11Error(CKR_KEY_HANDLE_INVALID, error.message)
+        throw P11Error(role.invalidHandle, error.message)
+    } catch  where error.code == .keyTypeInconsistent {
+        throw P11Error(role.typeInconsistent, error.message)
     } catch {
         throw P11Error(error)
     }
-    return (usable.key, usable.needsPINForEachUse, usable.attributes.bool(.private) == true)
 }
 
 @c @implementation

@@ -5,6 +5,9 @@ internal import KeychainCrypto
 // Mechanism parsing: which signature scheme, padding and digest a CK_MECHANISM names, with its
 // parameters read and checked (v2.40 §2.1 RSA, §2.3 ECDSA; v3.0 §2.3.14 EdDSA).
 
+/// CKM_EC_MONTGOMERY_KEY_PAIR_GEN (v3.0 §2.3.8), which p11-kit 0.24's header lacks.
+let CKM_EC_MONTGOMERY_KEY_PAIR_GEN: CK_MECHANISM_TYPE = 0x1056
+
 /// The hashing signature mechanisms, each family in the order of `digests`.
 private enum SignatureMechanisms {
     static let digests: [DigestAlgorithm] = [.sha1, .sha224, .sha256, .sha384, .sha512]
@@ -43,6 +46,10 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
         try noParameter()
         return (.rsaPKCS1(nil), .rsa)
     }
+    if type == CK_MECHANISM_TYPE(CKM_RSA_X_509) {
+        try noParameter()
+        return (.rsaRaw, .rsa)
+    }
     if let digest = hashed {
         try noParameter()
         return (.rsaPKCS1(digest), .rsa)
@@ -67,7 +74,10 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
         return (.ecdsa(digest), .ec)
     }
     if type == CK_MECHANISM_TYPE(CKM_EDDSA) {
-        // Pure Ed25519 only: CK_EDDSA_PARAMS asking for Ed25519ph or a context is refused.
+        // Pure EdDSA only: Ed25519, or Ed448 with its empty context (RFC 8032 §5.2); the key
+        // decides which. CK_EDDSA_PARAMS asking for a prehash (Ed25519ph, Ed448ph) or a
+        // context is refused: OpenSSL 3.0 has neither (its EdDSA takes no "instance" or
+        // "context-string" parameter; both came in 3.2).
         // The struct (v3.0 §2.3.14: phFlag, ulContextDataLen, pContextData) is read
         // unaligned: a host's void* parameter carries no alignment promise.
         if let parameter = mechanism.pParameter, mechanism.ulParameterLen > 0 {
@@ -78,7 +88,7 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
                 : 0
             guard flag == 0, contextLength == 0 else {
                 throw P11Error(
-                    CKR_MECHANISM_PARAM_INVALID, "only pure Ed25519 is supported (no prehash, no context)")
+                    CKR_MECHANISM_PARAM_INVALID, "only pure EdDSA is supported (no prehash, no context)")
             }
         }
         return (.ed25519, .ecEdwards)
@@ -120,6 +130,10 @@ func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> Encryption
     switch mechanism.mechanism {
     case CK_MECHANISM_TYPE(CKM_RSA_PKCS):
         return .pkcs1
+    case CK_MECHANISM_TYPE(CKM_RSA_X_509):
+        // Raw RSA decryption reveals m itself; the spec allows it (v2.40 §2.1.8) and it is
+        // offered whatever `rsa-pkcs1-decryption` says: there is no padding to be an oracle.
+        return .raw
     case CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP):
         guard let pointer = mechanism.pParameter,
             mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_RSA_PKCS_OAEP_PARAMS>.size)

@@ -19,6 +19,10 @@ final class Session: @unchecked Sendable {
     var digest: DigestOperation?
     var signing: SignatureOperation?
     var verifying: SignatureOperation?
+    /// MACs (HMAC, CMAC) through C_Sign*/C_Verify*, beside the signature operations: at most
+    /// one of `signing` and `macSigning` is set, and of `verifying` and `macVerifying`.
+    var macSigning: MACOperation?
+    var macVerifying: MACOperation?
     var encrypting: CipherOperation?
     var decrypting: CipherOperation?
     /// Session objects this session created and nobody destroyed yet: they vanish when it
@@ -28,6 +32,12 @@ final class Session: @unchecked Sendable {
     /// The signing context of this session's last signature, for the next one with the same
     /// key and mechanism (SigningContext). Dropped at logout with the keys.
     var lastSigner: SigningContext?
+    /// The cipher of this session's last AES operation, whose keyed OpenSSL context the next
+    /// one with the same key, mode and direction takes over (SymmetricCipher's `reusing`).
+    var idleCipher: SymmetricCipher?
+    /// The MAC of this session's last MAC operation, restarted by the next one with the same
+    /// key and algorithm (MessageAuthentication.reset).
+    var idleMAC: IdleMAC?
 
     init(handle: CK_SESSION_HANDLE, slot: Slot, flags: CK_FLAGS) {
         self.handle = handle
@@ -38,16 +48,21 @@ final class Session: @unchecked Sendable {
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
 
     /// Ends every operation that uses a private key or a key that is a private object, and any
-    /// search that could see private objects, and drops the idle signing context (C_Logout, v2.40 §5.6). `lock` must be held.
+    /// search that could see private objects, and drops the idle signing,
+    /// cipher and MAC contexts, which hold keys (C_Logout, v2.40 §5.6). `lock` must be held.
     func endPrivateOperations() {
         signing = nil
         decrypting = nil
         if verifying?.usesPrivateObject == true { verifying = nil }
+        if macSigning?.usesPrivateObject == true { macSigning = nil }
+        if macVerifying?.usesPrivateObject == true { macVerifying = nil }
         if encrypting?.usesPrivateObject == true { encrypting = nil }
         // Handles of private objects become invalid at logout (v2.40 §5.6): a search that
         // may return them ends too.
         if find?.sawPrivateObjects == true { find = nil }
         lastSigner = nil
+        idleCipher = nil
+        idleMAC = nil
     }
 
     /// `lastSigner` when it signs with the operation's key (the same parsed key: the token

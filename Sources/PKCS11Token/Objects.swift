@@ -42,7 +42,7 @@ private func onObject<T>(
 }
 
 /// Records a new session object as belonging to `session`, so that it vanishes with it.
-private func adopt(_ reference: ObjectReference, by session: Session) {
+func adopt(_ reference: ObjectReference, by session: Session) {
     guard reference.isSessionObject else { return }
     session.lock.withLock { _ = session.objects.insert(reference) }
 }
@@ -134,6 +134,12 @@ func C_GetAttributeValue(
             case .value(let bytes):
                 value = bytes
             }
+            if type.isAttributeArray {
+                if !writeAttributeArray(value, into: entry) {
+                    failure = P11Error(CKR_BUFFER_TOO_SMALL, "buffer for attribute \(type) is too small")
+                }
+                continue
+            }
             // A short buffer gets CK_UNAVAILABLE_INFORMATION, not the length (v2.40 §5.7).
             do throws(P11Error) {
                 try writeOutput(
@@ -146,6 +152,47 @@ func C_GetAttributeValue(
         }
         if let failure { throw failure }
     }
+}
+
+/// Writes an attribute array (CKA_WRAP_TEMPLATE…) into a caller's entry (v2.40 §5.7): with a
+/// NULL pValue its length as CK_ATTRIBUTE entries; else into the caller's array, each inner
+/// entry like a top-level one (type set, NULL pValue: the length; a value that does not fit:
+/// CK_UNAVAILABLE_INFORMATION). False when something did not fit.
+private func writeAttributeArray(_ encoded: [UInt8], into entry: UnsafeMutablePointer<CK_ATTRIBUTE>) -> Bool {
+    let attributes = (AttributeArray.decode(encoded) ?? [:]).sorted { $0.key < $1.key }
+    let size = MemoryLayout<CK_ATTRIBUTE>.size
+    let needed = CK_ULONG(attributes.count * size)
+    guard let array = entry.pointee.pValue else {
+        entry.pointee.ulValueLen = needed
+        return true
+    }
+    guard entry.pointee.ulValueLen >= needed else {
+        entry.pointee.ulValueLen = unavailableInformation
+        return false
+    }
+    var fits = true
+    for (index, (type, value)) in attributes.enumerated() {
+        var inner = array.loadUnaligned(fromByteOffset: index * size, as: CK_ATTRIBUTE.self)
+        inner.type = CK_ATTRIBUTE_TYPE(type.rawValue)
+        if let target = inner.pValue {
+            if inner.ulValueLen >= CK_ULONG(value.count) {
+                value.withUnsafeBytes { source in
+                    if let base = source.baseAddress {
+                        target.copyMemory(from: base, byteCount: source.count)
+                    }
+                }
+                inner.ulValueLen = CK_ULONG(value.count)
+            } else {
+                inner.ulValueLen = unavailableInformation
+                fits = false
+            }
+        } else {
+            inner.ulValueLen = CK_ULONG(value.count)
+        }
+        array.storeBytes(of: inner, toByteOffset: index * size, as: CK_ATTRIBUTE.self)
+    }
+    entry.pointee.ulValueLen = needed
+    return fits
 }
 
 @c @implementation

@@ -50,6 +50,8 @@ private func end(_ session: Session) {
         session.digest = nil
         session.signing = nil
         session.verifying = nil
+        session.macSigning = nil
+        session.macVerifying = nil
         session.encrypting = nil
         session.decrypting = nil
         session.lastSigner = nil
@@ -212,8 +214,20 @@ func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
 private let cancellable: [(flag: CK_FLAGS, end: @Sendable (Session) -> Void)] = [
     (0x0000_0040, { $0.find = nil }),  // CKF_FIND_OBJECTS (v3.0; not in p11-kit's 2.40 header)
     (CK_FLAGS(CKF_DIGEST), { $0.digest = nil }),
-    (CK_FLAGS(CKF_SIGN), { $0.signing = nil }),
-    (CK_FLAGS(CKF_VERIFY), { $0.verifying = nil }),
+    (
+        CK_FLAGS(CKF_SIGN),
+        {
+            $0.signing = nil
+            $0.macSigning = nil
+        }
+    ),
+    (
+        CK_FLAGS(CKF_VERIFY),
+        {
+            $0.verifying = nil
+            $0.macVerifying = nil
+        }
+    ),
     (CK_FLAGS(CKF_ENCRYPT), { $0.encrypting = nil }),
     (CK_FLAGS(CKF_DECRYPT), { $0.decrypting = nil }),
     (CK_FLAGS(CKF_SIGN_RECOVER), { _ in }),

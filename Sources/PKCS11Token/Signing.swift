@@ -22,14 +22,19 @@ final class SignatureOperation {
     /// The key is a private object: the operation ends at C_Logout (v2.40 §5.6).
     var usesPrivateObject = false
 
+    /// CKM_EDDSA names no curve: the key decides between Ed25519 and Ed448 (v3.0 §2.3.14).
     init(key: AsymmetricKey, scheme: SignatureScheme) throws(P11Error) {
         self.key = key
-        self.scheme = scheme
         switch key.algorithm {
         case .rsa(let bits): signatureLength = (bits + 7) / 8
         case .ec(let curve): signatureLength = 2 * ((curve.bits + 7) / 8)
         case .ed25519, nil: signatureLength = 64
+        case .ed448: signatureLength = 114
+        case .x25519, .x448:
+            throw P11Error(
+                CKR_KEY_TYPE_INCONSISTENT, "X25519 and X448 keys agree on secrets; they do not sign")
         }
+        self.scheme = scheme.signsWholeMessage && key.algorithm == .ed448 ? .ed448 : scheme
     }
 
     var isHashing: Bool { scheme.messageDigest != nil }
@@ -40,7 +45,7 @@ final class SignatureOperation {
     /// for raw ECDSA `maximumRawECDSAInput`. Parts beyond it are refused with
     /// CKR_DATA_LEN_RANGE instead of being collected without end (issue 8).
     var inputLimit: Int {
-        if isHashing || scheme == .ed25519 { return maximumDataLength }
+        if isHashing || scheme.signsWholeMessage { return maximumDataLength }
         if case .rsa = key.algorithm { return signatureLength }
         return SignatureOperation.maximumRawECDSAInput
     }
@@ -91,12 +96,15 @@ func C_SignInit(
 ) -> CK_RV {
     sessionEntry("C_SignInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        if isMACMechanism(mechanism.mechanism) {
+            return try startMAC(session, mechanism, key: hKey, signing: true)
+        }
         let (scheme, type) = try signatureScheme(mechanism)
         try session.lock.withLock { () throws(P11Error) in
-            guard session.signing == nil else {
+            guard session.signing == nil, session.macSigning == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a signature is active")
             }
-            let key = try operationKey(session, hKey, for: .sign, type: type)
+            let key = try operationKey(session, hKey, for: .sign, type: type, mechanism: mechanism.mechanism)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.needsContextLogin = key.alwaysAuthenticate
             operation.usesPrivateObject = true
@@ -127,8 +135,8 @@ private func sign(_ session: Session, _ operation: SignatureOperation, _ data: [
     -> [UInt8]
 {
     do throws(CryptoError) {
-        if operation.scheme == .ed25519 {
-            return try operation.key.sign(data, scheme: .ed25519)
+        if operation.scheme.signsWholeMessage {
+            return try operation.key.sign(data, scheme: operation.scheme)
         }
         let signer: SigningContext
         if let idle = session.idleSigner(for: operation) {
@@ -153,6 +161,9 @@ func C_Sign(
 ) -> CK_RV {
     sessionEntry("C_Sign", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macSigning {
+                return try signMAC(session, mac, single: true, pData, ulDataLen, pSignature, pulSignatureLen)
+            }
             guard let operation = session.signing else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
@@ -188,11 +199,14 @@ func C_SignUpdate(
 {
     sessionEntry("C_SignUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macSigning {
+                return try updateMAC(session, mac, signing: true, pPart, ulPartLen)
+            }
             guard let operation = session.signing else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
             do throws(P11Error) {
-                guard operation.scheme != .ed25519 else {
+                guard !operation.scheme.signsWholeMessage else {
                     throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "EdDSA signs in one part only: use C_Sign")
                 }
                 try operation.update(pPart, ulPartLen)
@@ -211,6 +225,9 @@ func C_SignFinal(
 ) -> CK_RV {
     sessionEntry("C_SignFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macSigning {
+                return try signMAC(session, mac, single: false, nil, 0, pSignature, pulSignatureLen)
+            }
             guard let operation = session.signing else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
             }
@@ -233,12 +250,16 @@ func C_VerifyInit(
 ) -> CK_RV {
     sessionEntry("C_VerifyInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        if isMACMechanism(mechanism.mechanism) {
+            return try startMAC(session, mechanism, key: hKey, signing: false)
+        }
         let (scheme, type) = try signatureScheme(mechanism)
         try session.lock.withLock { () throws(P11Error) in
-            guard session.verifying == nil else {
+            guard session.verifying == nil, session.macVerifying == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a verification is active")
             }
-            let key = try operationKey(session, hKey, for: .verify, type: type)
+            let key = try operationKey(
+                session, hKey, for: .verify, type: type, mechanism: mechanism.mechanism)
             let operation = try SignatureOperation(key: key.key, scheme: scheme)
             operation.usesPrivateObject = key.isPrivateObject
             session.verifying = operation
@@ -272,6 +293,9 @@ func C_Verify(
 ) -> CK_RV {
     sessionEntry("C_Verify", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macVerifying {
+                return try verifyMAC(session, mac, single: true, pData, ulDataLen, pSignature, ulSignatureLen)
+            }
             guard let operation = session.verifying else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }
@@ -296,11 +320,14 @@ func C_VerifyUpdate(
 {
     sessionEntry("C_VerifyUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macVerifying {
+                return try updateMAC(session, mac, signing: false, pPart, ulPartLen)
+            }
             guard let operation = session.verifying else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }
             do throws(P11Error) {
-                guard operation.scheme != .ed25519 else {
+                guard !operation.scheme.signsWholeMessage else {
                     throw P11Error(
                         CKR_FUNCTION_NOT_SUPPORTED, "EdDSA verifies in one part only: use C_Verify")
                 }
@@ -319,6 +346,9 @@ func C_VerifyFinal(
 ) -> CK_RV {
     sessionEntry("C_VerifyFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
+            if let mac = session.macVerifying {
+                return try verifyMAC(session, mac, single: false, nil, 0, pSignature, ulSignatureLen)
+            }
             guard let operation = session.verifying else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
             }

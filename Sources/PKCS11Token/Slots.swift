@@ -104,9 +104,14 @@ enum Mechanisms {
         (CK_MECHANISM_TYPE(CKM_SHA512), .sha512),
     ]
 
-    /// The RSA modulus sizes in bits this token generates and uses: what C_GetMechanismInfo
-    /// reports for every RSA mechanism and what C_GenerateKeyPair accepts.
+    /// The RSA modulus sizes in bits this module can generate and use: what C_GetMechanismInfo
+    /// reports for every RSA mechanism, with the minimum raised to a token's `rsa-minimum-bits`
+    /// (``rsaMechanisms``).
     static let rsaModulusBits = KeyPairKind.rsaBits
+
+    /// The mechanisms whose key sizes are RSA modulus sizes.
+    static let rsaMechanisms: Set<CK_MECHANISM_TYPE> = Set(
+        table.filter { $0.info.ulMaxKeySize == CK_ULONG(rsaModulusBits.upperBound) }.map(\.type))
 
     /// Every mechanism with what it does and its key sizes in bits (RSA modulus, EC field).
     static let table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
@@ -126,8 +131,17 @@ enum Mechanisms {
                 info(rsa.0, rsa.1, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))
             ))
         table.append(
-            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), info(rsa.0, rsa.1, UInt(CKF_ENCRYPT | CKF_DECRYPT))))
+            (
+                CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP),
+                info(rsa.0, rsa.1, UInt(CKF_ENCRYPT | CKF_DECRYPT | CKF_WRAP | CKF_UNWRAP))
+            ))
         table.append((CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), info(rsa.0, rsa.1, signVerify)))
+        // Raw RSA (v2.40 §2.1.8): sign/verify and encrypt/decrypt without padding.
+        table.append(
+            (
+                CK_MECHANISM_TYPE(CKM_RSA_X_509),
+                info(rsa.0, rsa.1, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))
+            ))
         for type in [
             CKM_SHA1_RSA_PKCS, CKM_SHA224_RSA_PKCS, CKM_SHA256_RSA_PKCS, CKM_SHA384_RSA_PKCS,
             CKM_SHA512_RSA_PKCS, CKM_SHA1_RSA_PKCS_PSS, CKM_SHA224_RSA_PKCS_PSS, CKM_SHA256_RSA_PKCS_PSS,
@@ -142,9 +156,52 @@ enum Mechanisms {
         ] {
             table.append((CK_MECHANISM_TYPE(type), info(256, 521, signVerify | ecFlags)))
         }
+        // Ed25519 and Ed448 (v3.0 §2.3.6, §2.3.14), X25519 and X448 (§2.3.8): the key sizes
+        // are the curves' field sizes, 255 and 448 bits.
         table.append(
-            (CK_MECHANISM_TYPE(CKM_EC_EDWARDS_KEY_PAIR_GEN), info(255, 255, UInt(CKF_GENERATE_KEY_PAIR))))
-        table.append((CK_MECHANISM_TYPE(CKM_EDDSA), info(255, 255, signVerify)))
+            (CK_MECHANISM_TYPE(CKM_EC_EDWARDS_KEY_PAIR_GEN), info(255, 448, UInt(CKF_GENERATE_KEY_PAIR))))
+        table.append((CK_MECHANISM_TYPE(CKM_EDDSA), info(255, 448, signVerify)))
+        table.append((CKM_EC_MONTGOMERY_KEY_PAIR_GEN, info(255, 448, UInt(CKF_GENERATE_KEY_PAIR))))
+        return table + secretKeyTable
+    }()
+
+    /// Secret key mechanisms: AES and generic secret sizes in bytes (v2.40 §2.10, §2.34),
+    /// ECDH in bits of the curve.
+    private static let secretKeyTable: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
+        func info(_ minimum: Int, _ maximum: Int, _ flags: UInt) -> CK_MECHANISM_INFO {
+            CK_MECHANISM_INFO(
+                ulMinKeySize: CK_ULONG(minimum), ulMaxKeySize: CK_ULONG(maximum), flags: CK_FLAGS(flags))
+        }
+        let generic = SecretKeyKind.maximumGenericLength
+        let crypt = UInt(CKF_ENCRYPT | CKF_DECRYPT)
+        let wrap = UInt(CKF_WRAP | CKF_UNWRAP)
+        let ecFlags = UInt(CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
+        var table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = [
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_GEN), info(16, 32, UInt(CKF_GENERATE))),
+            (CK_MECHANISM_TYPE(CKM_GENERIC_SECRET_KEY_GEN), info(1, generic, UInt(CKF_GENERATE))),
+            (CK_MECHANISM_TYPE(CKM_AES_ECB), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_CBC), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_CBC_PAD), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_CTR), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_GCM), info(16, 32, crypt)),
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP), info(16, 32, wrap)),
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP_PAD), info(16, 32, wrap)),
+            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP_KWP), info(16, 32, wrap)),
+            // P-256…P-521, and X25519/X448 (255 and 448 bits) through CKM_ECDH1_DERIVE.
+            (CK_MECHANISM_TYPE(CKM_ECDH1_DERIVE), info(255, 521, UInt(CKF_DERIVE) | ecFlags)),
+            (CK_MECHANISM_TYPE(CKM_ECDH1_COFACTOR_DERIVE), info(256, 521, UInt(CKF_DERIVE) | ecFlags)),
+            (CK_MECHANISM_TYPE(CKM_HKDF_DERIVE), info(1, generic, UInt(CKF_DERIVE))),
+            (CK_MECHANISM_TYPE(CKM_HKDF_DATA), info(1, generic, UInt(CKF_DERIVE))),
+        ]
+        for (type, isCMAC) in macMechanismTypes {
+            table.append(
+                (
+                    type,
+                    isCMAC
+                        ? info(16, 32, UInt(CKF_SIGN | CKF_VERIFY))
+                        : info(1, generic, UInt(CKF_SIGN | CKF_VERIFY))
+                ))
+        }
         return table
     }()
 
@@ -176,6 +233,10 @@ func C_GetMechanismInfo(
         guard let pInfo else { throw P11Error.argumentsBad }
         guard var info = Mechanisms.info(type) else {
             throw P11Error(CKR_MECHANISM_INVALID, "mechanism 0x\(String(type, radix: 16)) is not supported")
+        }
+        // `rsa-minimum-bits` raises the smallest RSA key of this token.
+        if Mechanisms.rsaMechanisms.contains(type) {
+            info.ulMinKeySize = CK_ULONG(clamping: slot.token.rsaKeySizes.lowerBound)
         }
         // `rsa-pkcs1-decryption = no` takes PKCS#1 v1.5 decryption off the token.
         if type == CK_MECHANISM_TYPE(CKM_RSA_PKCS), (try? slot.token.checkPKCS1Decryption()) == nil {

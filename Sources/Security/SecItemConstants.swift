@@ -53,10 +53,14 @@ public let kSecAttrKeyClass: CFString = "kcls"
 public let kSecAttrKeyClassPublic: CFString = "0"
 /// The private half of a key pair (CKO_PRIVATE_KEY).
 public let kSecAttrKeyClassPrivate: CFString = "1"
-/// Symmetric keys. None are stored: queries for them find nothing.
+/// Symmetric keys (CKO_SECRET_KEY): AES, HMAC and generic secret keys, made by the `Keychain`
+/// API or any PKCS#11 application. `SecItemAdd` stores one from its value (`kSecValueData`,
+/// with `kSecAttrKeyTypeAES`…), `SecItemCopyMatching` finds them (attributes, references,
+/// persistent references) and `SecItemDelete` deletes them; the `Keychain` API uses them.
 public let kSecAttrKeyClassSymmetric: CFString = "2"
 /// A key's type (CFString): `kSecAttrKeyTypeRSA`, `kSecAttrKeyTypeECSECPrimeRandom` or
-/// `kSecAttrKeyTypeEd25519`.
+/// `kSecAttrKeyTypeEd25519`; for symmetric keys `kSecAttrKeyTypeAES`, `kSecAttrKeyTypeHMAC…`
+/// or `kSecAttrKeyTypeGenericSecret`.
 public let kSecAttrKeyType: CFString = "type"
 /// RSA keys (CKK_RSA), 2048 to 4096 bits.
 public let kSecAttrKeyTypeRSA: CFString = "42"
@@ -67,6 +71,21 @@ public let kSecAttrKeyTypeEC: CFString = "73"
 /// Ed25519 keys (CKK_EC_EDWARDS). Not Apple's (its SecKey has no Ed25519): a p11keychain
 /// addition, so that Ed25519 keys made through PKCS#11 can be found and used here.
 public let kSecAttrKeyTypeEd25519: CFString = "p11keychain.ed25519"
+/// AES keys (CKK_AES), 128, 192 or 256 bits: macOS's constant (CSSM_ALGID_AES), with its value.
+public let kSecAttrKeyTypeAES: CFString = "2147483649"
+/// Generic secret keys (CKK_GENERIC_SECRET). Not Apple's (its SecItem.h names no such type): a
+/// p11keychain addition, as are the HMAC key types below.
+public let kSecAttrKeyTypeGenericSecret: CFString = "p11keychain.generic-secret"
+/// HMAC-SHA-1 keys (CKK_SHA_1_HMAC). A p11keychain addition.
+public let kSecAttrKeyTypeHMACSHA1: CFString = "p11keychain.hmac-sha1"
+/// HMAC-SHA-224 keys (CKK_SHA224_HMAC). A p11keychain addition.
+public let kSecAttrKeyTypeHMACSHA224: CFString = "p11keychain.hmac-sha224"
+/// HMAC-SHA-256 keys (CKK_SHA256_HMAC). A p11keychain addition.
+public let kSecAttrKeyTypeHMACSHA256: CFString = "p11keychain.hmac-sha256"
+/// HMAC-SHA-384 keys (CKK_SHA384_HMAC). A p11keychain addition.
+public let kSecAttrKeyTypeHMACSHA384: CFString = "p11keychain.hmac-sha384"
+/// HMAC-SHA-512 keys (CKK_SHA512_HMAC). A p11keychain addition.
+public let kSecAttrKeyTypeHMACSHA512: CFString = "p11keychain.hmac-sha512"
 /// A key's size in bits (CFNumber): the RSA modulus, the EC curve (256, 384, 521).
 public let kSecAttrKeySizeInBits: CFString = "bsiz"
 /// A key's effective size in bits (CFNumber): the same as `kSecAttrKeySizeInBits` here.

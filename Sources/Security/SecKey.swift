@@ -21,6 +21,9 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
         case publicKey(PublicKey)
         /// A private key in memory.
         case privateKey(PrivateKey)
+        /// A symmetric key item of a keychain (CKO_SECRET_KEY, kSecAttrKeyClassSymmetric):
+        /// found, described and deleted here; the `Keychain` API uses it.
+        case secretKeyItem(Keychain, SecretKeyItem)
     }
 
     let storage: Storage
@@ -29,12 +32,13 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
         self.storage = storage
     }
 
-    /// The key's public half.
-    var publicKey: PublicKey {
+    /// The key's public half; nil for a symmetric key.
+    var publicKey: PublicKey? {
         switch storage {
         case .item(_, let item): item.publicKey
         case .publicKey(let key): key
         case .privateKey(let key): key.publicKey
+        case .secretKeyItem: nil
         }
     }
 
@@ -42,30 +46,42 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     var isPrivate: Bool {
         switch storage {
         case .item(_, let item): item.keyClass == .private
-        case .publicKey: false
+        case .publicKey, .secretKeyItem: false
         case .privateKey: true
         }
     }
 
-    var algorithm: KeyAlgorithm { publicKey.algorithm }
+    /// The asymmetric key's type and size; nil for a symmetric key.
+    var algorithm: KeyAlgorithm? { publicKey?.algorithm }
 
-    /// Keys are equal when they are the same half of the same key pair (Apple's `CFEqual`
-    /// compares the key data).
-    public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
-        lhs.isPrivate == rhs.isPrivate && lhs.publicKey == rhs.publicKey
+    /// A symmetric key item's persistent reference: what identifies it.
+    private var secretKeyReference: [UInt8]? {
+        if case .secretKeyItem(_, let item) = storage { return item.persistentReference }
+        return nil
     }
 
-    /// Hashes the public key and the class.
+    /// Keys are equal when they are the same half of the same key pair (Apple's `CFEqual`
+    /// compares the key data), or the same symmetric key item.
+    public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
+        lhs.isPrivate == rhs.isPrivate && lhs.publicKey == rhs.publicKey
+            && lhs.secretKeyReference == rhs.secretKeyReference
+    }
+
+    /// Hashes the public key and the class (a symmetric key: its item's reference).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(publicKey)
         hasher.combine(isPrivate)
+        hasher.combine(secretKeyReference)
     }
 
     /// Like Apple's: the key type, class and size.
     public var description: String {
-        let type = keyTypeName(algorithm.type)
+        if case .secretKeyItem(_, let item) = storage {
+            return "<SecKeyRef algorithm id: \(item.type), key size: \(item.sizeInBits) bits, stored>"
+        }
+        let type = algorithm.map { keyTypeName($0.type) } ?? "?"
         return "<SecKeyRef key type: \(type)\(isPrivate ? "PrivateKey" : "PublicKey"), "
-            + "block size: \(algorithm.sizeInBits) bits\(isStored ? ", stored" : "")>"
+            + "block size: \(algorithm?.sizeInBits ?? 0) bits\(isStored ? ", stored" : "")>"
     }
 
     private var isStored: Bool {
@@ -271,7 +287,7 @@ public func SecKeyCreateWithData(
 /// The public key of a key pair (of a public key, the key itself), in memory.
 public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
     if case .publicKey = key.storage { return key }
-    return SecKey(.publicKey(key.publicKey))
+    return key.publicKey.map { SecKey(.publicKey($0)) }
 }
 
 /// Apple's external representation of a key: PKCS#1 RSAPublicKey / RSAPrivateKey DER for
@@ -295,6 +311,7 @@ func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
     case .item(let keychain, let item):
         guard item.keyClass == .private else { return item.publicKey.externalRepresentation }
         return try keychain.exportPrivateKey(item).externalRepresentation
+    case .secretKeyItem: throw symmetricKeyValueWithheld
     }
 }
 
@@ -303,20 +320,22 @@ func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     switch key.storage {
     case .item(_, let item): return keyAttributes(of: item)
+    case .secretKeyItem(_, let item): return secretKeyAttributes(of: item)
     case .publicKey, .privateKey:
-        let algorithm = key.algorithm
+        guard let publicKey = key.publicKey else { return nil }
+        let algorithm = publicKey.algorithm
         var attributes: [String: Any] = [
             kSecClass: kSecClassKey,
             kSecAttrKeyClass: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
             kSecAttrKeyType: keyTypeConstant(algorithm.type),
             kSecAttrKeySizeInBits: algorithm.sizeInBits,
             kSecAttrEffectiveKeySize: algorithm.sizeInBits,
-            kSecAttrApplicationLabel: Data(key.publicKey.publicKeyHash),
+            kSecAttrApplicationLabel: Data(publicKey.publicKeyHash),
             kSecAttrIsPermanent: false,
             kSecAttrCanSign: key.isPrivate, kSecAttrCanDecrypt: key.isPrivate && algorithm.type == .rsa,
             kSecAttrCanVerify: !key.isPrivate, kSecAttrCanEncrypt: !key.isPrivate && algorithm.type == .rsa,
         ]
-        if !key.isPrivate { attributes[kSecValueData] = Data(key.publicKey.externalRepresentation) }
+        if !key.isPrivate { attributes[kSecValueData] = Data(publicKey.externalRepresentation) }
         return attributes
     }
 }
@@ -349,27 +368,33 @@ func keyAttributes(of item: KeyItem) -> [String: Any] {
 
 /// The block size of a key in bytes: an RSA modulus's length (the size of a signature or
 /// ciphertext), an EC field element's.
-public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.algorithm.sizeInBits + 7) / 8 }
+public func SecKeyGetBlockSize(_ key: SecKey) -> Int {
+    if case .secretKeyItem(_, let item) = key.storage {
+        return item.type == .aes ? 16 : (item.sizeInBits + 7) / 8
+    }
+    return ((key.algorithm?.sizeInBits ?? 0) + 7) / 8
+}
 
 // MARK: - Using keys
 
 /// Whether `key` can do `operation` with `algorithm`: the algorithm fits the key's type, and
-/// the operation its class (a private key signs and decrypts, a public key verifies and
-/// encrypts).
+/// the operation its class (a private key signs, decrypts and runs key exchanges, a public
+/// key verifies and encrypts).
 public func SecKeyIsAlgorithmSupported(
     _ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm
 )
     -> Bool
 {
+    if algorithm.ecies != nil { return supportsECIES(key, operation) }
     switch operation {
     case .sign, .verify:
         guard let signature = algorithm.signature else { return false }
-        return signature.keyType == key.algorithm.type && key.isPrivate == (operation == .sign)
+        return signature.keyType == key.algorithm?.type && key.isPrivate == (operation == .sign)
     case .encrypt, .decrypt:
         guard algorithm.encryption != nil else { return false }
-        return key.algorithm.type == .rsa && key.isPrivate == (operation == .decrypt)
+        return key.algorithm?.type == .rsa && key.isPrivate == (operation == .decrypt)
     case .keyExchange:
-        return false
+        return supportsKeyExchange(key, algorithm)
     }
 }
 
@@ -391,7 +416,7 @@ public func SecKeyCreateSignature(
             return Data(try keychain.sign(data, with: item, algorithm: signatureAlgorithm))
         case .privateKey(let privateKey):
             return Data(try privateKey.signature(for: data, algorithm: signatureAlgorithm))
-        case .publicKey: throw KeychainError(.parameter, "a public key cannot sign")
+        case .publicKey, .secretKeyItem: throw KeychainError(.parameter, "only a private key can sign")
         }
     }
 }
@@ -407,7 +432,7 @@ public func SecKeyVerifySignature(
     let verified = keyOperation(error) { () throws(KeychainError) -> Bool? in
         let signatureAlgorithm = try supported(algorithm, for: key, .verify, algorithm.signature)
         guard
-            try key.publicKey.isValidSignature(
+            try publicHalf(of: key).isValidSignature(
                 Array(signature), for: Array(signedData), algorithm: signatureAlgorithm)
         else { throw KeychainError(.init(rawValue: errSecVerifyFailed), "the signature does not verify") }
         return true
@@ -415,37 +440,47 @@ public func SecKeyVerifySignature(
     return verified ?? false
 }
 
-/// Encrypts `plaintext` with an RSA public key.
+/// Encrypts `plaintext` with an RSA public key, or with an EC public key and one of Apple's
+/// ECIES algorithms (`.eciesEncryptionCofactorVariableIVX963SHA256AESGCM`…; see
+/// SecKeyECIES.swift).
 ///
-/// - Returns: The ciphertext, or nil with `error` set (`errSecParam` for a key that is not an
-///   RSA public key, or plaintext too long for the key and padding).
+/// - Returns: The ciphertext, or nil with `error` set (`errSecParam` for a key that does not
+///   fit the algorithm, or plaintext too long for the key and padding).
 public func SecKeyCreateEncryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     keyOperation(error) { () throws(KeychainError) in
+        if let ecies = algorithm.ecies {
+            return Data(try eciesEncrypt(key, algorithm, ecies, Array(plaintext)))
+        }
         let encryption = try supported(algorithm, for: key, .encrypt, algorithm.encryption)
-        return Data(try key.publicKey.encrypt(Array(plaintext), algorithm: encryption))
+        return Data(try publicHalf(of: key).encrypt(Array(plaintext), algorithm: encryption))
     }
 }
 
-/// Decrypts `ciphertext` with an RSA private key. A stored key needs the keychain unlocked.
+/// Decrypts `ciphertext` with an RSA private key, or an ECIES message with an EC private key
+/// (a stored one through the keychain's key agreement, which needs CKA_DERIVE). A stored key
+/// needs the keychain unlocked.
 ///
-/// - Returns: The plaintext, or nil with `error` set (`errSecParam` for a key that is not an
-///   RSA private key or ciphertext that does not decrypt; `errSecInteractionNotAllowed` when
-///   the keychain is locked).
+/// - Returns: The plaintext, or nil with `error` set (`errSecParam` for a key that does not fit
+///   the algorithm or ciphertext that does not decrypt, such as an ECIES message whose tag
+///   does not verify, as Apple's; `errSecInteractionNotAllowed` when the keychain is locked).
 public func SecKeyCreateDecryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     keyOperation(error) { () throws(KeychainError) in
+        if let ecies = algorithm.ecies {
+            return Data(try eciesDecrypt(key, algorithm, ecies, Array(ciphertext)))
+        }
         let encryption = try supported(algorithm, for: key, .decrypt, algorithm.encryption)
         let data = Array(ciphertext)
         switch key.storage {
         case .item(let keychain, let item):
             return Data(try keychain.decrypt(data, with: item, algorithm: encryption))
         case .privateKey(let privateKey): return Data(try privateKey.decrypt(data, algorithm: encryption))
-        case .publicKey: throw KeychainError(.parameter, "a public key cannot decrypt")
+        case .publicKey, .secretKeyItem: throw KeychainError(.parameter, "only a private key can decrypt")
         }
     }
 }
@@ -462,14 +497,22 @@ private func supported<Algorithm>(
         throw KeychainError(
             .parameter,
             "algorithm \(algorithm.rawValue) is not supported by a "
-                + "\(keyTypeName(key.algorithm.type)) \(half) key "
+                + "\(key.algorithm.map { keyTypeName($0.type) } ?? "symmetric") \(half) key "
                 + "for this operation")
     }
     return typed
 }
 
+/// The public key of an asymmetric key, or errSecParam for a symmetric one.
+func publicHalf(of key: SecKey) throws(KeychainError) -> PublicKey {
+    guard let publicKey = key.publicKey else {
+        throw KeychainError(.parameter, "a symmetric key has no public key: use it through the Keychain API")
+    }
+    return publicKey
+}
+
 /// Runs a key function: a result, or nil with the error recorded and handed to `error`.
-private func keyOperation<T>(
+func keyOperation<T>(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> T?
 ) -> T? {
     error?.pointee = nil
@@ -518,119 +561,4 @@ func keyClass(_ value: Any) throws(KeychainError) -> KeyClass {
         throw KeychainError(
             .parameter, "kSecAttrKeyClass must be kSecAttrKeyClassPublic or kSecAttrKeyClassPrivate")
     }
-}
-
-/// The parameters of `SecKeyCreateRandomKey`, checked.
-private struct NewKeyRequest {
-    var algorithm: KeyAlgorithm
-    var isPermanent: Bool
-    var privateAttributes: NewKeyAttributes
-    var publicAttributes: NewKeyAttributes
-
-    /// The keys of one level of the parameters (the top level, or one half's dictionary).
-    private static let perKeyAttributes: Set<String> = [
-        kSecAttrLabel, kSecAttrApplicationTag, kSecAttrApplicationLabel, kSecAttrIsPermanent,
-        kSecAttrIsExtractable, kSecAttrIsSensitive, kSecAttrCanSign, kSecAttrCanVerify, kSecAttrCanEncrypt,
-        kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanWrap, kSecAttrCanUnwrap,
-    ]
-
-    init(_ parameters: CFDictionary) throws(KeychainError) {
-        for key in parameters.keys
-        where !NewKeyRequest.perKeyAttributes.contains(key)
-            && ![
-                kSecAttrKeyType, kSecAttrKeySizeInBits, kSecPrivateKeyAttrs, kSecPublicKeyAttrs,
-                kSecAttrTokenID,
-            ]
-            .contains(key)
-        {
-            throw KeychainError(.parameter, "unknown key '\(key)' in SecKeyCreateRandomKey's parameters")
-        }
-        if parameters[kSecAttrTokenID] != nil {
-            throw KeychainError(
-                .unimplemented, "kSecAttrTokenID: there is no Secure Enclave or other key token here")
-        }
-        guard let typeValue = parameters[kSecAttrKeyType] else {
-            throw KeychainError(.parameter, "SecKeyCreateRandomKey needs kSecAttrKeyType")
-        }
-        let type = try keyType(typeValue)
-        let defaultSize =
-            switch type {
-            case .rsa: 2048
-            case .ellipticCurve, .ed25519: 256
-            }
-        let size = try parameters[kSecAttrKeySizeInBits].map { value throws(KeychainError) in
-            try integer(value, "kSecAttrKeySizeInBits")
-        }
-        algorithm = KeyAlgorithm(type: type, sizeInBits: size ?? defaultSize)
-        var top: [String: Any] = [:]
-        for (key, value) in parameters where NewKeyRequest.perKeyAttributes.contains(key) { top[key] = value }
-        let privateLevel = try NewKeyRequest.level(parameters, kSecPrivateKeyAttrs, "kSecPrivateKeyAttrs")
-        let publicLevel = try NewKeyRequest.level(parameters, kSecPublicKeyAttrs, "kSecPublicKeyAttrs")
-        let merged = (private: top.merging(privateLevel) { $1 }, public: top.merging(publicLevel) { $1 })
-        let privatePermanent = try NewKeyRequest.bool(merged.private, kSecAttrIsPermanent)
-        let publicPermanent = try NewKeyRequest.bool(merged.public, kSecAttrIsPermanent)
-        // One stored half needs the other: the pair is stored when either asks for it.
-        isPermanent = privatePermanent == true || publicPermanent == true
-        privateAttributes = try NewKeyRequest.attributes(merged.private, isPrivate: true)
-        publicAttributes = try NewKeyRequest.attributes(merged.public, isPrivate: false)
-    }
-
-    private static func level(_ parameters: CFDictionary, _ key: String, _ name: String) throws(KeychainError)
-        -> [String: Any]
-    {
-        guard let value = parameters[key] else { return [:] }
-        guard let dictionary = value as? [String: Any] else {
-            throw KeychainError(.parameter, "\(name) must be a dictionary")
-        }
-        for inner in dictionary.keys where !perKeyAttributes.contains(inner) {
-            throw KeychainError(.parameter, "unknown key '\(inner)' in \(name)")
-        }
-        return dictionary
-    }
-
-    private static func bool(_ level: [String: Any], _ key: String) throws(KeychainError) -> Bool? {
-        try level[key].map { value throws(KeychainError) in try boolean(value, key) }
-    }
-
-    private static func attributes(_ level: [String: Any], isPrivate: Bool) throws(KeychainError)
-        -> NewKeyAttributes
-    {
-        var attributes = NewKeyAttributes()
-        if let label = level[kSecAttrLabel] {
-            attributes.label = try typed(label, "kSecAttrLabel", "a CFString") as String
-        }
-        if let tag = level[kSecAttrApplicationTag] { attributes.applicationTag = try applicationTag(tag) }
-        if let label = level[kSecAttrApplicationLabel] {
-            attributes.applicationLabel = Array(
-                try typed(label, "kSecAttrApplicationLabel", "CFData") as Data)
-        }
-        let usages: [(String, KeyUsage)] = [
-            (kSecAttrCanSign, .sign), (kSecAttrCanVerify, .verify), (kSecAttrCanEncrypt, .encrypt),
-            (kSecAttrCanDecrypt, .decrypt), (kSecAttrCanDerive, .derive), (kSecAttrCanWrap, .wrap),
-            (kSecAttrCanUnwrap, .unwrap),
-        ]
-        if usages.contains(where: { level[$0.0] != nil }) {
-            // Apple's defaults for the flags not given: a private key signs, decrypts and
-            // derives; a public key verifies and encrypts.
-            var usage: KeyUsage = isPrivate ? [.sign, .decrypt, .derive] : [.verify, .encrypt, .derive]
-            for (key, flag) in usages {
-                guard let given = try bool(level, key) else { continue }
-                if given { usage.insert(flag) } else { usage.remove(flag) }
-            }
-            attributes.usage = usage
-        }
-        if isPrivate {
-            // Apple's defaults for new keys: extractable and not sensitive.
-            attributes.isExtractable = try bool(level, kSecAttrIsExtractable) ?? true
-            attributes.isSensitive = try bool(level, kSecAttrIsSensitive) ?? false
-        }
-        return attributes
-    }
-}
-
-/// A `kSecAttrApplicationTag` value: CFData, or a CFString taken as its UTF-8.
-func applicationTag(_ value: Any) throws(KeychainError) -> [UInt8] {
-    if let data = value as? Data { return Array(data) }
-    if let string = value as? String { return Array(string.utf8) }
-    throw KeychainError(.parameter, "kSecAttrApplicationTag must be CFData or a CFString")
 }

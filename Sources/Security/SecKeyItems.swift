@@ -54,7 +54,11 @@ private let keyItemSpecs: [String: KeySpec] = [
 /// A `SecItem…` dictionary for keys, checked and typed. Creating one changes nothing.
 struct KeyItemRequest {
     var keyClass: KeyClass?
+    /// kSecAttrKeyClassSymmetric given: symmetric keys only.
+    var isSymmetric = false
     var keyType: KeyType?
+    /// A symmetric kSecAttrKeyType given (kSecAttrKeyTypeAES…): symmetric keys only.
+    var secretKeyType: SecretKeyType?
     var sizeInBits: Int?
     var label: String?
     var applicationLabel: [UInt8]?
@@ -93,8 +97,18 @@ struct KeyItemRequest {
             return
         }
         switch key {
-        case kSecAttrKeyClass: keyClass = try Security.keyClass(value)
-        case kSecAttrKeyType: keyType = try Security.keyType(value)
+        case kSecAttrKeyClass:
+            if isSymmetricKeyClass(value) {
+                isSymmetric = true
+            } else {
+                keyClass = try Security.keyClass(value)
+            }
+        case kSecAttrKeyType:
+            if let type = Security.secretKeyType(value) {
+                secretKeyType = type
+            } else {
+                keyType = try Security.keyType(value)
+            }
         case kSecAttrKeySizeInBits, kSecAttrEffectiveKeySize:
             let size = try integer(value, name)
             if let sizeInBits, sizeInBits != size {
@@ -125,30 +139,37 @@ struct KeyItemRequest {
     /// public key, or a public key alone).
     func add(_ result: UnsafeMutablePointer<CFTypeRef?>?) throws(KeychainError) {
         try requireResultPointer(returnTypes, result)
+        if isSymmetric || secretKeyType != nil {
+            try addSymmetricKey(result)
+            return
+        }
         if isPermanent == false {
             throw KeychainError(.parameter, "SecItemAdd stores keys: kSecAttrIsPermanent cannot be false")
         }
         let key = try keyToAdd()
+        guard let algorithm = key.algorithm, let publicKey = key.publicKey else {
+            throw KeychainError(.duplicateItem, "the symmetric key is already stored")
+        }
         if let keyClass, keyClass != (key.isPrivate ? .private : .public) {
             throw KeychainError(.parameter, "kSecAttrKeyClass does not match the key being added")
         }
-        if let keyType, keyType != key.algorithm.type {
+        if let keyType, keyType != algorithm.type {
             throw KeychainError(.parameter, "kSecAttrKeyType does not match the key being added")
         }
-        if let sizeInBits, sizeInBits != key.algorithm.sizeInBits {
+        if let sizeInBits, sizeInBits != algorithm.sizeInBits {
             throw KeychainError(.parameter, "kSecAttrKeySizeInBits does not match the key being added")
         }
         let keychain = try Keychain()
         let duplicate = KeyQuery(
             keyClass: key.isPrivate ? .private : .public,
-            applicationLabel: applicationLabel ?? key.publicKey.publicKeyHash,
+            applicationLabel: applicationLabel ?? publicKey.publicKeyHash,
             applicationTag: applicationTag, limit: .one)
         guard try keychain.keys(matching: duplicate).isEmpty else {
             throw KeychainError(.duplicateItem, "the key is already stored")
         }
         let item: KeyItem
         switch key.storage {
-        case .item: throw KeychainError(.duplicateItem, "the key is already stored")
+        case .item, .secretKeyItem: throw KeychainError(.duplicateItem, "the key is already stored")
         case .publicKey(let publicKey):
             guard usages.isEmpty, isSensitive == nil, isExtractable == nil else {
                 throw KeychainError(.parameter, "a public key is stored with its label and tags only")
@@ -185,6 +206,54 @@ struct KeyItemRequest {
         }
     }
 
+    /// SecItemAdd of a symmetric key: kSecValueData holds its value, kSecAttrKeyType its type
+    /// (kSecAttrKeyTypeAES…). Stored sensitive, as every secret key here, through the
+    /// Keychain API's import; usage flags default to Apple's for symmetric keys.
+    private func addSymmetricKey(_ result: UnsafeMutablePointer<CFTypeRef?>?) throws(KeychainError) {
+        guard let valueData, valueRef == nil else {
+            throw KeychainError(.parameter, "SecItemAdd stores a symmetric key given as kSecValueData")
+        }
+        guard let secretKeyType, isSymmetric || keyClass == nil else {
+            throw KeychainError(
+                .parameter,
+                "a symmetric key needs kSecAttrKeyType kSecAttrKeyTypeAES, kSecAttrKeyTypeHMAC… or "
+                    + "kSecAttrKeyTypeGenericSecret")
+        }
+        if isPermanent == false {
+            throw KeychainError(.parameter, "SecItemAdd stores keys: kSecAttrIsPermanent cannot be false")
+        }
+        if isSensitive == false {
+            throw KeychainError(.parameter, "symmetric keys are always sensitive here (kSecAttrIsSensitive)")
+        }
+        if let sizeInBits, sizeInBits != valueData.count * 8 {
+            throw KeychainError(.parameter, "kSecAttrKeySizeInBits does not match the key's value")
+        }
+        let keychain = try Keychain()
+        if let applicationLabel {
+            let duplicate = SecretKeyQuery(
+                applicationLabel: applicationLabel, applicationTag: applicationTag, limit: .one)
+            guard try keychain.secretKeys(matching: duplicate).isEmpty else {
+                throw KeychainError(
+                    .duplicateItem, "a symmetric key with this kSecAttrApplicationLabel is stored")
+            }
+        }
+        var usage: KeyUsage?
+        if !usages.isEmpty {
+            // Apple's defaults for a symmetric key's flags not given.
+            var flags: KeyUsage = [.encrypt, .decrypt, .derive, .wrap, .unwrap]
+            for (flag, allowed) in usages {
+                if allowed { flags.insert(flag) } else { flags.remove(flag) }
+            }
+            usage = flags
+        }
+        var secret = Array(valueData)
+        defer { secret.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+        let item = try keychain.importSecretKey(
+            secret, type: secretKeyType, label: label, applicationLabel: applicationLabel,
+            applicationTag: applicationTag, usage: usage, extractable: isExtractable ?? true)
+        if !returnTypes.isEmpty { result?.pointee = try value(for: item, in: keychain) }
+    }
+
     private func keyToAdd() throws(KeychainError) -> SecKey {
         if let valueRef {
             if valueData != nil {
@@ -210,9 +279,10 @@ struct KeyItemRequest {
 
     // MARK: Matching
 
-    /// The stored keys matching the request, up to `limit`.
+    /// The stored key-pair halves matching the request, up to `limit`.
     func matchingKeys(in keychain: Keychain, limit: MatchLimit) throws(KeychainError) -> [KeyItem] {
         if isPermanent == false { return [] }  // only permanent keys are items
+        if isSymmetric || secretKeyType != nil { return [] }
         var query = KeyQuery(
             keyClass: keyClass, type: keyType, sizeInBits: sizeInBits, label: label,
             applicationLabel: applicationLabel, applicationTag: applicationTag,
@@ -232,6 +302,7 @@ struct KeyItemRequest {
                 let wanted: KeyClass = valueRef.isPrivate ? .private : .public
                 guard query.keyClass == nil || query.keyClass == wanted else { return [] }
                 query.keyClass = wanted
+            case .secretKeyItem: return []
             }
         }
         var keys = try keychain.keys(matching: query).filter { item in
@@ -248,14 +319,67 @@ struct KeyItemRequest {
         return keys
     }
 
+    /// The stored symmetric keys matching the request (none when it asks for a key-pair
+    /// half, an asymmetric type or an in-memory key), up to `limit`.
+    func matchingSecretKeys(in keychain: Keychain, limit: MatchLimit) throws(KeychainError) -> [SecretKeyItem]
+    {
+        if isPermanent == false || keyClass != nil || keyType != nil { return [] }
+        var query = SecretKeyQuery(
+            type: secretKeyType, sizeInBits: sizeInBits, label: label, applicationLabel: applicationLabel,
+            applicationTag: applicationTag, persistentReference: valuePersistentRef)
+        for (flag, allowed) in usages where allowed { query.usage.insert(flag) }
+        if let valueRef {
+            guard case .secretKeyItem(_, let item) = valueRef.storage,
+                query.persistentReference == nil || query.persistentReference == item.persistentReference
+            else { return [] }
+            query.persistentReference = item.persistentReference
+        }
+        // Without a PIN set, or locked, the keychain shows no private objects: nothing to find.
+        guard keychain.isUnlocked else { return [] }
+        var keys = try keychain.secretKeys(matching: query).filter { item in
+            (isSensitive.map { $0 == item.isSensitive } ?? true)
+                && (isExtractable.map { $0 == item.isExtractable } ?? true)
+                && usages.allSatisfy { flag, allowed in allowed || !item.usage.contains(flag) }
+        }
+        switch limit {
+        case .one: keys = Array(keys.prefix(1))
+        case .all: break
+        case .maximum(let count): keys = Array(keys.prefix(count))
+        }
+        return keys
+    }
+
+    /// Every stored key matching the request, key-pair halves first, up to `limit`.
+    private func matchingAll(in keychain: Keychain, limit: MatchLimit) throws(KeychainError) -> [FoundKey] {
+        var found = try matchingKeys(in: keychain, limit: limit).map(FoundKey.pair)
+        var left = MatchLimit.all
+        let wanted: Int? =
+            switch limit {
+            case .all: nil
+            case .one: 1
+            case .maximum(let count): count
+            }
+        if let wanted {
+            guard found.count < wanted else { return found }
+            left = wanted - found.count == 1 ? .one : .maximum(wanted - found.count)
+        }
+        found += try matchingSecretKeys(in: keychain, limit: left).map(FoundKey.secret)
+        return found
+    }
+
     /// SecItemCopyMatching: the values to return (none without `kSecReturn…` keys).
     func copyMatching(limit: MatchLimit) throws(KeychainError) -> [CFTypeRef] {
         let keychain = try Keychain()
-        let keys = try matchingKeys(in: keychain, limit: limit)
+        let keys = try matchingAll(in: keychain, limit: limit)
         guard !keys.isEmpty else { throw KeychainError(.itemNotFound, "no key matches the query") }
         guard !returnTypes.isEmpty else { return [] }
         var values: [CFTypeRef] = []
-        for key in keys { values.append(try value(for: key, in: keychain)) }
+        for key in keys {
+            switch key {
+            case .pair(let item): values.append(try value(for: item, in: keychain))
+            case .secret(let item): values.append(try value(for: item, in: keychain))
+            }
+        }
         return values
     }
 
@@ -268,12 +392,25 @@ struct KeyItemRequest {
             persistentReference: key.persistentReference)
     }
 
+    private func value(for key: SecretKeyItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
+        try returnValue(
+            returnTypes, attributes: { secretKeyAttributes(of: key) },
+            reference: { SecKey(.secretKeyItem(keychain, key)) },
+            data: { () throws(KeychainError) in throw symmetricKeyValueWithheld },
+            persistentReference: key.persistentReference)
+    }
+
     // MARK: Changing
 
-    /// SecItemUpdate: `changes` is the attributesToUpdate request.
+    /// SecItemUpdate: `changes` is the attributesToUpdate request. Symmetric keys cannot be
+    /// changed here yet: a query that matches one changes nothing.
     func update(with changes: KeyItemRequest) throws(KeychainError) {
         let keychain = try Keychain()
         let keys = try matchingKeys(in: keychain, limit: .all)
+        let secretKeys = try matchingSecretKeys(in: keychain, limit: .one)
+        guard secretKeys.isEmpty else {
+            throw KeychainError(.unimplemented, "SecItemUpdate does not change symmetric keys")
+        }
         guard !keys.isEmpty else { throw KeychainError(.itemNotFound, "no key matches the query") }
         let setting = KeyChanges(
             label: changes.label, applicationLabel: changes.applicationLabel,
@@ -282,12 +419,20 @@ struct KeyItemRequest {
         try keychain.update(keys, setting: setting)
     }
 
-    /// SecItemDelete.
+    /// SecItemDelete: the key-pair halves in one transaction, then each symmetric key.
     func delete() throws(KeychainError) {
         let keychain = try Keychain()
         let keys = try matchingKeys(in: keychain, limit: .all)
-        guard !keys.isEmpty, try keychain.delete(keys) > 0 else {
-            throw KeychainError(.itemNotFound, "no key matches the query")
+        let secretKeys = try matchingSecretKeys(in: keychain, limit: .all)
+        var deleted = keys.isEmpty ? 0 : try keychain.delete(keys)
+        for key in secretKeys {
+            do {
+                try keychain.delete(key)
+                deleted += 1
+            } catch  where error.code == .itemNotFound {
+                continue  // deleted meanwhile
+            }
         }
+        guard deleted > 0 else { throw KeychainError(.itemNotFound, "no key matches the query") }
     }
 }

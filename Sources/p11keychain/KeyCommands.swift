@@ -1,28 +1,39 @@
 import Foundation
 import Keychain
 
-/// The commands on key pairs: generate, find, delete. Private keys are private items, so
-/// each unlocks the keychain with the user PIN.
+/// The commands on keys: generate, find, delete, for key pairs and (through
+/// `SecretKeyCommands`) secret keys. Private and secret keys are private items, so each
+/// unlocks the keychain with the user PIN.
 enum KeyCommands {
     static let all = [generateKey, findKey, deleteKey]
 
     private static let label = Option(short: "l", value: "LABEL", help: "the key's label, exactly")
     private static let id = Option(
         long: "id", value: "HEX", help: "the key with this ID (CKA_ID) in hexadecimal, as find-key shows it")
-    private static let type = Option(long: "type", value: "TYPE", help: "rsa, ec or ed25519")
+    private static let type = Option(
+        long: "type", value: "TYPE",
+        help: "rsa, ec or ed25519 (key pairs); aes, hmac-sha256…, generic (secret keys)")
+    private static let keyClass = Option(
+        long: "class", value: "CLASS", help: "secret, private or public keys only")
 
     // MARK: generate-key
 
     static let generateKey = Command(
         name: "generate-key",
-        synopsis: "--type rsa|ec|ed25519 [--bits 2048|3072|4096] [--curve p256|p384|p521] -l LABEL",
-        summary: "Generate a key pair in the token; print its ID and PKCS#11 URI",
+        synopsis: "--type rsa|ec|ed25519 [--bits 2048|3072|4096] [--curve p256|p384|p521] -l LABEL\n"
+            + "       p11keychain generate-key --type aes:128|aes:192|aes:256|hmac-sha1|hmac-sha224|hmac-sha256|"
+            + "hmac-sha384|hmac-sha512|generic:BYTES -l LABEL [--id HEX] [--extractable] [--wrap-key]",
+        summary: "Generate a key pair or a secret key in the token; print its ID and PKCS#11 URI",
         options: [
-            Option(long: "type", value: "TYPE", help: "rsa, ec or ed25519"),
+            Option(
+                long: "type", value: "TYPE",
+                help:
+                    "rsa, ec or ed25519 (a key pair); aes:BITS, hmac-sha256[:BYTES], generic:BYTES (a secret key)"
+            ),
             Option(long: "bits", value: "BITS", help: "an RSA key's size: 2048 (default), 3072 or 4096"),
             Option(long: "curve", value: "CURVE", help: "an EC key's curve: p256 (default), p384 or p521"),
-            Option(short: "l", value: "LABEL", help: "the label of both halves (required)"),
-        ] + PINs.unlockOptions,
+            Option(short: "l", value: "LABEL", help: "the key's label, of both halves of a pair (required)"),
+        ] + SecretKeyCommands.generationOptions + PINs.unlockOptions,
         notes: [
             """
             The private key never leaves the token: it is marked sensitive and not extractable,
@@ -31,17 +42,40 @@ enum KeyCommands {
             Its ID is the SHA-1 of the public key: a certificate issued for the key, once added,
             pairs with it as an identity (see: find-identity).
             """,
+            """
+            A secret key (AES of 128, 192 or 256 bits; an HMAC key, as long as its hash's output
+            unless :BYTES says otherwise; a generic secret of BYTES bytes) is sealed in the
+            token and never readable; the command prints its ID (16 random bytes unless --id
+            gives one), its check value (kcv: three bytes that tell keys apart, PKCS#11
+            CKA_CHECK_VALUE) and its URI. By default it encrypts, decrypts, signs and verifies
+            (MACs) and never leaves the token; --extractable lets wrap-key back it up, and
+            --wrap-key makes an AES key that only wraps and unwraps other keys.
+            """,
             PINs.unlockNote,
         ],
         run: { invocation throws(Failure) in try generate(invocation) })
 
     private static func generate(_ invocation: Invocation) throws(Failure) {
+        if let name = invocation.value("type"), let secret = try SecretKeyCommands.algorithm(named: name) {
+            try SecretKeyCommands.generate(invocation, secret)
+            return
+        }
         let algorithm = try requestedAlgorithm(invocation)
+        if invocation.flag("id") || invocation.flag("wrap-key") {
+            throw .usage("--id and --wrap-key are for secret keys (e.g. --type aes:256)")
+        }
         guard let label = invocation.value("l") else { throw .usage("say what to call the key: -l LABEL") }
         let keychain = try invocation.unlockedKeychain()
         let pair: KeyPair
         do {
-            pair = try keychain.generateKeyPair(algorithm, label: label)
+            // --extractable: the private key may leave wrapped (wrap-key), and stays sensitive.
+            pair =
+                invocation.flag("extractable")
+                ? try keychain.generateKeyPair(
+                    algorithm,
+                    privateKey: NewKeyAttributes(label: label, isSensitive: true, isExtractable: true),
+                    publicKey: NewKeyAttributes(label: label))
+                : try keychain.generateKeyPair(algorithm, label: label)
         } catch {
             throw Failure(error, doing: "cannot generate the key")
         }
@@ -58,7 +92,9 @@ enum KeyCommands {
     /// The algorithm --type, --bits and --curve ask for.
     private static func requestedAlgorithm(_ invocation: Invocation) throws(Failure) -> KeyAlgorithm {
         guard let typeName = invocation.value("type") else {
-            throw .usage("say which kind of key: --type rsa, ec or ed25519")
+            throw .usage(
+                "say which kind of key: --type rsa, ec or ed25519 (a key pair), or \(SecretKeyCommands.typeNames)"
+            )
         }
         let type = try keyType(typeName)
         let bits = invocation.value("bits")
@@ -94,7 +130,10 @@ enum KeyCommands {
         case "rsa": return .rsa
         case "ec", "ecdsa": return .ellipticCurve
         case "ed25519", "eddsa": return .ed25519
-        default: throw .usage("--type takes rsa, ec or ed25519, not \(Format.quoted(name))")
+        default:
+            throw .usage(
+                "--type takes rsa, ec or ed25519, or for a secret key \(SecretKeyCommands.typeNames), "
+                    + "not \(Format.quoted(name))")
         }
     }
 
@@ -115,9 +154,11 @@ enum KeyCommands {
     // MARK: find-key
 
     static let findKey = Command(
-        name: "find-key", synopsis: "[-l LABEL] [--id HEX] [--type rsa|ec|ed25519]",
+        name: "find-key",
+        synopsis:
+            "[-l LABEL] [--id HEX] [--type rsa|ec|ed25519|aes|hmac-sha256|generic] [--class secret|private|public]",
         summary: "List the keys that match: class, type, ID and label",
-        options: [label, id, type] + PINs.unlockOptions,
+        options: [label, id, type, keyClass] + PINs.unlockOptions,
         notes: [
             """
             With no criteria, every key matches: those made by generate-key or import, and those
@@ -126,6 +167,11 @@ enum KeyCommands {
             keychain is unlocked: when the token has a user PIN, the command asks for it. No
             match is a failure (exit status 1).
             """,
+            """
+            Secret keys (generate-key --type aes:256, pkcs11-tool --keygen) are listed in a
+            second table, with their size in bits, check value (KCV) and flags: what they may
+            do, and "extractable" when wrap-key may back them up.
+            """,
             PINs.unlockNote,
         ],
         run: { invocation throws(Failure) in try find(invocation) })
@@ -133,30 +179,35 @@ enum KeyCommands {
     private static func find(_ invocation: Invocation) throws(Failure) {
         let selection = try KeySelection(invocation)
         let keychain = try invocation.keychainUnlockedIfPINSet()
-        let keys = try selection.keys(in: keychain)
-        var rows = [["CLASS", "TYPE", "ID", "LABEL"]]
-        for key in keys {
-            rows.append([
-                key.keyClass == .private ? "private" : "public", column(key.algorithm),
-                key.applicationLabel.isEmpty ? "-" : Format.hex(key.applicationLabel), key.label,
-            ])
+        let (keys, secretKeys) = try selection.matches(in: keychain)
+        var tables: [String] = []
+        if !keys.isEmpty {
+            var rows = [["CLASS", "TYPE", "ID", "LABEL"]]
+            for key in keys {
+                rows.append([
+                    key.keyClass == .private ? "private" : "public", column(key.algorithm),
+                    key.applicationLabel.isEmpty ? "-" : Format.hex(key.applicationLabel), key.label,
+                ])
+            }
+            tables.append(Format.table(rows))
         }
-        Console.print(Format.table(rows))
+        if !secretKeys.isEmpty { tables.append(SecretKeyCommands.table(secretKeys)) }
+        Console.print(tables.joined(separator: "\n"))
     }
 
     // MARK: delete-key
 
     static let deleteKey = Command(
         name: "delete-key", synopsis: "(-l LABEL | --id HEX) [-a]",
-        summary: "Delete the key pair that matches: its private and public key",
+        summary: "Delete the key pair (its private and public key) or the secret key that matches",
         options: [
             label, id,
             Option(short: "a", help: "delete every matching key instead of refusing when several match"),
         ] + PINs.unlockOptions,
         notes: [
             """
-            Exactly one key must match: its private and public halves are deleted (they share
-            the ID). When several keys match (labels need not be unique), nothing is deleted and
+            Exactly one key must match: a secret key, or a key pair, whose private and public
+            halves are deleted (they share the ID). When several keys match (labels need not be unique), nothing is deleted and
             the command fails; delete by --id instead, or give -a to delete them all.
             Certificates issued for the key are kept (see: delete-certificate). No match is a
             failure (exit status 1).
@@ -169,7 +220,7 @@ enum KeyCommands {
         let selection = try KeySelection(invocation)
         guard !selection.isEmpty else { throw .usage("say which key: -l LABEL or --id HEX") }
         let keychain = try invocation.keychainUnlockedIfPINSet()
-        let matches = try selection.keys(in: keychain)
+        let (matches, secretKeys) = try selection.matches(in: keychain)
         // One key is one public key: its two halves, whatever their labels.
         var pairs: [[KeyItem]] = []
         for key in matches {
@@ -179,9 +230,10 @@ enum KeyCommands {
                 pairs.append([key])
             }
         }
-        if pairs.count > 1, !invocation.flag("a") {
+        if pairs.count + secretKeys.count > 1, !invocation.flag("a") {
             throw .failed(
-                "\(selection.description) matches \(pairs.count) keys and nothing was deleted (list them: "
+                "\(selection.description) matches \(pairs.count + secretKeys.count) keys and nothing was deleted "
+                    + "(list them: "
                     + "p11keychain find-key \(selection.arguments); then delete one with --id HEX, or all with -a)"
             )
         }
@@ -213,6 +265,18 @@ enum KeyCommands {
                 + "(id \(first.applicationLabel.isEmpty ? "none" : Format.hex(first.applicationLabel)); "
                 + "\(Set(deleted).sorted().joined(separator: " and ")) key)\n"
         }
+        for key in secretKeys {
+            do {
+                try keychain.delete(key)
+            } catch  where error.code == .itemNotFound {
+                continue  // another process deleted it meanwhile: the goal is reached
+            } catch {
+                throw Failure(error, doing: "cannot delete the key \(Format.quoted(key.label))")
+            }
+            text +=
+                "deleted \(SecretKeyCommands.describe(key.algorithm)) secret key \(Format.quoted(key.label)) "
+                + "(id \(key.applicationLabel.isEmpty ? "none" : Format.hex(key.applicationLabel)))\n"
+        }
         Console.print(text)
     }
 }
@@ -220,12 +284,17 @@ enum KeyCommands {
 /// Which keys a command applies to, from its -l, --id and --type options.
 struct KeySelection {
     private var query = KeyQuery()
+    private var secretQuery = SecretKeyQuery()
+    /// Whether key pairs and secret keys can match (--type and --class may rule either out).
+    private var includesPairs = true
+    private var includesSecretKeys = true
     private var terms: [String] = []
     private var spelled: [String] = []
 
     init(_ invocation: Invocation) throws(Failure) {
         if let label = invocation.value("l") {
             query.label = label
+            secretQuery.label = label
             terms.append("label \(Format.quoted(label))")
             spelled.append("-l \(Selection.shellQuoted(label))")
         }
@@ -234,16 +303,41 @@ struct KeySelection {
                 throw .usage("--id takes hexadecimal digits, not \(Format.quoted(text))")
             }
             query.applicationLabel = bytes
+            secretQuery.applicationLabel = bytes
             terms.append("id \(Format.hex(bytes))")
             spelled.append("--id \(Format.hex(bytes))")
         }
         if let name = invocation.value("type") {
-            let type = try KeyCommands.keyType(name)
-            query.type = type
-            terms.append("type \(type)")
+            if let type = SecretKeyCommands.type(named: name) {
+                secretQuery.type = type
+                includesPairs = false
+                terms.append("type \(type)")
+            } else {
+                let type = try KeyCommands.keyType(name)
+                query.type = type
+                includesSecretKeys = false
+                terms.append("type \(type)")
+            }
             spelled.append("--type \(name.lowercased())")
         }
+        if let name = invocation.value("class") {
+            switch name.lowercased() {
+            case "secret": includesPairs = false
+            case "private": query.keyClass = .private
+            case "public": query.keyClass = .public
+            default: throw .usage("--class takes secret, private or public, not \(Format.quoted(name))")
+            }
+            if query.keyClass != nil { includesSecretKeys = false }
+            terms.append("class \(name.lowercased())")
+            spelled.append("--class \(name.lowercased())")
+        }
+        if !includesPairs, !includesSecretKeys {
+            throw .usage(
+                "--type \(invocation.value("type") ?? "") and --class \(name(invocation)) exclude each other")
+        }
     }
+
+    private func name(_ invocation: Invocation) -> String { invocation.value("class") ?? "" }
 
     /// True when no criterion was given: every key matches.
     var isEmpty: Bool { terms.isEmpty }
@@ -254,18 +348,23 @@ struct KeySelection {
     /// The criteria as find-key options, for a hint.
     var arguments: String { spelled.joined(separator: " ") }
 
-    /// The matching keys, private ones first, each in the order they were added.
+    /// The matching key pair halves, private ones first, and secret keys, each in the order
+    /// they were added.
     ///
     /// - Throws: a failure when nothing matches, saying so and how to look.
-    func keys(in keychain: Keychain) throws(Failure) -> [KeyItem] {
+    func matches(in keychain: Keychain) throws(Failure) -> (keys: [KeyItem], secretKeys: [SecretKeyItem]) {
         let keys: [KeyItem]
+        let secretKeys: [SecretKeyItem]
         do {
-            keys = try keychain.keys(matching: query)
+            keys = includesPairs ? try keychain.keys(matching: query) : []
+            secretKeys = includesSecretKeys ? try keychain.secretKeys(matching: secretQuery) : []
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
-        guard keys.isEmpty else {
-            return keys.filter { $0.keyClass == .private } + keys.filter { $0.keyClass == .public }
+        guard keys.isEmpty, secretKeys.isEmpty else {
+            return (
+                keys.filter { $0.keyClass == .private } + keys.filter { $0.keyClass == .public }, secretKeys
+            )
         }
         if isEmpty {
             throw .failed(

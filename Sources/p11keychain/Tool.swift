@@ -93,7 +93,8 @@ enum Tool {
 
     /// Every command, in the order help lists them.
     static let commands: [Command] =
-        CertificateCommands.all + IdentityCommands.all + KeyCommands.all + PasswordCommands.all
+        CertificateCommands.all + IdentityCommands.all + KeyCommands.all + SecretKeyCommands.all
+        + PasswordCommands.all
         + PINCommands.all + TokenCommands.all + ModuleCommands.all
 
     /// Runs the command line and returns the exit status: 0 success, 1 failure, 2 usage error.

@@ -23,10 +23,12 @@ static const CK_MECHANISM_TYPE sign_mechanisms[] = {
     CKM_SHA512_RSA_PKCS_PSS, CKM_ECDSA, CKM_ECDSA, CKM_ECDSA_SHA1, CKM_ECDSA_SHA224,
     CKM_ECDSA_SHA256, CKM_ECDSA_SHA256, CKM_ECDSA_SHA384, CKM_ECDSA_SHA512, CKM_EDDSA,
     CKM_EDDSA, CKM_EDDSA, CKM_RSA_X_509, CKM_SHA256_HMAC, CKM_DSA, CKM_AES_CMAC,
+    CKM_SHA256_HMAC_GENERAL, CKM_AES_CMAC_GENERAL, CKM_SHA_1_HMAC, CKM_SHA512_HMAC,
 };
 static const CK_MECHANISM_TYPE crypt_mechanisms[] = {
     CKM_RSA_PKCS, CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP, CKM_RSA_PKCS_OAEP, CKM_RSA_PKCS_OAEP,
-    CKM_RSA_X_509, CKM_AES_CBC, CKM_AES_GCM, CKM_ECDSA,
+    CKM_RSA_X_509, CKM_AES_CBC, CKM_AES_GCM, CKM_ECDSA, CKM_AES_ECB, CKM_AES_CBC_PAD,
+    CKM_AES_CTR, CKM_AES_GCM,
 };
 static const CK_MECHANISM_TYPE digest_mechanisms[] = {
     CKM_SHA_1, CKM_SHA224, CKM_SHA256, CKM_SHA256, CKM_SHA384, CKM_SHA512, CKM_MD5, 0x2b0, CKM_RSA_PKCS,
@@ -40,10 +42,12 @@ static const CK_MECHANISM_TYPE key_mechanisms[] = {
     CKM_AES_KEY_GEN, CKM_GENERIC_SECRET_KEY_GEN, CKM_DES3_KEY_GEN, CKM_EC_KEY_PAIR_GEN,
 };
 static const CK_MECHANISM_TYPE wrap_mechanisms[] = {
-    CKM_AES_KEY_WRAP, CKM_RSA_PKCS_OAEP, CKM_RSA_PKCS, CKM_AES_CBC_PAD,
+    CKM_AES_KEY_WRAP, CKM_RSA_PKCS_OAEP, CKM_RSA_PKCS, CKM_AES_CBC_PAD, CKM_AES_KEY_WRAP_PAD,
+    CKM_AES_KEY_WRAP_KWP,
 };
 static const CK_MECHANISM_TYPE derive_mechanisms[] = {
     CKM_ECDH1_DERIVE, CKM_SHA256_KEY_DERIVATION, CKM_CONCATENATE_BASE_AND_KEY,
+    CKM_ECDH1_COFACTOR_DERIVE, CKM_HKDF_DERIVE, CKM_HKDF_DATA,
 };
 
 static CK_ULONG digest_code(void)
@@ -140,6 +144,73 @@ static void *natural_parameter(CK_MECHANISM_TYPE m, size_t *size)
         p->pContextData = data;
         /* Sometimes only the flag byte: the module must not read more than is claimed. */
         *size = percent(10) ? 1 : sizeof *p;
+        return p;
+    }
+    case CKM_AES_CBC: case CKM_AES_CBC_PAD: {
+        *size = percent(80) ? 16 : below(33);
+        return scratch_random(*size ? *size : 1);
+    }
+    case CKM_AES_CTR: {
+        CK_AES_CTR_PARAMS *p = (CK_AES_CTR_PARAMS *)scratch_random(sizeof *p);
+        static const CK_ULONG bits[] = { 0, 1, 8, 32, 64, 127, 128, 129 };
+        p->ulCounterBits = percent(85) ? PICK(bits) : rnd();
+        *size = sizeof *p;
+        return p;
+    }
+    case CKM_AES_GCM: {
+        CK_GCM_PARAMS *p = scratch(sizeof *p);
+        CK_VOID_PTR iv, aad;
+        inner_buffer(&iv, &p->ulIvLen);
+        inner_buffer(&aad, &p->ulAADLen);
+        p->pIv = iv;
+        p->pAAD = aad;
+        p->ulIvBits = p->ulIvLen * 8;
+        static const CK_ULONG tags[] = { 0, 64, 96, 104, 120, 128, 129, 256 };
+        p->ulTagBits = percent(85) ? PICK(tags) : rnd();
+        /* Sometimes the v2.40 layout, without ulIvBits: 40 bytes. */
+        *size = percent(20) ? sizeof *p - sizeof(CK_ULONG) : sizeof *p;
+        return p;
+    }
+    case CKM_SHA256_HMAC_GENERAL: case CKM_AES_CMAC_GENERAL: {
+        CK_ULONG *p = scratch(sizeof *p);
+        static const CK_ULONG lengths[] = { 0, 1, 16, 32, 33, 64, 65 };
+        *p = percent(85) ? PICK(lengths) : rnd();
+        *size = sizeof *p;
+        return p;
+    }
+    case CKM_ECDH1_DERIVE: case CKM_ECDH1_COFACTOR_DERIVE: {
+        CK_ECDH1_DERIVE_PARAMS *p = scratch(sizeof *p);
+        static const CK_ULONG kdfs[] = { CKD_NULL, CKD_SHA1_KDF, CKD_SHA256_KDF, CKD_SHA512_KDF, 3, 9 };
+        p->kdf = percent(85) ? PICK(kdfs) : rnd();
+        CK_VOID_PTR shared, public;
+        inner_buffer(&shared, &p->ulSharedDataLen);
+        p->pSharedData = shared;
+        if (percent(50)) { /* an uncompressed P-256-sized point, mostly off the curve */
+            uint8_t *point = scratch_random(65);
+            point[0] = 4;
+            p->pPublicData = point;
+            p->ulPublicDataLen = 65;
+        } else {
+            inner_buffer(&public, &p->ulPublicDataLen);
+            p->pPublicData = public;
+        }
+        *size = sizeof *p;
+        return p;
+    }
+    case CKM_HKDF_DERIVE: case CKM_HKDF_DATA: {
+        CK_HKDF_PARAMS *p = scratch(sizeof *p);
+        p->bExtract = (CK_BBOOL)below(3);
+        p->bExpand = (CK_BBOOL)below(3);
+        p->prfHashMechanism = digest_code();
+        static const CK_ULONG salts[] = { CKF_HKDF_SALT_NULL, CKF_HKDF_SALT_DATA, CKF_HKDF_SALT_KEY, 0, 8 };
+        p->ulSaltType = percent(90) ? PICK(salts) : rnd();
+        CK_VOID_PTR salt, info;
+        inner_buffer(&salt, &p->ulSaltLen);
+        inner_buffer(&info, &p->ulInfoLen);
+        p->pSalt = salt;
+        p->pInfo = info;
+        p->hSaltKey = pick_object();
+        *size = sizeof *p;
         return p;
     }
     default:

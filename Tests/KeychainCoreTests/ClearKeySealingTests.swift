@@ -52,7 +52,7 @@ struct ClearKeySealingTests {
             #expect(!stored.contains { $0.value == Self.scalar }, "no secret part is left in clear")
             #expect(!stored.contains { $0.value == pkcs8 })
             let reference = ObjectReference(isSessionObject: false, rowID: legacyID)
-            let signer = try later.useKey(reference, for: .sign, context: Contexts.user)
+            let signer = try later.useKey(reference, for: .sign, mechanism: nil, context: Contexts.user)
             let signature = try signer.key.sign(bytes("m"), scheme: .ecdsa(.sha256))
             let verifier = try AsymmetricKey(components: .ecPrivate(curve, scalar: Self.scalar))
             #expect(try verifier.verify(signature, message: bytes("m"), scheme: .ecdsa(.sha256)))

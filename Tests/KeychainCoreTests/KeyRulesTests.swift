@@ -76,11 +76,14 @@ struct KeyRulesTests {
                 try token.copyObject(pair.privateKey, with: [.label: bytes("copy")], context: Contexts.user),
                 try token.copyObject(pair.privateKey, with: [.token: Self.no], context: Contexts.user),
             ]
-            let verifier = try token.useKey(pair.publicKey, for: .verify, context: Contexts.user).key
+            let verifier = try token.useKey(
+                pair.publicKey, for: .verify, mechanism: nil, context: Contexts.user
+            ).key
             try token.destroyObject(pair.privateKey, context: Contexts.user)
             let message = bytes("signed by a copy")
             for copy in copies {
-                let signer = try token.useKey(copy, for: .sign, keyType: .ec, context: Contexts.user)
+                let signer = try token.useKey(
+                    copy, for: .sign, keyType: .ec, mechanism: nil, context: Contexts.user)
                 let signature = try signer.key.sign(message, scheme: .ecdsa(.sha256))
                 #expect(try verifier.verify(signature, message: message, scheme: .ecdsa(.sha256)))
             }
@@ -115,10 +118,10 @@ struct KeyRulesTests {
             #expect(found == [imported])
             #expect(try token.attributes(of: imported, context: Contexts.readWrite)[.value] == nil)
             expectKeychainError(.userNotLoggedIn) {
-                _ = try token.useKey(imported, for: .sign, context: Contexts.readWrite)
+                _ = try token.useKey(imported, for: .sign, mechanism: nil, context: Contexts.readWrite)
             }
             try token.logIn(.user, pin: bytes("user-pin-0000"))
-            _ = try token.useKey(imported, for: .sign, context: Contexts.user).key.sign(
+            _ = try token.useKey(imported, for: .sign, mechanism: nil, context: Contexts.user).key.sign(
                 [1], scheme: .ecdsa(.sha256))
         }
     }
@@ -146,16 +149,18 @@ struct KeyRulesTests {
             let pair = try generate(
                 token, publicTemplate: [.verify: Self.no], privateTemplate: [.sign: Self.no])
             expectKeychainError(.keyFunctionNotPermitted) {
-                _ = try token.useKey(pair.privateKey, for: .sign, context: Contexts.user)
+                _ = try token.useKey(pair.privateKey, for: .sign, mechanism: nil, context: Contexts.user)
             }
             expectKeychainError(.keyFunctionNotPermitted) {
-                _ = try token.useKey(pair.publicKey, for: .verify, context: Contexts.user)
+                _ = try token.useKey(pair.publicKey, for: .verify, mechanism: nil, context: Contexts.user)
             }
             expectKeychainError(.keyTypeInconsistent) {
-                _ = try token.useKey(pair.privateKey, for: .decrypt, keyType: .rsa, context: Contexts.user)
+                _ = try token.useKey(
+                    pair.privateKey, for: .decrypt, keyType: .rsa, mechanism: nil, context: Contexts.user)
             }
             #expect(
-                try token.useKey(pair.privateKey, for: .decrypt, context: Contexts.user).needsPINForEachUse
+                try token.useKey(pair.privateKey, for: .decrypt, mechanism: nil, context: Contexts.user)
+                    .needsPINForEachUse
                     == false)
         }
     }

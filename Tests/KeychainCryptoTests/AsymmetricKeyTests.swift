@@ -145,6 +145,7 @@ import Testing
             try AsymmetricKey(privateKeyDER: [0x30, 0x03, 0x02, 0x01, 0x00])
         }
         #expect(throws: CryptoError.self) { try AsymmetricKey(subjectPublicKeyInfo: []) }
-        #expect(throws: CryptoError.self) { try AsymmetricKey.generate(.rsa(bits: 1024)) }
+        #expect(throws: CryptoError.self) { try AsymmetricKey.generate(.rsa(bits: 1023)) }
+        #expect(throws: CryptoError.self) { try AsymmetricKey.generate(.rsa(bits: 8200)) }
     }
 }

@@ -319,8 +319,10 @@ extension ModuleTests {
         func unsupportedClass() throws {
             try withToken { token throws in
                 let session = try token.openSession()
+                // Domain parameters (v2.40 §4.13): a class this token has no objects of.
                 let template = [
-                    Attribute(CKA_CLASS, ulong: CKO_SECRET_KEY), Attribute(CKA_KEY_TYPE, ulong: CKK_AES),
+                    Attribute(CKA_CLASS, ulong: CKO_DOMAIN_PARAMETERS),
+                    Attribute(CKA_KEY_TYPE, ulong: CKK_DSA),
                     Attribute(CKA_VALUE, [UInt8](repeating: 7, count: 16)),
                 ]
                 let rv = try token.create(template, in: session).0

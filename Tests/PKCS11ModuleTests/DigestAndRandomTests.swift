@@ -275,12 +275,44 @@ extension ModuleTests {
             }
         }
 
-        @Test("C_SeedRandom returns CKR_RANDOM_SEED_NOT_SUPPORTED")
+        @Test(
+            "C_SeedRandom mixes the caller's bytes in and returns CKR_OK; random bytes still differ afterwards"
+        )
         func seedRandom() throws {
             try withToken { token throws in
                 let session = try token.openSession(readWrite: false)
                 var seed: [UInt8] = [1, 2, 3, 4]
-                #expect(try token.m.C_SeedRandom(session, &seed, 4) == CKR_RANDOM_SEED_NOT_SUPPORTED)
+                #expect(try token.m.C_SeedRandom(session, &seed, 4) == CKR_OK)
+                #expect(try token.m.C_SeedRandom(session, nil, 0) == CKR_OK)
+                // A seed longer than the generator's additional input is mixed in too.
+                var long = [UInt8](repeating: 0x5A, count: 100_000)
+                #expect(try token.m.C_SeedRandom(session, &long, CK_ULONG(long.count)) == CKR_OK)
+                // The same seed twice does not make the generator repeat itself.
+                var first = [UInt8](repeating: 0, count: 32)
+                var second = [UInt8](repeating: 0, count: 32)
+                #expect(try token.m.C_SeedRandom(session, &seed, 4) == CKR_OK)
+                #expect(try token.m.C_GenerateRandom(session, &first, 32) == CKR_OK)
+                #expect(try token.m.C_SeedRandom(session, &seed, 4) == CKR_OK)
+                #expect(try token.m.C_GenerateRandom(session, &second, 32) == CKR_OK)
+                #expect(first != second)
+                #expect(first != [UInt8](repeating: 0, count: 32))
+            }
+        }
+
+        @Test(
+            "C_SeedRandom refuses NULL with a length and wild lengths: CKR_ARGUMENTS_BAD; a bad session is refused"
+        )
+        func seedRandomBadArguments() throws {
+            try withToken { token throws in
+                let session = try token.openSession(readWrite: false)
+                #expect(try token.m.C_SeedRandom(session, nil, 16) == CKR_ARGUMENTS_BAD)
+                var seed: [UInt8] = [1]
+                for length in [CK_ULONG.max, CK_ULONG(Int.max), CK_ULONG(1 << 20) + 1] {
+                    #expect(
+                        try token.m.C_SeedRandom(session, &seed, length) == CKR_ARGUMENTS_BAD,
+                        "length \(length)")
+                }
+                #expect(try token.m.C_SeedRandom(session + 1000, &seed, 1) == CKR_SESSION_HANDLE_INVALID)
             }
         }
 
@@ -327,8 +359,8 @@ extension ModuleTests {
                 let session = try token.openSession()
                 var mechanism = CK_MECHANISM(
                     mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), pParameter: nil, ulParameterLen: 0)
-                var generate = CK_MECHANISM(
-                    mechanism: CK_MECHANISM_TYPE(CKM_AES_KEY_GEN), pParameter: nil, ulParameterLen: 0)
+                // CKM_RSA_PKCS generates, wraps and derives nothing.
+                var generate = mechanism
                 var unknown = CK_MECHANISM(mechanism: 0x8000_1234, pParameter: nil, ulParameterLen: 0)
                 var data = [UInt8](repeating: 1, count: 32)
                 var output = [UInt8](repeating: 0, count: 256)

@@ -23,6 +23,56 @@
 #define CKR_OPERATION_CANCEL_FAILED 0x00000202UL
 #endif
 
+/* Secret keys, wrapping and derivation (v3.0 §2.3.7, §2.14, §2.43, §4.10). */
+#ifndef CKK_EC_MONTGOMERY
+#define CKK_EC_MONTGOMERY 0x00000041UL
+#endif
+#ifndef CKK_SHA224_HMAC
+#define CKK_SHA224_HMAC 0x0000002EUL
+#endif
+#ifndef CKM_EC_MONTGOMERY_KEY_PAIR_GEN
+#define CKM_EC_MONTGOMERY_KEY_PAIR_GEN 0x00001056UL
+#endif
+#ifndef CKM_AES_KEY_WRAP_KWP
+#define CKM_AES_KEY_WRAP_KWP 0x0000210BUL
+#endif
+#ifndef CKM_HKDF_DERIVE
+#define CKM_HKDF_DERIVE 0x0000402AUL
+#endif
+#ifndef CKM_HKDF_DATA
+#define CKM_HKDF_DATA 0x0000402BUL
+#endif
+#ifndef CKM_HKDF_KEY_GEN
+#define CKM_HKDF_KEY_GEN 0x0000402CUL
+#endif
+#ifndef CKK_HKDF
+#define CKK_HKDF 0x00000042UL
+#endif
+#ifndef CKF_HKDF_SALT_NULL
+#define CKF_HKDF_SALT_NULL 0x00000001UL
+#define CKF_HKDF_SALT_DATA 0x00000002UL
+#define CKF_HKDF_SALT_KEY 0x00000004UL
+#endif
+#ifndef CKD_SHA224_KDF
+#define CKD_SHA224_KDF 0x00000005UL
+#define CKD_SHA256_KDF 0x00000006UL
+#define CKD_SHA384_KDF 0x00000007UL
+#define CKD_SHA512_KDF 0x00000008UL
+#endif
+
+/* CK_HKDF_PARAMS (v3.0 §2.43.2). */
+typedef struct CK_HKDF_PARAMS {
+    CK_BBOOL bExtract;
+    CK_BBOOL bExpand;
+    CK_MECHANISM_TYPE prfHashMechanism;
+    CK_ULONG ulSaltType;
+    CK_BYTE_PTR pSalt;
+    CK_ULONG ulSaltLen;
+    CK_OBJECT_HANDLE hSaltKey;
+    CK_BYTE_PTR pInfo;
+    CK_ULONG ulInfoLen;
+} CK_HKDF_PARAMS;
+
 /* ---- PKCS#11 v3.0 interface types ---- */
 typedef struct CK_INTERFACE {
     CK_CHAR *pInterfaceName;
