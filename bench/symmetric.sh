@@ -15,12 +15,12 @@
 # never pays for setting a key per message; a PKCS#11 module that keeps the
 # key's OpenSSL state between C_*Init calls need not either. Rates on both
 # sides are per second of CPU time (openssl speed divides by its CPU user time
-# unless given -elapsed; p11symmetric by its own user + system time). The whole sequence runs BENCH_SYMMETRIC_ROUNDS
-# times, interleaved (openssl, p11keychain, SoftHSM2), and every figure is the
-# median of its rounds. Prints a markdown table (also written to
-# bench/results/symmetric.md, the raw lines beside it in symmetric.txt) with
-# the ratios and the targets of issue 9: AES-GCM ≥ 0.8×, HMAC ≥ 0.7×,
-# ECDH ≥ 0.8× of openssl speed.
+# unless given -elapsed; p11symmetric by its own user + system time). The
+# whole sequence runs BENCH_SYMMETRIC_ROUNDS times, interleaved (openssl,
+# p11keychain, SoftHSM2), and every figure is the median of its rounds. Prints
+# a markdown table (also written to bench/results/symmetric.md, the raw lines
+# beside it in symmetric.txt) with the ratios and the targets of issue 9:
+# AES-GCM ≥ 0.8×, HMAC ≥ 0.7×, ECDH ≥ 0.8× of openssl speed.
 #
 # Settings (environment):
 #   BENCH_SYMMETRIC_SECONDS=3        seconds per measurement
