@@ -125,7 +125,9 @@ assert_not_contains() {
 assert_line() {
     grep -qE -- "$2" <<<"$1" && return
     local got
-    got=$(if [[ -n ${4:-} ]]; then grep -E -- "$4" <<<"$1"; else printf '%s' "$1"; fi)
+    # `|| true`: a SHOW that matches no line must not end the test under `set -e` before
+    # the message says what was expected.
+    got=$(if [[ -n ${4:-} ]]; then grep -E -- "$4" <<<"$1" || true; else printf '%s' "$1"; fi)
     fail "$3: expected a line matching /$2/, got: $(summarize "${got:-(no line matching /${4:-}/)}")"
 }
 
