@@ -114,6 +114,8 @@ extension Token {
     func checkImportedKeySize(_ object: NewObject) throws(CoreError) {
         guard object.attributes.ulong(.keyType) == KeyType.rsa.rawValue,
             let info = object.attributes[.publicKeyInfo],
+            // try?: the SPKI was just derived from a key OpenSSL parsed (NewObject); one that
+            // did not parse again would already have been refused there, so nothing is lost.
             let key = try? AsymmetricKey(subjectPublicKeyInfo: info)
         else { return }
         let sizes = rsaKeySizes

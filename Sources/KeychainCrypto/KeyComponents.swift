@@ -42,6 +42,8 @@ extension AsymmetricKey {
     public convenience init(components: KeyComponents) throws(CryptoError) {
         let invalid = CryptoError(.invalidInput, "the key parts do not make a valid key")
         switch components {
+        // try? below: every OpenSSL failure of a raw key is the same answer to the caller, bytes
+        // that make no key (`invalid`); the detail is not the caller's to act on.
         case .ed25519Public(let bytes), .ed448Public(let bytes), .x25519Public(let bytes),
             .x448Public(let bytes):
             guard let algorithm = components.octetStringAlgorithm,

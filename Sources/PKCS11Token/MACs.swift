@@ -118,6 +118,7 @@ func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJE
         let idle = session.idleMAC
         session.idleMAC = nil
         let mac: MessageAuthentication
+        // try?: a kept MAC that cannot restart is simply not reused; a fresh one is made below.
         if let idle, idle.key === key.value, idle.algorithm == kind.algorithm, (try? idle.mac.reset()) != nil
         {
             mac = idle.mac
