@@ -14,6 +14,8 @@ packages=(
     softhsm2
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # the clients tested with token keys (test_ssh.sh, test_curl.sh, test_gnutls.sh; gnutls-bin above)
+    openssh-client openssh-server curl
 )
 
 missing=()
