@@ -161,6 +161,24 @@ CONF
     assert_logged_in_with "$TEST_TMP/ssh-ec.pub" "ssh -I with the EC key"
 }
 
+test_ssh_logs_in_with_the_tokens_p384_and_p521_keys() {
+    init_pins
+    local label
+    for label in p384 p521; do
+        ok pk11 --login --pin "$USER_PIN" --keypairgen --key-type "EC:secp${label#p}r1" --label "ssh-$label"
+    done
+    ok ssh-keygen -D "$P11KEYCHAIN_MODULE"
+    printf '%s\n' "$RUN_OUT" | grep -E '^ecdsa-' >"$TEST_TMP/token.pub" || true
+    start_sshd "$TEST_TMP/token.pub"
+    askpass "$USER_PIN"
+    for label in p384 p521; do
+        grep -E "^ecdsa-sha2-nist$label .* ssh-$label\$" "$TEST_TMP/token.pub" >"$TEST_TMP/ssh-$label.pub" ||
+            fail "ssh-keygen -D lists no ecdsa-sha2-nist$label key ssh-$label: $(summarize "$RUN_OUT")"
+        ssh_login -I "$P11KEYCHAIN_MODULE" -o IdentitiesOnly=yes -o IdentityFile="$TEST_TMP/ssh-$label.pub"
+        assert_logged_in_with "$TEST_TMP/ssh-$label.pub" "ssh -I with the $label key"
+    done
+}
+
 test_ssh_with_identities_only_offers_no_token_key_that_no_identity_file_names() {
     ssh_keys
     start_sshd "$TEST_TMP/token.pub"
