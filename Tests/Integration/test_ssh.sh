@@ -8,19 +8,25 @@
 # test checks it is the token's. The PIN reaches ssh and ssh-add through
 # SSH_ASKPASS (SSH_ASKPASS_REQUIRE=force: no terminal needed).
 #
+# Under P11KEYCHAIN_TEST_SOFTHSM=1 the logins fail: SoftHSM2 gives keys made
+# with no --id an empty CKA_ID, and OpenSSH pairs a public key with its
+# private key by CKA_ID (p11keychain derives it from the public key).
+#
 # ssh and the agent read no user configuration (-F none or a file of the
 # test's) and no known_hosts outside $TEST_TMP.
 
 SSHD=/usr/sbin/sshd
 
 # ssh_keys: the token's PINs, an RSA key "ssh-rsa" and an EC key "ssh-ec"
-# (their CKA_IDs in $TEST_TMP/LABEL.id); `ssh-keygen -D` writes their public
-# keys (comment: the label) to $TEST_TMP/ssh-rsa.pub and $TEST_TMP/ssh-ec.pub,
-# all of them to $TEST_TMP/token.pub.
+# (their CKA_IDs in $TEST_TMP/LABEL.id), and beside them an Ed25519 key, which
+# OpenSSH 9.2 skips ("skipping unsupported key type") without losing the
+# others; `ssh-keygen -D` writes the public keys it lists (comment: the label)
+# to $TEST_TMP/token.pub, those of the RSA and EC key to $TEST_TMP/ssh-rsa.pub
+# and $TEST_TMP/ssh-ec.pub.
 ssh_keys() {
     init_pins
     local spec label
-    for spec in rsa:2048/ssh-rsa EC:prime256v1/ssh-ec; do
+    for spec in rsa:2048/ssh-rsa EC:edwards25519/ssh-ed EC:prime256v1/ssh-ec; do
         label=${spec#*/}
         ok pk11 --login --pin "$USER_PIN" --keypairgen --key-type "${spec%/*}" --label "$label"
         sed -nE 's/^ +ID: +([0-9a-f]+)$/\1/p' <<<"$RUN_OUT" | sort -u >"$TEST_TMP/$label.id"
