@@ -14,6 +14,9 @@ packages=(
     softhsm2
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # p11-kit server / p11-kit-client.so, the remote-token recipe (network namespaces, ssh -R)
+    # and the shipped systemd units (systemd-analyze, systemd-socket-activate)
+    p11-kit-modules iproute2 openssh-client openssh-server systemd
 )
 
 missing=()

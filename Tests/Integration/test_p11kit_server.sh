@@ -112,3 +112,35 @@ test_p11kit_rpc_carries_only_the_mechanisms_it_knows() {
     assert_no_line "$remote" '^ +ECDSA-SHA256,' "mechanism list through p11-kit server (p11-kit 0.24 drops it)"
     assert_no_line "$remote" '^ +EDDSA,' "mechanism list through p11-kit server (p11-kit 0.24 drops it)"
 }
+
+test_the_shipped_systemd_units_verify_and_their_command_serves_the_token() {
+    local socket_unit=$IT_REPO/conf/p11keychain-server.socket service_unit=$IT_REPO/conf/p11keychain-server@.service
+    mkdir -m 0700 "$TEST_TMP/run"
+    # systemd-analyze needs a runtime directory for --user; it prints nothing for sound units.
+    ok env XDG_RUNTIME_DIR="$TEST_TMP/run" systemd-analyze verify --user "$socket_unit" "$service_unit"
+    assert_eq "" "$RUN_OUT" "systemd-analyze verify --user of the shipped units"
+    assert_line "$(cat "$socket_unit")" '^Accept=yes$' "the socket unit (one p11-kit remote per connection)" 'Accept'
+
+    # The service's command, with the module under test in place of the
+    # installed one, run per connection as systemd would (stdin/stdout = the connection).
+    local exec
+    exec=$(sed -nE 's/^ExecStart=//p' "$service_unit")
+    [[ $exec == *"/usr/lib/x86_64-linux-gnu/pkcs11/libp11keychain-pkcs11.so"* ]] ||
+        fail "ExecStart of $service_unit does not name the installed module: $exec"
+    exec=${exec//\/usr\/lib\/x86_64-linux-gnu\/pkcs11\/libp11keychain-pkcs11.so/$P11KEYCHAIN_MODULE}
+    make_cert unit-cert "/CN=unit-cert"
+    ok pk11 --write-object "$CERTS/unit-cert.der" --type cert --label unit-cert
+    # systemd-socket-activate passes on only the variables named by -E (the user
+    # manager gives the service HOME and XDG_*, hence the default store).
+    # shellcheck disable=SC2086 # the command line is split as systemd splits it (no quotes in it)
+    timeout -k 5 60 systemd-socket-activate --listen="$TEST_TMP/run/pkcs11.sock" --accept --inetd \
+        -E P11KEYCHAIN_DIR -E P11KEYCHAIN_CONF $exec \
+        >"$TEST_TMP/activate.log" 2>&1 &
+    local pid=$!
+    defer "kill $pid 2>/dev/null; wait $pid 2>/dev/null || true"
+    wait_for_line "$TEST_TMP/activate.log" '^Listening on ' 10 "$pid" ||
+        fail "systemd-socket-activate did not listen: $(summarize "$(cat "$TEST_TMP/activate.log")")"
+    export P11_KIT_SERVER_ADDRESS="unix:path=$TEST_TMP/run/pkcs11.sock"
+    ok pkcs11-tool --module "$P11KIT_CLIENT" -O
+    assert_line "$RUN_OUT" '^ +label: +unit-cert$' "a certificate through the units' command" 'label'
+}
