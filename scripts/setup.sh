@@ -16,6 +16,9 @@ packages=(
     python3 python3-cryptography
     # the clients tested with token keys (test_ssh.sh, test_curl.sh, test_gnutls.sh; gnutls-bin above)
     openssh-client openssh-server curl
+    # p11-kit server / p11-kit-client.so, the remote-token recipe (network namespaces, ssh -R)
+    # and the shipped systemd units (systemd-analyze, systemd-socket-activate)
+    p11-kit-modules iproute2 systemd
 )
 
 missing=()
