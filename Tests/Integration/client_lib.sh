@@ -38,7 +38,14 @@ start_verifying_server() {
     defer "kill $SERVER_PID 2>/dev/null || true"
     wait_for_line "$out" '^ACCEPT ' 30 "$SERVER_PID" ||
         fail "openssl s_server did not start listening: $(summarize "$(cat "$out")")"
-    PORT=$(sed -nE 's/^ACCEPT 127\.0\.0\.1:([0-9]+)$/\1/p' "$out")
+    # The line may be seen half written ("ACCEPT 127.0.0.1:42"): read the port
+    # once the file ends with its newline.
+    local deadline=$((SECONDS + 5))
+    PORT=
+    while [[ -z $PORT ]] && ((SECONDS < deadline)); do
+        [[ -z $(tail -c 1 "$out") ]] && PORT=$(sed -nE 's/^ACCEPT 127\.0\.0\.1:([0-9]+)$/\1/p' "$out")
+        [[ -n $PORT ]] || sleep 0.02
+    done
     [[ -n $PORT ]] || fail "no port in s_server's ACCEPT line: $(grep ACCEPT "$out")"
     note "s_server (pid $SERVER_PID) listens on 127.0.0.1:$PORT, trusting $(basename "$client_ca")"
 }
