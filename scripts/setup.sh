@@ -14,6 +14,9 @@ packages=(
     softhsm2
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # NSS, Java (SunPKCS11; the JRE's module image has jdk.compiler, so `java Sign.java` runs
+    # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh)
+    libnss3-tools openjdk-17-jre-headless python3-venv
 )
 
 missing=()
