@@ -19,6 +19,9 @@ packages=(
     # p11-kit server / p11-kit-client.so, the remote-token recipe (network namespaces, ssh -R)
     # and the shipped systemd units (systemd-analyze, systemd-socket-activate)
     p11-kit-modules iproute2 systemd
+    # NSS, Java (SunPKCS11; the JRE's module image has jdk.compiler, so `java Sign.java` runs
+    # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh)
+    libnss3-tools openjdk-17-jre-headless python3-venv
 )
 
 missing=()

@@ -487,6 +487,18 @@ extension NewObject {
                 .duplicateItem, "a certificate with the same issuer and serial number is already stored")
     }
 
+    /// True when a caller's CKA_SERIAL_NUMBER is the certificate's serial given as the bare
+    /// INTEGER content bytes rather than the DER INTEGER PKCS#11 3.0 §4.6.3 asks for. Java's
+    /// SunPKCS11 keystore writes it so (`BigInteger.toByteArray()`, minimal two's complement,
+    /// which is exactly the DER content), and so do other clients that copy X.509 field by
+    /// field. The value is compared with this certificate's own content bytes, so only the
+    /// same number in the same minimal form is accepted (0x80 is not 0x00 0x80); the stored
+    /// attribute is still the DER INTEGER, so finds by the DER form keep working.
+    private static func isSerialContent(_ supplied: [UInt8], of certificate: X509Certificate) -> Bool {
+        let content = certificate.serialNumberContent
+        return !content.isEmpty && supplied == content
+    }
+
     /// Derives the certificate attributes of DESIGN §4 from CKA_VALUE and returns the
     /// uniqueness key (certificate type, issuer, serial).
     private static func deriveCertificate(_ attributes: inout AttributeSet) throws(CoreError)
@@ -513,7 +525,9 @@ extension NewObject {
             .hashOfSubjectPublicKey: certificate.publicKeyHash,
         ]
         for (type, value) in derived {
-            if let supplied = attributes[type], supplied != value {
+            if let supplied = attributes[type], supplied != value,
+                !(type == .serialNumber && isSerialContent(supplied, of: certificate))
+            {
                 throw CoreError(
                     .attributeValueInvalid, "attribute \(type) contradicts the certificate DER")
             }
