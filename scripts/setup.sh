@@ -10,8 +10,8 @@ packages=(
     p11-kit gnutls-bin opensc openssl sqlite3 util-linux
     # OpenSSL's PKCS#11 engine (libp11) for openssl req/s_server with token keys; xxd for the raw scans
     libengine-pkcs11-openssl xxd
-    # SoftHSM2, measured beside p11keychain by the benchmark
-    softhsm2
+    # SoftHSM2, measured beside p11keychain by the benchmark (jq reads its JSON)
+    softhsm2 jq
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
     # the clients tested with token keys (test_ssh.sh, test_curl.sh, test_gnutls.sh; gnutls-bin above)

@@ -222,8 +222,9 @@ public final class Token: @unchecked Sendable {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
         try checkImportedKeySize(object)
         return try lock.withLock { () throws(CoreError) in
-            // A private key written again exactly as stored is not stored twice (KeyReimport.swift).
-            if let stored = try storedTwinLocked(of: object, context: context) { return stored }
+            // A private key a failed multi-object write left behind, written again exactly as
+            // stored, is taken up again rather than stored twice (KeyReimport.swift).
+            if let stored = try storedOrphanTwinLocked(of: object, context: context) { return stored }
             return try insertLocked(object, context: context)
         }
     }

@@ -40,8 +40,8 @@ jsign() {
 # $TEST_TMP/data with the public key of the certificate Sign.java read from the token.
 assert_openssl_verifies() {
     openssl x509 -inform der -in "$TEST_TMP/signed/$1.der" -noout -pubkey >"$TEST_TMP/$1.pub"
-    ok openssl dgst -sha256 -verify "$TEST_TMP/$1.pub" -signature "$TEST_TMP/signed/$1.sig" "$TEST_TMP/data"
-    assert_contains "$RUN_OUT" "Verified OK" "openssl's check of the signature Java made with $1"
+    assert_sha256_signature_verifies "$TEST_TMP/$1.pub" "$TEST_TMP/signed/$1.sig" "$TEST_TMP/data" \
+        "openssl's check of the signature Java made with $1"
 }
 
 # private_key_ids: the CKA_IDs (hex) of the token's private keys, one a line, sorted.

@@ -6,14 +6,15 @@ PYTHON_PKCS11_VERSION=0.10.1
 PY_VENV=$IT_BUILD/python-venv
 
 # python_setup: the token gets its PINs; $PY is a Python with python-pkcs11, installed from
-# PyPI into $PY_VENV once (python3-venv; the wheel needs no compiler).
+# PyPI into $PY_VENV once (Debian's /usr/bin/python3 with python3-venv, whatever python3
+# comes first on PATH: the cp311 wheel needs no compiler).
 python_setup() {
     init_pins
     PY=$PY_VENV/bin/python
-    if ! "$PY" -c "import pkcs11" 2>/dev/null; then
+    if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('python-pkcs11') != '$PYTHON_PKCS11_VERSION')" 2>/dev/null; then
         note "installing python-pkcs11 $PYTHON_PKCS11_VERSION into $PY_VENV"
         rm -rf "$PY_VENV"
-        ok python3 -m venv "$PY_VENV"
+        ok /usr/bin/python3 -m venv "$PY_VENV"
         ok timeout 300 "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check \
             "python-pkcs11==$PYTHON_PKCS11_VERSION"
     fi
@@ -56,8 +57,8 @@ test_python_pkcs11_finds_by_label_signs_and_verifies_ec_and_rsa() {
         openssl x509 -in "$CERTS/$name.pem" -outform der -out "$CERTS/$name.der"
         assert_same_file "$CERTS/$name.der" "$TEST_TMP/signed/$name.der" "certificate python-pkcs11 found as $name"
         # openssl, outside PKCS#11, checks the token's signature with the certificate's key.
-        ok openssl dgst -sha256 -verify "$CERTS/$name.pub" -signature "$TEST_TMP/signed/$name.sig" "$TEST_TMP/data"
-        assert_contains "$RUN_OUT" "Verified OK" "openssl's check of the signature python-pkcs11 made with $name"
+        assert_sha256_signature_verifies "$CERTS/$name.pub" "$TEST_TMP/signed/$name.sig" "$TEST_TMP/data" \
+            "openssl's check of the signature python-pkcs11 made with $name"
     done
 }
 

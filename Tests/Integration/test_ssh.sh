@@ -58,10 +58,7 @@ free_port() {
 start_sshd() {
     [[ $(id -u) == 0 ]] || fail "needs root: sshd runs as root to log root in"
     [[ -x $SSHD ]] || fail "$SSHD is missing (install openssh-server; scripts/setup.sh does)"
-    if [[ ! -d /run/sshd ]]; then # sshd's privilege-separation directory
-        mkdir -p /run/sshd
-        defer "rmdir /run/sshd 2>/dev/null || true"
-    fi
+    ensure_run_sshd
     local dir=$TEST_TMP/sshd attempt
     mkdir -p "$dir"
     ssh-keygen -q -t ed25519 -N '' -C sshd-host -f "$dir/host_key"
@@ -214,12 +211,7 @@ start_agent() {
     timeout 120 ssh-agent -D -a "$SSH_AUTH_SOCK" "$@" </dev/null >"$TEST_TMP/agent.log" 2>&1 &
     AGENT_PID=$!
     defer "kill $AGENT_PID 2>/dev/null || true"
-    local deadline=$((SECONDS + 30))
-    until [[ -S $SSH_AUTH_SOCK ]]; do
-        kill -0 "$AGENT_PID" 2>/dev/null || fail "ssh-agent exited: $(summarize "$(cat "$TEST_TMP/agent.log")")"
-        ((SECONDS < deadline)) || fail "ssh-agent made no socket in 30 s"
-        sleep 0.05
-    done
+    wait_for_socket "$SSH_AUTH_SOCK" 30 "$AGENT_PID" "ssh-agent"
     note "ssh-agent (pid $AGENT_PID) on $SSH_AUTH_SOCK"
 }
 

@@ -122,10 +122,15 @@ extension ModuleTests {
             }
         }
 
+        /// How a second private key differs from a stored one.
+        enum KeyDifference: CaseIterable, Sendable {
+            case label, usage, id, keyMaterial
+        }
+
         @Test(
             "A private key that differs from a stored one in anything is stored as a new object",
-            arguments: ["label", "usage", "id", "key"])
-        func differingKeyIsStoredAgain(difference: String) throws {
+            arguments: KeyDifference.allCases)
+        func differingKeyIsStoredAgain(difference: KeyDifference) throws {
             try withLoggedInToken { token, session throws in
                 let scalar = randomP256Scalar()
                 let id = Attribute(CKA_ID, string: "alias")
@@ -133,19 +138,49 @@ extension ModuleTests {
                     ecPrivateKeyTemplate(scalar: scalar, label: "", extra: [id]), in: session)
                 let other: [Attribute] =
                     switch difference {
-                    case "label": ecPrivateKeyTemplate(scalar: scalar, label: "other", extra: [id])
-                    case "usage":
+                    case .label: ecPrivateKeyTemplate(scalar: scalar, label: "other", extra: [id])
+                    case .usage:
                         ecPrivateKeyTemplate(
                             scalar: scalar, label: "", extra: [id, Attribute(CKA_DERIVE, bool: true)])
-                    case "id":
+                    case .id:
                         ecPrivateKeyTemplate(
                             scalar: scalar, label: "", extra: [Attribute(CKA_ID, string: "b")])
-                    default: ecPrivateKeyTemplate(scalar: randomP256Scalar(), label: "", extra: [id])
+                    case .keyMaterial:
+                        ecPrivateKeyTemplate(scalar: randomP256Scalar(), label: "", extra: [id])
                     }
                 let created = try token.createObject(other, in: session)
                 #expect(created != stored)
                 #expect(
                     try token.find([Attribute(CKA_CLASS, ulong: CKO_PRIVATE_KEY)], in: session).count == 2)
+            }
+        }
+
+        @Test("A key whose CKA_ID a certificate has is no orphan: writing it again stores a second object")
+        func keyWithCertificateIsStoredAgain() throws {
+            let certificate = try TestCertificate.make(subject: "/CN=Paired", serial: 9)
+            try withLoggedInToken { token, session throws in
+                let keyTemplate = ecPrivateKeyTemplate(
+                    scalar: randomP256Scalar(), label: "", extra: [Attribute(CKA_ID, string: "paired")])
+                let key = try token.createObject(keyTemplate, in: session)
+                let fields = try DER.fields(of: certificate.der)
+                _ = try token.createObject(
+                    try javaCertificateTemplate(
+                        certificate.der, serial: Array(try DER.contents(fields.serial[...])), alias: "paired"),
+                    in: session)
+                let again = try token.createObject(keyTemplate, in: session)
+                #expect(again != key)
+            }
+        }
+
+        @Test("Writing an orphan key again in a read-only session is refused like any write")
+        func orphanTwinInReadOnlySessionIsRefused() throws {
+            try withLoggedInToken { token, session throws in
+                let keyTemplate = ecPrivateKeyTemplate(
+                    scalar: randomP256Scalar(), label: "", extra: [Attribute(CKA_ID, string: "orphan")])
+                _ = try token.createObject(keyTemplate, in: session)
+                let readOnly = try token.openSession(readWrite: false)
+                let (rv, _) = try token.create(keyTemplate, in: readOnly)
+                #expect(rv == CKR_SESSION_READ_ONLY, "got \(rvName(rv))")
             }
         }
     }
