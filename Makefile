@@ -59,8 +59,9 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 P11KIT_MODULE_DIR ?= $(or $(shell pkg-config --variable p11_module_configs p11-kit-1 2>/dev/null),/usr/share/p11-kit/modules)
 MODULE_DIR = $(LIBDIR)/pkcs11
 
-RELEASE_MODULE = .build/release/libp11keychain-pkcs11.so
-RELEASE_CLI = .build/release/p11keychain
+# The products installed; the tests point these at the build under test.
+RELEASE_MODULE ?= .build/release/libp11keychain-pkcs11.so
+RELEASE_CLI ?= .build/release/p11keychain
 
 INSTALLED = \
 	$(MODULE_DIR)/libp11keychain-pkcs11.so \

@@ -14,6 +14,8 @@ packages=(
     softhsm2
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # make install / the .deb (dpkg-architecture, dpkg-shlibdeps) and the man page checks
+    dpkg-dev man-db groff-base
 )
 
 missing=()
