@@ -27,7 +27,7 @@ die() {
     exit 1
 }
 
-for tool in dpkg-deb dpkg-shlibdeps make gzip; do
+for tool in dpkg-deb dpkg-shlibdeps make gzip strip; do
     command -v "$tool" >/dev/null || die "$tool is missing (scripts/setup.sh installs dpkg-dev)"
 done
 VERSION=$(tr -d ' \n' <"$REPO/VERSION")
@@ -40,6 +40,10 @@ root=$work/pkgroot
 
 make -s -C "$REPO" install DESTDIR="$root" PREFIX=/usr >/dev/null
 gzip -9n "$root"/usr/share/man/man1/p11keychain.1 "$root"/usr/share/man/man5/p11keychain.conf.5
+# As Debian packages do: no symbol tables beyond the dynamic ones (the module's C_* stay).
+strip --strip-unneeded --remove-section=.comment --remove-section=.note \
+    "$root"/usr/lib/*/pkcs11/libp11keychain-pkcs11.so
+strip --remove-section=.comment --remove-section=.note "$root/usr/bin/p11keychain"
 
 # Depends: dpkg-shlibdeps wants a source tree (debian/control) and the package's root
 # (DEBIAN/) to tell the package's own files from the system's.
@@ -73,5 +77,5 @@ CONTROL
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 
 deb=$OUT/p11keychain_${VERSION}_${ARCH}.deb
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Zgzip --build "$root" "$deb" >/dev/null
 echo "$deb"

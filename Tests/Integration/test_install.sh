@@ -194,7 +194,8 @@ test_the_deb_installs_works_without_the_toolchain_and_purges_cleanly() {
     assert_contains "$out" "p11keychain $version" "installed p11keychain --version"
     assert_line "$out" "^login +read-write" "installed p11keychain list-tokens" "login"
     assert_contains "$out" "/usr/lib/$arch/pkcs11/libp11keychain-pkcs11.so" "module-path / p11-kit list-modules"
-    assert_line "$out" "^module: p11keychain" "p11-kit list-modules shows the package's registration" "module:"
+    assert_line "$out" "^p11keychain: /usr/lib/$arch/pkcs11/libp11keychain-pkcs11.so\$" \
+        "p11-kit list-modules shows the package's registration" "p11keychain"
     assert_line "$out" "Label: login" "p11tool --list-tokens through p11-kit" "Label"
     assert_contains "$(sed -n '/^== p11tool --list-all$/,/^== p11tool --list-all token=login$/p' <<<"$out")" \
         "login" "plain p11tool --list-all sees the token"
