@@ -5,10 +5,11 @@
 /// The tables hold every constant of the PKCS#11 header the module is built with (p11-kit's
 /// `pkcs11.h`, 2.40), its vendor header `pkcs11x.h` (NSS's `CKO_NSS_*`, `CKA_NSS_*`, p11-kit's
 /// `CKA_X_*`), the v3.0 constants of `p11/include/p11keychain.h`, and the v3.0/v3.2 ones a host
-/// may send (CKO_PROFILE, CKO_TRUST and its CKA_PKCS_TRUST_* of PKCS#11 3.2). Where a
-/// header gives one value several names (CKK_ECDSA, CKK_EC), the first is kept. NSS's trust
-/// attributes, which `pkcs11x.h` calls CKA_TRUST_*, carry NSS's own CKA_NSS_TRUST_* names: 3.2
-/// gave CKA_TRUST_* other values. KeychainCoreTests checks the tables against the headers.
+/// may send (CKO_PROFILE; CKO_TRUST and its CKA_TRUST_* of PKCS#11 3.2). Where a header
+/// gives one value several names (CKK_ECDSA, CKK_EC), the first is kept. NSS's trust
+/// attributes, which `pkcs11x.h` also calls CKA_TRUST_*, carry NSS's own CKA_NSS_TRUST_* names:
+/// 3.2 gave the names CKA_TRUST_* other values. KeychainCoreTests checks the tables against
+/// the headers.
 ///
 /// A value no table knows prints in hexadecimal: `CKA_0x1234`, or for the vendor range
 /// (bit 31, e.g. p11keychain's own attributes) `CKA_VENDOR_DEFINED|0x504b10`.
@@ -332,13 +333,13 @@ public enum PKCS11Names {
         (0x0000_0502, "CKA_DEFAULT_CMS_ATTRIBUTES"),
         (0x0000_0503, "CKA_SUPPORTED_CMS_ATTRIBUTES"),
         (0x0000_0601, "CKA_PROFILE_ID"),
-        (0x0000_062C, "CKA_PKCS_TRUST_SERVER_AUTH"),
-        (0x0000_062D, "CKA_PKCS_TRUST_CLIENT_AUTH"),
-        (0x0000_062E, "CKA_PKCS_TRUST_CODE_SIGNING"),
-        (0x0000_062F, "CKA_PKCS_TRUST_EMAIL_PROTECTION"),
+        (0x0000_062C, "CKA_TRUST_SERVER_AUTH"),
+        (0x0000_062D, "CKA_TRUST_CLIENT_AUTH"),
+        (0x0000_062E, "CKA_TRUST_CODE_SIGNING"),
+        (0x0000_062F, "CKA_TRUST_EMAIL_PROTECTION"),
         (0x0000_0630, "CKA_TRUST_IPSEC_IKE"),
-        (0x0000_0631, "CKA_PKCS_TRUST_TIME_STAMPING"),
-        (0x0000_0632, "CKA_PKCS_TRUST_OCSP_SIGNING"),
+        (0x0000_0631, "CKA_TRUST_TIME_STAMPING"),
+        (0x0000_0632, "CKA_TRUST_OCSP_SIGNING"),
         (0x0000_0635, "CKA_HASH_OF_CERTIFICATE"),
         (0x4000_0211, "CKA_WRAP_TEMPLATE"),
         (0x4000_0212, "CKA_UNWRAP_TEMPLATE"),

@@ -79,16 +79,15 @@ private func evaluate(_ expression: String, _ symbols: [String: UInt64]) -> UInt
     return pending == nil ? result : nil
 }
 
-/// What a header calls CKA_TRUST_* / CKA_CERT_*_HASH in NSS's vendor range, the table calls
-/// CKA_NSS_TRUST_* / CKA_NSS_CERT_*_HASH (NSS's own current names; 3.2's CKA_TRUST_* differ).
+/// What `pkcs11x.h` calls CKA_TRUST_* / CKA_CERT_*_HASH in NSS's vendor range, the table calls
+/// CKA_NSS_TRUST_* / CKA_NSS_CERT_*_HASH (NSS's own current names): PKCS#11 3.2 gave the names
+/// CKA_TRUST_* to its own trust attributes (0x62C...), and the table follows the specification.
 private func acceptedNames(_ definition: Definition) -> [String] {
-    var names = [definition.name]
-    if definition.value >= 0xCE00_0000,
-        definition.name.hasPrefix("CKA_TRUST_") || definition.name.hasPrefix("CKA_CERT_")
-    {
-        names.append("CKA_NSS_" + definition.name.dropFirst(4))
+    let nssRange = definition.value >= 0xCE00_0000 && definition.value < 0xCF00_0000
+    if nssRange, definition.name.hasPrefix("CKA_TRUST_") || definition.name.hasPrefix("CKA_CERT_") {
+        return ["CKA_NSS_" + definition.name.dropFirst(4)]
     }
-    return names
+    return [definition.name]
 }
 
 @Suite("Names of PKCS#11 constants (issue 12: the trace)")
@@ -152,7 +151,7 @@ struct PKCS11NamesTests {
             (PKCS11Names.objectClass(0x0B), "CKO_TRUST"),
             (PKCS11Names.attribute(0x82), "CKA_SERIAL_NUMBER"),
             (PKCS11Names.attribute(0xCE53_6358), "CKA_NSS_TRUST_SERVER_AUTH"),
-            (PKCS11Names.attribute(0x62C), "CKA_PKCS_TRUST_SERVER_AUTH"),
+            (PKCS11Names.attribute(0x62C), "CKA_TRUST_SERVER_AUTH"),
             (PKCS11Names.attribute(0x4), "CKA_UNIQUE_ID"),
             (PKCS11Names.keyType(0x41), "CKK_EC_MONTGOMERY"),
             (PKCS11Names.mechanism(0x1057), "CKM_EDDSA"),
