@@ -49,7 +49,15 @@ let package = Package(
         // The command-line tool over Keychain; KeychainCore only to count the objects of every
         // class a token holds and read the PIN state of tokens not opened (list-tokens), and for
         // the PIN length limits.
-        .executableTarget(name: "p11keychain", dependencies: ["Keychain", "KeychainCore"]),
+        // The release program links the Swift runtime and Foundation statically, so that the
+        // installed program (make install, the .deb) runs where no Swift toolchain is (issue
+        // 12). Linking alone is not enough: the target must be compiled against swift_static's
+        // Foundation too, whose module names what it needs (CoreFoundation, ICU) to the linker.
+        // Debug builds stay dynamic (fast links for the tests).
+        .executableTarget(
+            name: "p11keychain", dependencies: ["Keychain", "KeychainCore"],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.
         .target(name: "Security", dependencies: ["Keychain"]),
         // Apple's "Storing a Certificate in the Keychain", written as on Apple platforms.

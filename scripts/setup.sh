@@ -22,6 +22,8 @@ packages=(
     # NSS, Java (SunPKCS11; the JRE's module image has jdk.compiler, so `java Sign.java` runs
     # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh)
     libnss3-tools openjdk-17-jre-headless python3-venv
+    # make install / the .deb (dpkg-architecture, dpkg-shlibdeps) and the man page checks
+    dpkg-dev man-db groff-base
 )
 
 missing=()

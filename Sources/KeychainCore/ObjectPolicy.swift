@@ -436,7 +436,8 @@ extension NewObject {
         }
         guard let policy = ObjectPolicy.forClass(ObjectClass(rawValue: classValue)) else {
             throw CoreError(
-                .attributeValueInvalid, "objects of class \(classValue) cannot be created on this token")
+                .attributeValueInvalid,
+                "objects of class \(PKCS11Names.objectClass(classValue)) cannot be created on this token")
         }
         try policy.check(template, .create, asSecurityOfficer: asSecurityOfficer)
         for spec in policy.specs.values where spec.rules.contains(.requiredOnCreate) {

@@ -211,6 +211,19 @@ assert_integrity() {
         fail "PRAGMA integrity_check on $db: expected 'ok', got ($(describe_status "$RUN_STATUS")): $(summarize "$RUN_OUT")"
 }
 
+# swift_toolchain_dir: the installed toolchain's root (e.g. /opt/swift), or nothing; the
+# tests that hide it (test_notoolchain.sh, test_install.sh) cover it with an empty tmpfs.
+swift_toolchain_dir() {
+    local swift bin
+    swift=$(command -v swift 2>/dev/null) || true
+    if [[ -n $swift ]]; then
+        bin=$(readlink -f "$(dirname "$swift")")
+        echo "${bin%/usr/bin}"
+    elif [[ -d /opt/swift ]]; then
+        echo /opt/swift
+    fi
+}
+
 require_module() {
     [[ -f $P11KEYCHAIN_MODULE ]] ||
         fail "module not found: $P11KEYCHAIN_MODULE (build it: swift build --product p11keychain-pkcs11, or set P11KEYCHAIN_MODULE)"
