@@ -1,4 +1,4 @@
-internal import Foundation
+public import Foundation
 internal import Keychain
 
 /// A result code: `errSecSuccess` (0) or a negative `errSec…` value, as on Apple platforms.
@@ -65,9 +65,10 @@ public let errSecVerifyFailed: OSStatus = -67808
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
     let generic = genericMessage(status)
     if status != errSecSuccess, let last = LastError.current, last.status == status {
-        return (generic.hasSuffix(".") ? String(generic.dropLast()) : generic) + ": " + last.message
+        return ((generic.hasSuffix(".") ? String(generic.dropLast()) : generic) + ": " + last.message)
+            as NSString
     }
-    return generic
+    return generic as NSString
 }
 
 private func genericMessage(_ status: OSStatus) -> String {

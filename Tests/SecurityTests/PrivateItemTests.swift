@@ -228,7 +228,7 @@ struct KeyTests {
             #expect(SecKeyCreateWithData(ecPrivateData, ecAttributes as CFDictionary, &error) == ec)
             let copied = try #require(SecKeyCopyAttributes(ecPublic))
             #expect(copied[kSecAttrKeySizeInBits as String] as? Int == 256)
-            #expect(copied[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPublic)
+            #expect(copied[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPublic as String)
         }
     }
 
@@ -291,7 +291,9 @@ struct KeyTests {
             let dictionaries = try #require(attributes as? [[String: Any]])
             #expect(dictionaries.count == 2, "the private key and the public key")
             let privateAttributes = try #require(
-                dictionaries.first { $0[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPrivate })
+                dictionaries.first {
+                    $0[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPrivate as String
+                })
             #expect(privateAttributes[kSecAttrApplicationTag as String] as? Data == tag)
             #expect(privateAttributes[kSecAttrLabel as String] as? String == "my key")
             #expect(privateAttributes[kSecAttrIsPermanent as String] as? Bool == true)
@@ -326,7 +328,7 @@ struct KeyTests {
             #expect(SecItemCopyMatching(all as CFDictionary, &attributes) == errSecSuccess)
             #expect(
                 (attributes as? [[String: Any]])?.map { $0[kSecAttrKeyClass as String] as? String } == [
-                    kSecAttrKeyClassPublic
+                    kSecAttrKeyClassPublic as String
                 ])
             #expect(SecItemDelete([kSecClass as String: kSecClassKey] as CFDictionary) == errSecSuccess)
             #expect(SecItemCopyMatching(all as CFDictionary, &attributes) == errSecItemNotFound)
