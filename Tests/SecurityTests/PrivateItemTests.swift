@@ -67,7 +67,7 @@ struct IdentityFlowTests {
             let wrong = [kSecImportExportPassphrase as String: "wrong"]
             #expect(SecPKCS12Import(p12 as CFData, wrong as CFDictionary, &items) == errSecAuthFailed)
             #expect(items == nil)
-            #expect(SecCopyErrorMessageString(errSecAuthFailed, nil)?.contains("wrong password") == true)
+            #expect((SecCopyErrorDiagnostic(errSecAuthFailed) as String?)?.contains("wrong password") == true)
             let right = [kSecImportExportPassphrase as String: "secret"]
             #expect(
                 SecPKCS12Import(Data("garbage".utf8) as CFData, right as CFDictionary, &items) == errSecDecode
@@ -134,7 +134,8 @@ struct UnlockTests {
     func wrongPIN() throws {
         try withPINKeychain(unlocked: false) { _ in
             #expect(unlock("0000") == errSecAuthFailed)
-            #expect(SecCopyErrorMessageString(errSecAuthFailed, nil)?.contains("9 attempts left") == true)
+            #expect(
+                (SecCopyErrorDiagnostic(errSecAuthFailed) as String?)?.contains("9 attempts left") == true)
             let failures = try failedUnlockAttempts()
             #expect(failures == 1)
             var status: SecKeychainStatus = 0
@@ -155,7 +156,7 @@ struct UnlockTests {
         try withPINKeychain(unlocked: false) { _ in
             for _ in 1...10 { #expect(unlock("9999") == errSecAuthFailed) }
             #expect(unlock(TestPIN.user) == errSecAuthFailed)
-            #expect(SecCopyErrorMessageString(errSecAuthFailed, nil)?.contains("locked") == true)
+            #expect((SecCopyErrorDiagnostic(errSecAuthFailed) as String?)?.contains("locked") == true)
             let status = try Keychain().authenticationStatus
             #expect(status.isUserPINLocked)
         }

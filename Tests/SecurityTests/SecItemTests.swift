@@ -590,7 +590,7 @@ struct KeychainLocationTests {
             setenv("P11KEYCHAIN_DIR", blocker, 1)
             let status = try add(.alice)
             #expect(status == errSecNoSuchKeychain)
-            let message = SecCopyErrorMessageString(status, nil) as String?
+            let message = SecCopyErrorDiagnostic(status) as String?
             #expect(message?.contains(blocker + "/login.sqlite3") == true, "\(message ?? "nil")")
             var item: CFTypeRef?
             #expect(
@@ -609,7 +609,7 @@ struct KeychainLocationTests {
         try withDefaultKeychain(configuration: configuration) { _ in
             let status = try add(.alice)
             #expect(status == errSecNotAvailable)
-            let message = SecCopyErrorMessageString(status, nil) as String? ?? ""
+            let message = SecCopyErrorDiagnostic(status) as String? ?? ""
             #expect(message.contains(configuration + ":3"), "\(message)")
         }
     }
@@ -650,7 +650,7 @@ struct KeychainLocationTests {
             setenv("P11KEYCHAIN_CONF", configuration, 1)
             let status = try add(.bob)
             #expect(status == errSecReadOnly)
-            #expect(SecCopyErrorMessageString(status, nil)?.contains("write-protected") == true)
+            #expect((SecCopyErrorDiagnostic(status) as String?)?.contains("write-protected") == true)
             #expect(SecItemDelete(certificateClass as CFDictionary) == errSecReadOnly)
             #expect(
                 SecItemUpdate(
@@ -733,7 +733,7 @@ struct CertificateTests {
         for code in codes {
             #expect((SecCopyErrorMessageString(code, nil) as String?)?.isEmpty == false)
         }
-        #expect(SecCopyErrorMessageString(-1, nil) == "OSStatus -1.")
+        #expect(SecCopyErrorMessageString(-1, nil) == "OSStatus -1")
     }
 }
 
