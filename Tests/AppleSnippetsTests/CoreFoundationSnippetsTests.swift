@@ -126,6 +126,13 @@ struct CoreFoundationSnippetsTests {
             #expect(describe(status) == "One or more parameters passed to a function were not valid.")
             #expect((SecCopyErrorDiagnostic(status) as String?)?.contains("nonsense") == true)
             #expect(SecCopyErrorDiagnostic(errSecItemNotFound) == nil)
+            let numberKey = NSMutableDictionary()
+            numberKey[kSecClass] = kSecClassGenericPassword
+            numberKey[NSNumber(value: 7)] = "seven"
+            #expect(SecItemAdd(numberKey, nil) == errSecParam)
+            #expect((SecCopyErrorDiagnostic(errSecParam) as String?)?.contains("CFString") == true)
+            var byte: UInt8 = 0
+            #expect(SecRandomCopyBytes(kSecRandomDefault, -1, &byte) == errSecParam)
         }
     }
 }
