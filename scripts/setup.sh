@@ -14,6 +14,8 @@ packages=(
     softhsm2
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # NSS's certutil, modutil and vfychain (trust through the module: Tests/Integration/test_nss_trust.sh)
+    libnss3-tools
 )
 
 missing=()
