@@ -464,10 +464,11 @@ extension NewObject {
         if policy.objectClass == .certificate {
             uniqueKey = try NewObject.deriveCertificate(&attributes)
             // CKA_TRUSTED TRUE (from the SO: `check` refused anyone else) is the one trust
-            // setting a template can make: an anchor for every purpose.
-            let settings: TrustSettings =
-                attributes.bool(.trusted) == true ? .anchorForAnyPurpose : .unspecified
-            attributes.merge(settings.storedAttributes) { _, derived in derived }
+            // setting a template can make: an anchor for every purpose. A certificate with no
+            // settings stores none (no lookup row for its marker).
+            if attributes.bool(.trusted) == true {
+                attributes.merge(TrustSettings.anchorForAnyPurpose.storedAttributes) { _, derived in derived }
+            }
         }
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }

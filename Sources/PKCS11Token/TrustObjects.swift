@@ -319,7 +319,8 @@ func updateTrustObject(
         }
         // A purpose set apart from `.any` keeps the others as they read now.
         let before = settings
-        for other in TrustPurpose.allCases where other != .any && settings.dispositions[other] == nil {
+        for other in TrustPurpose.allCases
+        where other != .any && (settings.dispositions[other] ?? .unspecified) == .unspecified {
             settings.set(before.disposition(for: other), for: other)
         }
         settings.set(.unspecified, for: .any)
