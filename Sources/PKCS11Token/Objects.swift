@@ -76,7 +76,7 @@ func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE)
     sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         if let trust = TrustView.parse(reference) {
-            try destroyTrustObject(trust.certificate, in: session)
+            try destroyTrustObject(trust.view, trust.certificate, in: session)
             return
         }
         try onObject(reference, in: session) { () throws(CoreError) in

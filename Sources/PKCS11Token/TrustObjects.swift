@@ -15,6 +15,10 @@ enum TrustView: CaseIterable {
     case nss
     /// CKO_TRUST of PKCS#11 3.2 §4.15.
     case pkcs11
+    /// p11-kit's CKO_X_CERTIFICATE_EXTENSION: an extendedKeyUsage extension "stapled" to a
+    /// certificate that is an anchor for some purposes only, listing them, so that p11-kit's
+    /// trust tools and GnuTLS do not take it for an anchor of every purpose. Read-only.
+    case purposeExtension
 
     /// A trust object's handle is its certificate's, with one of these bits set in the row
     /// ID. Row IDs count up from 1 and never reach 2^53, so no stored object has them; a
@@ -23,21 +27,28 @@ enum TrustView: CaseIterable {
         switch self {
         case .nss: 1 << 54
         case .pkcs11: 1 << 53
+        case .purposeExtension: 1 << 52
         }
     }
-    private static let bits: Int64 = (1 << 54) | (1 << 53)
+    private static let bits: Int64 = (1 << 54) | (1 << 53) | (1 << 52)
 
     var objectClass: UInt64 {
         switch self {
         case .nss: TrustVocabulary.nssTrustClass
         case .pkcs11: TrustVocabulary.trustClass
+        case .purposeExtension: TrustVocabulary.certificateExtensionClass
         }
     }
 
-    /// The view a template's CKA_CLASS asks for, or nil for any other class.
-    init?(template: AttributeSet) {
+    /// The trust objects a caller may create, change and destroy.
+    var isWritable: Bool { self != .purposeExtension }
+
+    /// The view a template's CKA_CLASS asks for, or nil for any other class. With `writable`,
+    /// only the views C_CreateObject makes (a stapled extension is the token's own).
+    init?(template: AttributeSet, writable: Bool = true) {
         guard let objectClass = template.ulong(.class),
-            let view = TrustView.allCases.first(where: { $0.objectClass == objectClass })
+            let view = TrustView.allCases.first(where: { $0.objectClass == objectClass }),
+            view.isWritable || !writable
         else { return nil }
         self = view
     }
@@ -74,6 +85,7 @@ enum TrustView: CaseIterable {
                 (TrustVocabulary.ipsecIKE, .any), (TrustVocabulary.timeStamping, .any),
                 (TrustVocabulary.ocspSigning, .any),
             ]
+        case .purposeExtension: []
         }
     }
 
@@ -90,6 +102,7 @@ enum TrustView: CaseIterable {
         case (.pkcs11, .trustedPeer): TrustVocabulary.trusted
         case (.pkcs11, .distrusted): TrustVocabulary.notTrusted
         case (.pkcs11, .unspecified): TrustVocabulary.trustUnknown
+        case (.purposeExtension, _): 0  // has no trust attributes
         }
     }
 
@@ -113,8 +126,9 @@ enum TrustView: CaseIterable {
     /// Every attribute a trust object of this view has (and so may be searched by).
     var attributeTypes: Set<AttributeType> {
         var types: Set<AttributeType> = [
-            .class, .token, .private, .modifiable, .copyable, .destroyable, .label, .issuer, .serialNumber,
+            .class, .token, .private, .modifiable, .copyable, .destroyable, .label,
         ]
+        if self != .purposeExtension { types.formUnion([.issuer, .serialNumber]) }
         types.formUnion(purposes.map(\.type))
         switch self {
         case .nss:
@@ -124,6 +138,8 @@ enum TrustView: CaseIterable {
             ])
         case .pkcs11:
             types.formUnion([TrustVocabulary.hashOfCertificate, .nameHashAlgorithm])
+        case .purposeExtension:
+            types.formUnion([.publicKeyInfo, .objectID, .value])
         }
         return types
     }
@@ -140,6 +156,7 @@ enum TrustView: CaseIterable {
 enum TrustVocabulary {
     static let nssTrustClass: UInt64 = 0xCE53_4353  // CKO_NSS_TRUST
     static let trustClass: UInt64 = 0x0000_000B  // CKO_TRUST
+    static let certificateExtensionClass: UInt64 = 0xD844_47C8  // CKO_X_CERTIFICATE_EXTENSION
     static let nssServerAuth = AttributeType(0xCE53_6358)
     static let nssClientAuth = AttributeType(0xCE53_6359)
     static let nssCodeSigning = AttributeType(0xCE53_635A)
@@ -266,6 +283,8 @@ private func checkHashes(_ view: TrustView, _ template: AttributeSet, der: [UInt
         if let md5 = template[TrustVocabulary.nssCertMD5Hash], md5 != CertificateHash.md5(der) {
             throw P11Error(CKR_ATTRIBUTE_VALUE_INVALID, "CKA_CERT_MD5_HASH is not that of the certificate")
         }
+    case .purposeExtension:
+        return  // never created by a caller (`TrustView.isWritable`)
     case .pkcs11:
         guard let hash = template[TrustVocabulary.hashOfCertificate] else {
             let trusts = TrustPurpose.allCases.contains {
@@ -290,7 +309,13 @@ private func checkHashes(_ view: TrustView, _ template: AttributeSet, der: [UInt
 }
 
 /// C_DestroyObject of a trust object: the certificate's trust settings are cleared.
-func destroyTrustObject(_ certificate: ObjectReference, in session: Session) throws(P11Error) {
+func destroyTrustObject(_ view: TrustView, _ certificate: ObjectReference, in session: Session)
+    throws(P11Error)
+{
+    guard view.isWritable else {
+        throw P11Error(
+            CKR_ACTION_PROHIBITED, "a stapled purpose extension follows the certificate's trust: change that")
+    }
     try core { () throws(CoreError) in
         try session.slot.token.setTrustSettings(
             .unspecified, ofCertificate: certificate, context: session.context)
@@ -301,6 +326,9 @@ func destroyTrustObject(_ certificate: ObjectReference, in session: Session) thr
 func updateTrustObject(
     _ view: TrustView, _ certificate: ObjectReference, with template: AttributeSet, in session: Session
 ) throws(P11Error) {
+    guard view.isWritable else {
+        throw P11Error(CKR_ATTRIBUTE_READ_ONLY, "a stapled purpose extension cannot be changed")
+    }
     let token = session.slot.token
     var settings = try core { () throws(CoreError) in try token.trustSettings(ofCertificate: certificate) }
     let purposes = Dictionary(view.purposes.filter { $0.purpose != .any }.map { ($0.type, $0.purpose) }) {
@@ -345,6 +373,9 @@ func trustObjectAttributes(_ view: TrustView, _ certificate: ObjectReference, in
         throw P11Error(CKR_OBJECT_HANDLE_INVALID, "the handle names no trust object")
     }
     let settings = try core { () throws(CoreError) in try token.trustSettings(ofCertificate: certificate) }
+    if view == .purposeExtension {
+        return try purposeExtension(of: stored, settings)
+    }
     let der = stored[.value] ?? []
     var attributes: AttributeSet = [
         .class: AttributeValue.encode(view.objectClass), .token: stored[.token] ?? [0], .private: [0],
@@ -362,8 +393,39 @@ func trustObjectAttributes(_ view: TrustView, _ certificate: ObjectReference, in
     case .pkcs11:
         attributes[TrustVocabulary.hashOfCertificate] = DigestAlgorithm.sha256.hash(der)
         attributes[.nameHashAlgorithm] = AttributeValue.encode(TrustVocabulary.sha256)
+    case .purposeExtension: break
     }
     return attributes
+}
+
+/// The stapled extendedKeyUsage extension (RFC 5280 §4.2.1.12) of a certificate that is an
+/// anchor for some purposes and not others: the form p11-kit reads (a DER Extension in
+/// CKA_VALUE, tied to the certificate by CKA_PUBLIC_KEY_INFO). A certificate that is an
+/// anchor for every purpose, or for none, has no such object.
+private func purposeExtension(of certificate: AttributeSet, _ settings: TrustSettings) throws(P11Error)
+    -> AttributeSet
+{
+    let usages: [(TrustPurpose, [UInt8])] = [
+        (.serverAuth, [1]), (.clientAuth, [2]), (.codeSigning, [3]), (.emailProtection, [4]),
+    ]
+    let anchored = usages.filter { settings.disposition(for: $0.0) == .trustedAnchor }
+    guard !anchored.isEmpty, anchored.count < usages.count else {
+        throw P11Error(CKR_OBJECT_HANDLE_INVALID, "the certificate has no purpose extension")
+    }
+    // id-kp-* = 1.3.6.1.5.5.7.3.n; id-ce-extKeyUsage = 2.5.29.37. At most three 10-byte OIDs:
+    // every length is under 128, a one-byte DER length (so the truncations never cut).
+    let prefix: [UInt8] = [0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03]
+    let oids: [UInt8] = anchored.flatMap { prefix + $0.1 }
+    let sequence: [UInt8] = [0x30, UInt8(truncatingIfNeeded: oids.count)] + oids
+    let extnID: [UInt8] = [0x06, 0x03, 0x55, 0x1D, 0x25]
+    let body = extnID + [0x04, UInt8(truncatingIfNeeded: sequence.count)] + sequence
+    return [
+        .class: AttributeValue.encode(TrustVocabulary.certificateExtensionClass),
+        .token: certificate[.token] ?? [0], .private: [0], .modifiable: [0], .copyable: [0],
+        .destroyable: [0], .label: certificate[.label] ?? [],
+        .publicKeyInfo: certificate[.publicKeyInfo] ?? [], .objectID: extnID,
+        .value: [0x30, UInt8(truncatingIfNeeded: body.count)] + body,
+    ]
 }
 
 /// C_GetAttributeValue of a trust object, in the core's reading form.
@@ -381,7 +443,7 @@ func readTrustObject(
 func findTrustObjects(_ template: AttributeSet, in session: Session) throws(P11Error) -> [ObjectReference] {
     let views: [TrustView]
     if template[.class] != nil {
-        guard let view = TrustView(template: template) else { return [] }
+        guard let view = TrustView(template: template, writable: false) else { return [] }
         views = [view]
     } else {
         views = TrustView.allCases

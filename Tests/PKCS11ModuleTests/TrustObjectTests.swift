@@ -314,6 +314,42 @@ extension ModuleTests {
             }
         }
 
+        @Test(
+            "An anchor for some purposes only gets p11-kit's stapled extendedKeyUsage extension listing them")
+        func purposeExtensionForPartialAnchor() throws {
+            let ca = try Fixtures.authority.get()
+            try withToken { token throws in
+                let session = try token.openSession()
+                _ = try token.createCertificate(ca, in: session)
+                let extensionClass = Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_X_CERTIFICATE_EXTENSION))
+                let byKey = [extensionClass, Attribute(CKA_PUBLIC_KEY_INFO, ca.subjectPublicKeyInfo)]
+                _ = try token.createObject(try nssTrustTemplate(ca, anchorValues), in: session)
+                #expect(try token.find(byKey, in: session).isEmpty, "an anchor for every purpose needs none")
+                let values = [
+                    CKT_NSS_TRUSTED_DELEGATOR, CKT_NSS_MUST_VERIFY_TRUST, CKT_NSS_TRUSTED_DELEGATOR,
+                    CKT_NSS_NOT_TRUSTED,
+                ].map { CK_ULONG($0) }
+                _ = try token.createObject(try nssTrustTemplate(ca, values), in: session)
+                let found = try token.find(byKey, in: session)
+                #expect(found.count == 1)
+                let object = try #require(found.first)
+                let value = try #require(try token.attribute(CKA_VALUE, of: object, in: session))
+                let path = NSTemporaryDirectory() + "p11keychain-eku-\(UUID().uuidString)"
+                try Data(value).write(to: URL(fileURLWithPath: path))
+                defer { try? FileManager.default.removeItem(atPath: path) }
+                let parsed = try runCommand(
+                    TestCertificate.openssl, ["asn1parse", "-inform", "DER", "-in", path, "-strparse", "7"])
+                #expect(parsed.status == 0, "\(parsed.standardError)")
+                #expect(parsed.standardOutput.contains("TLS Web Server Authentication"))
+                #expect(parsed.standardOutput.contains("E-mail Protection"))
+                #expect(!parsed.standardOutput.contains("Client Authentication"))
+                #expect(!parsed.standardOutput.contains("Code Signing"))
+                #expect(try token.m.C_DestroyObject(session, object) == CKR_ACTION_PROHIBITED)
+                let (rv, _) = try token.create(byKey + [Attribute(CKA_VALUE, value)], in: session)
+                #expect(rv == CKR_ATTRIBUTE_VALUE_INVALID, "not created by callers: \(name(of: rv))")
+            }
+        }
+
         @Test("Trust stays with the certificate across sessions and re-initialisation of the module")
         func trustPersists() throws {
             let ca = try Fixtures.authority.get()

@@ -102,7 +102,11 @@
 #define CKT_NSS_NOT_TRUSTED 0xCE53435AUL
 #define CKT_NSS_VALID_DELEGATOR 0xCE53435BUL
 #endif
-/* p11-kit's blocklist flag on certificates (pkcs11x.h CKA_X_VENDOR + 100). */
+/* p11-kit's stapled certificate extensions (read-only: purposes of a partial anchor) and
+ * blocklist flag on certificates (pkcs11x.h CKO_X_VENDOR + 200, CKA_X_VENDOR + 100). */
+#ifndef CKO_X_CERTIFICATE_EXTENSION
+#define CKO_X_CERTIFICATE_EXTENSION 0xD84447C8UL
+#endif
 #ifndef CKA_X_DISTRUSTED
 #define CKA_X_DISTRUSTED 0xD8444764UL
 #endif
