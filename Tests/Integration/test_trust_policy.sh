@@ -116,6 +116,12 @@ test_gnutls_verifies_a_chain_ending_at_the_keychain_anchor() {
         -p "$port" 127.0.0.1 </dev/null
     assert_contains "$RUN_OUT" "Status: The certificate is trusted." "gnutls-cli trusting the keychain's anchor"
     assert_contains "$RUN_OUT" "Handshake was completed" "gnutls-cli handshake"
+    # An anchor for e-mail only is not one for TLS servers: the stapled
+    # extendedKeyUsage extension tells GnuTLS (CKA_TRUSTED alone would not).
+    set_nss_trust anchor-ca ,C,
+    run timeout 30 gnutls-cli --x509cafile "pkcs11:token=$TOKEN_LABEL" --verify-hostname leaf.example \
+        -p "$port" 127.0.0.1 </dev/null
+    assert_contains "$RUN_OUT" "The certificate is NOT trusted" "gnutls-cli with the CA an anchor for e-mail only"
     set_nss_trust anchor-ca ,,
     run timeout 30 gnutls-cli --x509cafile "pkcs11:token=$TOKEN_LABEL" --verify-hostname leaf.example \
         -p "$port" 127.0.0.1 </dev/null
