@@ -20,7 +20,8 @@ packages=(
     # and the shipped systemd units (systemd-analyze, systemd-socket-activate)
     p11-kit-modules iproute2 systemd
     # NSS, Java (SunPKCS11; the JRE's module image has jdk.compiler, so `java Sign.java` runs
-    # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh)
+    # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh;
+    # certutil -M and vfychain also for test_nss_trust.sh)
     libnss3-tools openjdk-17-jre-headless python3-venv
     # make install / the .deb (dpkg-architecture, dpkg-shlibdeps) and the man page checks
     dpkg-dev man-db groff-base
