@@ -78,10 +78,10 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     public static let distrusted = AttributeType(0xD844_4764)
     /// p11keychain's own: a certificate's trust settings (`TrustSettings.encoded`). Stored,
     /// never shown to callers; the faces show it in their own vocabularies.
-    static let trustSettings = AttributeType(0x8050_4B20)
+    static let trustSettings = AttributeType(0x8050_4B40)
     /// p11keychain's own: [1] on a certificate with trust settings, else [0] or absent. In
     /// the lookup index, so that the certificates with settings are found by one seek.
-    static let trustMarker = AttributeType(0x8050_4B21)
+    static let trustMarker = AttributeType(0x8050_4B41)
     /// p11keychain's own: a private key's PKCS#8 encoding, sealed like every secret value,
     /// from which signing rebuilds the key. Stored, never shown to callers.
     static let keyMaterial = AttributeType(0x8050_4B02)

@@ -101,7 +101,7 @@ struct TrustSettingsTests {
                 try token.updateObject(reference, with: [.distrusted: yes], context: Contexts.readWrite)
             }
             let readings = try token.read(
-                [AttributeType(0x8050_4B20), AttributeType(0x8050_4B21)], of: reference,
+                [AttributeType(0x8050_4B40), AttributeType(0x8050_4B41)], of: reference,
                 context: Contexts.readOnly)
             #expect(readings == [.absent, .absent], "the stored form is not an attribute callers see")
         }

@@ -21,7 +21,7 @@ private let vendor: UInt64 = 0x8000_0001
 /// p11keychain's vendor attribute for Apple's kSecAttrApplicationTag (searchable).
 private let applicationTag: UInt64 = 0x8050_4B11
 /// A certificate's trust marker (KeychainCore Trust.swift): finds the certificates with trust settings.
-private let trustMarker: UInt64 = 0x8050_4B21
+private let trustMarker: UInt64 = 0x8050_4B41
 
 @Suite("Objects in a store")
 struct ObjectTests {
