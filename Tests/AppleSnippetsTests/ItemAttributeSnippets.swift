@@ -7,11 +7,7 @@
 import Foundation
 import Security
 
-/// The credentials of Apple's article.
-struct Credentials {
-    var username: String
-    var password: String
-}
+// `Credentials` is the struct of KeySnippets.swift (Apple's article declares it once).
 
 /// "Adding a Password to the Keychain", with the protocol, port, path and authentication
 /// type a browser would store.
