@@ -16,6 +16,7 @@ struct NewKeyRequest {
         kSecAttrLabel, kSecAttrApplicationTag, kSecAttrApplicationLabel, kSecAttrIsPermanent,
         kSecAttrIsExtractable, kSecAttrIsSensitive, kSecAttrCanSign, kSecAttrCanVerify, kSecAttrCanEncrypt,
         kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanWrap, kSecAttrCanUnwrap,
+        kSecAttrAccessible, kSecAttrAccessGroup, kSecAttrSynchronizable, kSecAttrAccessControl,
     ]
 
     init(_ parameters: CFDictionary) throws(KeychainError) {
@@ -103,6 +104,15 @@ struct NewKeyRequest {
             }
             attributes.usage = usage
         }
+        var common = ItemAttributeRequest()
+        for (key, name) in [
+            (kSecAttrAccessible, "kSecAttrAccessible"), (kSecAttrAccessGroup, "kSecAttrAccessGroup"),
+            (kSecAttrSynchronizable, "kSecAttrSynchronizable"),
+            (kSecAttrAccessControl, "kSecAttrAccessControl"),
+        ] {
+            if let value = level[key] { _ = try common.read(key, name, value, for: .add) }
+        }
+        attributes.common = common.attributes
         if isPrivate {
             // Apple's defaults for new keys: extractable and not sensitive.
             attributes.isExtractable = try bool(level, kSecAttrIsExtractable) ?? true

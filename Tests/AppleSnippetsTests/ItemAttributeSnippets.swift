@@ -212,3 +212,39 @@ func passwordAsReference(service: String) -> (OSStatus, Data?) {
     let status = SecItemCopyMatching(query as CFDictionary, &item)
     return (status, item as? Data)
 }
+
+/// A signing key that needs the user for each use (Apple's Secure Enclave samples, without
+/// the enclave): `.userPresence` in its access control.
+func makeProtectedSigningKey(tag: Data) throws -> SecKey {
+    var error: Unmanaged<CFError>?
+    guard
+        let access = SecAccessControlCreateWithFlags(
+            kCFAllocatorDefault, kSecAttrAccessibleWhenUnlockedThisDeviceOnly,
+            [.privateKeyUsage, .userPresence],
+            &error)
+    else {
+        throw error!.takeRetainedValue() as Error
+    }
+    let attributes: [String: Any] = [
+        kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+        kSecAttrKeySizeInBits as String: 256,
+        kSecPrivateKeyAttrs as String: [
+            kSecAttrIsPermanent as String: true,
+            kSecAttrApplicationTag as String: tag,
+            kSecAttrAccessControl as String: access,
+        ],
+    ]
+    guard let privateKey = SecKeyCreateRandomKey(attributes as CFDictionary, &error) else {
+        throw error!.takeRetainedValue() as Error
+    }
+    return privateKey
+}
+
+/// Signs with a key; the error's code when it cannot.
+func signatureErrorCode(_ key: SecKey) -> Int? {
+    var error: Unmanaged<CFError>?
+    let signature = SecKeyCreateSignature(
+        key, .ecdsaSignatureMessageX962SHA256, Data("message".utf8) as CFData, &error)
+    guard signature == nil else { return nil }
+    return (error!.takeRetainedValue() as Error as NSError).code
+}

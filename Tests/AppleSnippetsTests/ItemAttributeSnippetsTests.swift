@@ -53,8 +53,43 @@ private func withUnlockedKeychain(_ body: () throws -> Void) throws {
     try body()
 }
 
+/// What `pkcs11-tool --list-objects --type data`, logged in, prints for the default keychain.
+private func pkcs11ToolDataObjects() throws -> String {
+    let module = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("libp11keychain-pkcs11.so").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/pkcs11-tool")
+    process.arguments = ["--module", module, "--login", "--pin", "1234", "--list-objects", "--type", "data"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["PATH"] = "/usr/bin:/bin"
+    process.environment = environment
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    return text
+}
+
 @Suite("Apple's item attributes, internet passwords and access control run unchanged", .serialized)
 struct ItemAttributeSnippetsTests {
+    @Test("passwords added through SecItemAdd are data objects that pkcs11-tool lists")
+    func passwordsAreDataObjectsThroughPKCS11() throws {
+        try withUnlockedKeychain {
+            try addCredentials(Credentials(username: "alice", password: "s3cret"), server: "www.example.com")
+            #expect(
+                saveToken("t", service: "com.example.api", account: "bob", synchronizable: true)
+                    == errSecSuccess)
+            let listing = try pkcs11ToolDataObjects()
+            #expect(listing.components(separatedBy: "Data object").count - 1 == 2)
+            #expect(listing.contains("application: 'www.example.com'"))
+            #expect(listing.contains("application: 'com.example.api'"))
+            #expect(listing.contains("'com.example.api token'"))
+        }
+    }
+
     @Test("an internet password is added, found, updated and deleted with protocol, port, path and auth type")
     func internetPasswordLifecycle() throws {
         try withUnlockedKeychain {
@@ -186,6 +221,14 @@ struct ItemAttributeSnippetsTests {
             #expect(
                 attributes[kSecAttrAccessible as String] as? String
                     == kSecAttrAccessibleWhenUnlockedThisDeviceOnly as String)
+        }
+    }
+
+    @Test("a key made with .userPresence access control never signs without the PIN")
+    func protectedKeyNeedsThePIN() throws {
+        try withUnlockedKeychain {
+            let key = try makeProtectedSigningKey(tag: Data("com.example.protected-key".utf8))
+            #expect(signatureErrorCode(key) == Int(errSecInteractionNotAllowed))
         }
     }
 
