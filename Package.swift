@@ -83,6 +83,11 @@ let package = Package(
         .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain"]),
         // Apple's documented snippets, compiled with only `import Foundation` and `import Security`.
         .testTarget(name: "AppleSnippetsTests", dependencies: ["Security"]),
+        // Apple-style files that import only Foundation: on Apple platforms Foundation brings
+        // Security's names along; here one build setting does (README, "Swift API").
+        .testTarget(
+            name: "FoundationOnlyTests", dependencies: ["Security"],
+            swiftSettings: [.unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "Security"])]),
     ],
     swiftLanguageModes: [.v6]
 )

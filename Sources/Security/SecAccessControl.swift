@@ -11,8 +11,8 @@ internal import Keychain
 
 /// Apple's SecAccessControlCreateFlags, with Apple's bit values.
 public struct SecAccessControlCreateFlags: OptionSet, Sendable {
-    public let rawValue: CFOptionFlagsValue
-    public init(rawValue: CFOptionFlagsValue) { self.rawValue = rawValue }
+    public let rawValue: CFOptionFlags
+    public init(rawValue: CFOptionFlags) { self.rawValue = rawValue }
 
     /// The user's PIN, for each use.
     public static let userPresence = SecAccessControlCreateFlags(rawValue: 1 << 0)
@@ -38,9 +38,6 @@ public struct SecAccessControlCreateFlags: OptionSet, Sendable {
     /// An application password: here the user's PIN, for each use.
     public static let applicationPassword = SecAccessControlCreateFlags(rawValue: 1 << 31)
 }
-
-/// The integer type of Apple's CFOptionFlags (an unsigned long).
-public typealias CFOptionFlagsValue = UInt
 
 /// An item's access control: a protection class (`kSecAttrAccessible…`) and flags.
 public final class SecAccessControl: CustomStringConvertible, Sendable {

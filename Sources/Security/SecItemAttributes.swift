@@ -10,27 +10,30 @@ private let setByKeychain = "the keychain sets it"
 
 /// The keys of Apple's common item attributes and of the `kSecUse…` options.
 let itemAttributeSpecs: [String: KeySpec] = [
-    kSecAttrAccessible: KeySpec(name: "kSecAttrAccessible", operations: allOperations),
-    kSecAttrAccessGroup: KeySpec(name: "kSecAttrAccessGroup", operations: allOperations),
-    kSecAttrSynchronizable: KeySpec(name: "kSecAttrSynchronizable", operations: allOperations),
-    kSecAttrAccessControl: KeySpec(
+    kSecAttrAccessible as String: KeySpec(name: "kSecAttrAccessible", operations: allOperations),
+    kSecAttrAccessGroup as String: KeySpec(name: "kSecAttrAccessGroup", operations: allOperations),
+    kSecAttrSynchronizable as String: KeySpec(name: "kSecAttrSynchronizable", operations: allOperations),
+    kSecAttrAccessControl as String: KeySpec(
         name: "kSecAttrAccessControl", operations: [.add],
         notChangeable: "access control is fixed when the item is added"),
-    kSecAttrComment: KeySpec(name: "kSecAttrComment", operations: allOperations),
-    kSecAttrDescription: KeySpec(name: "kSecAttrDescription", operations: allOperations),
-    kSecAttrCreator: KeySpec(name: "kSecAttrCreator", operations: allOperations),
-    kSecAttrType: KeySpec(name: "kSecAttrType", operations: allOperations),
-    kSecAttrIsInvisible: KeySpec(name: "kSecAttrIsInvisible", operations: allOperations),
-    kSecAttrIsNegative: KeySpec(name: "kSecAttrIsNegative", operations: allOperations),
-    kSecAttrCreationDate: KeySpec(name: "kSecAttrCreationDate", operations: [], notChangeable: setByKeychain),
-    kSecAttrModificationDate: KeySpec(
+    kSecAttrComment as String: KeySpec(name: "kSecAttrComment", operations: allOperations),
+    kSecAttrDescription as String: KeySpec(name: "kSecAttrDescription", operations: allOperations),
+    kSecAttrCreator as String: KeySpec(name: "kSecAttrCreator", operations: allOperations),
+    kSecAttrType as String: KeySpec(name: "kSecAttrType", operations: allOperations),
+    kSecAttrIsInvisible as String: KeySpec(name: "kSecAttrIsInvisible", operations: allOperations),
+    kSecAttrIsNegative as String: KeySpec(name: "kSecAttrIsNegative", operations: allOperations),
+    kSecAttrCreationDate as String: KeySpec(
+        name: "kSecAttrCreationDate", operations: [], notChangeable: setByKeychain),
+    kSecAttrModificationDate as String: KeySpec(
         name: "kSecAttrModificationDate", operations: [], notChangeable: setByKeychain),
-    kSecUseDataProtectionKeychain: KeySpec(
+    kSecUseDataProtectionKeychain as String: KeySpec(
         name: "kSecUseDataProtectionKeychain", operations: searchOperations),
-    kSecUseAuthenticationUI: KeySpec(name: "kSecUseAuthenticationUI", operations: searchOperations),
-    kSecUseAuthenticationContext: KeySpec(name: "kSecUseAuthenticationContext", operations: searchOperations),
-    kSecUseOperationPrompt: KeySpec(name: "kSecUseOperationPrompt", operations: searchOperations),
-    kSecUseNoAuthenticationUI: KeySpec(name: "kSecUseNoAuthenticationUI", operations: searchOperations),
+    kSecUseAuthenticationUI as String: KeySpec(name: "kSecUseAuthenticationUI", operations: searchOperations),
+    kSecUseAuthenticationContext as String: KeySpec(
+        name: "kSecUseAuthenticationContext", operations: searchOperations),
+    kSecUseOperationPrompt as String: KeySpec(name: "kSecUseOperationPrompt", operations: searchOperations),
+    kSecUseNoAuthenticationUI as String: KeySpec(
+        name: "kSecUseNoAuthenticationUI", operations: searchOperations),
 ]
 
 /// Apple's `kSecUseAuthenticationUI` values.
@@ -64,7 +67,7 @@ struct ItemAttributeRequest {
             attributes.accessibility = accessibility
         case kSecAttrAccessGroup: attributes.accessGroup = try typed(value, name, "a CFString") as String
         case kSecAttrSynchronizable:
-            if let any = value as? String, any == kSecAttrSynchronizableAny, operation != .add,
+            if let any = value as? String, any == kSecAttrSynchronizableAny as String, operation != .add,
                 operation != .changes
             {
                 anySynchronizable = true
@@ -131,8 +134,8 @@ private func fourCharCode(_ value: Any, _ name: String) throws(KeychainError) ->
 /// what is set.
 func returnedItemAttributes(_ attributes: ItemAttributes) -> [String: Any] {
     var dictionary: [String: Any] = [
-        kSecAttrAccessible: (attributes.accessibility ?? .whenUnlocked).rawValue,
-        kSecAttrSynchronizable: attributes.synchronizable ?? false,
+        kSecAttrAccessible as String: (attributes.accessibility ?? .whenUnlocked).rawValue,
+        kSecAttrSynchronizable as String: attributes.synchronizable ?? false,
     ]
     if let value = attributes.accessGroup { dictionary[kSecAttrAccessGroup] = value }
     if let value = attributes.creationDate { dictionary[kSecAttrCreationDate] = value }

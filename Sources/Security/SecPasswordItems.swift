@@ -8,30 +8,32 @@ private let allOperations = Set(ItemOperation.allCases)
 
 /// The keys both password classes take.
 private let commonPasswordSpecs: [String: KeySpec] = [
-    kSecAttrAccount: KeySpec(name: "kSecAttrAccount", operations: allOperations),
-    kSecAttrLabel: KeySpec(name: "kSecAttrLabel", operations: allOperations),
-    kSecValueData: KeySpec(name: "kSecValueData", operations: [.add, .changes]),
-    kSecValuePersistentRef: KeySpec(
+    kSecAttrAccount as String: KeySpec(name: "kSecAttrAccount", operations: allOperations),
+    kSecAttrLabel as String: KeySpec(name: "kSecAttrLabel", operations: allOperations),
+    kSecValueData as String: KeySpec(name: "kSecValueData", operations: [.add, .changes]),
+    kSecValuePersistentRef as String: KeySpec(
         name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
-    kSecReturnData: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef: KeySpec(name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
+    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
+    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
+    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
+    kSecReturnPersistentRef as String: KeySpec(
+        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
+    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
 ].merging(itemAttributeSpecs) { own, _ in own }
 
 private let genericPasswordSpecs = commonPasswordSpecs.merging([
-    kSecAttrService: KeySpec(name: "kSecAttrService", operations: allOperations),
-    kSecAttrGeneric: KeySpec(name: "kSecAttrGeneric", operations: allOperations),
+    kSecAttrService as String: KeySpec(name: "kSecAttrService", operations: allOperations),
+    kSecAttrGeneric as String: KeySpec(name: "kSecAttrGeneric", operations: allOperations),
 ]) { own, _ in own }
 
 private let internetPasswordSpecs = commonPasswordSpecs.merging([
-    kSecAttrServer: KeySpec(name: "kSecAttrServer", operations: allOperations),
-    kSecAttrProtocol: KeySpec(name: "kSecAttrProtocol", operations: allOperations),
-    kSecAttrPort: KeySpec(name: "kSecAttrPort", operations: allOperations),
-    kSecAttrPath: KeySpec(name: "kSecAttrPath", operations: allOperations),
-    kSecAttrAuthenticationType: KeySpec(name: "kSecAttrAuthenticationType", operations: allOperations),
-    kSecAttrSecurityDomain: KeySpec(name: "kSecAttrSecurityDomain", operations: allOperations),
+    kSecAttrServer as String: KeySpec(name: "kSecAttrServer", operations: allOperations),
+    kSecAttrProtocol as String: KeySpec(name: "kSecAttrProtocol", operations: allOperations),
+    kSecAttrPort as String: KeySpec(name: "kSecAttrPort", operations: allOperations),
+    kSecAttrPath as String: KeySpec(name: "kSecAttrPath", operations: allOperations),
+    kSecAttrAuthenticationType as String: KeySpec(
+        name: "kSecAttrAuthenticationType", operations: allOperations),
+    kSecAttrSecurityDomain as String: KeySpec(name: "kSecAttrSecurityDomain", operations: allOperations),
 ]) { own, _ in own }
 
 /// A `SecItem…` dictionary for passwords of either class, checked and typed. Creating one
@@ -49,7 +51,7 @@ struct PasswordItemRequest {
     var returnTypes: ReturnTypes = []
     var limit: MatchLimit?
 
-    init(_ dictionary: CFDictionary, _ passwordClass: PasswordItemClass, for operation: ItemOperation)
+    init(_ dictionary: ItemDictionary, _ passwordClass: PasswordItemClass, for operation: ItemOperation)
         throws(KeychainError)
     {
         self.passwordClass = passwordClass
