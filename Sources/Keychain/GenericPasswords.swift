@@ -17,25 +17,29 @@ public struct GenericPasswordItem: Hashable, Sendable {
     public let label: String
     /// An opaque reference that finds this item again, in any process, while it exists.
     public let persistentReference: [UInt8]
+    /// Apple's other item attributes (accessibility, access group, dates…), with defaults.
+    public let attributes: ItemAttributes
 
     /// Creates an item value. Items come from a ``Keychain``; this initializer is for tests
     /// and for code that builds expected values.
-    public init(service: String, account: String, label: String, persistentReference: [UInt8]) {
+    public init(
+        service: String, account: String, label: String, persistentReference: [UInt8],
+        attributes: ItemAttributes = ItemAttributes()
+    ) {
         self.service = service
         self.account = account
         self.label = label
         self.persistentReference = persistentReference
+        self.attributes = attributes
     }
 
-    /// The item of a stored data object; nil unless it is a private data object.
-    init?(_ attributes: AttributeSet) {
-        guard attributes.ulong(.class) == ObjectClass.data.rawValue, attributes.bool(.private) == true else {
-            return nil
-        }
+    /// The item of a stored password record.
+    init(_ attributes: AttributeSet) {
         service = attributes.string(.application) ?? ""
         account = attributes.string(.account) ?? ""
         label = attributes.string(.label) ?? ""
         persistentReference = attributes[.uniqueID] ?? []
+        self.attributes = ItemAttributes(stored: attributes)
     }
 }
 
@@ -56,20 +60,41 @@ public struct GenericPasswordQuery: Hashable, Sendable {
     public var label: String?
     /// The item with this ``GenericPasswordItem/persistentReference``.
     public var persistentReference: [UInt8]?
-    /// How many matches to return or change; every match by default.
+    /// Apple's other attributes, each set one matching exactly. `synchronizable` nil matches
+    /// only items that are not synchronizable, as Apple's query without kSecAttrSynchronizable.
+    public var attributes: ItemAttributes
+    /// Matches synchronizable and other items alike (kSecAttrSynchronizableAny).
+    public var anySynchronizable: Bool
+    /// How many matches an operation returns or applies to; every match by default.
     public var limit: Limit
 
-    /// Creates a query; every criterion left nil matches anything.
+    /// Creates a query; every criterion left nil matches anything (but see `attributes`).
     public init(
         service: String? = nil, account: String? = nil, label: String? = nil,
-        persistentReference: [UInt8]? = nil,
+        persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
+        anySynchronizable: Bool = false,
         limit: Limit = .all
     ) {
         self.service = service
         self.account = account
         self.label = label
         self.persistentReference = persistentReference
+        self.attributes = attributes
+        self.anySynchronizable = anySynchronizable
         self.limit = limit
+    }
+
+    /// What the query selects; a persistent reference names one item, synchronizable or not.
+    var selection: PasswordSelection {
+        var selection = PasswordSelection(passwordClass: .generic)
+        if let service { selection.terms[.application] = Array(service.utf8) }
+        if let label { selection.terms[.label] = Array(label.utf8) }
+        if let persistentReference { selection.terms[.uniqueID] = persistentReference }
+        selection.account = account
+        selection.attributes = attributes
+        selection.anySynchronizable = anySynchronizable || persistentReference != nil
+        selection.limit = limit
+        return selection
     }
 
     /// Every generic password.
@@ -87,66 +112,65 @@ public struct GenericPasswordChanges: Hashable, Sendable {
     public var label: String?
     /// A new password.
     public var password: [UInt8]?
+    /// New values of Apple's other attributes (access control cannot change).
+    public var attributes: ItemAttributes
 
     /// Creates a set of changes.
     public init(
-        service: String? = nil, account: String? = nil, label: String? = nil, password: [UInt8]? = nil
+        service: String? = nil, account: String? = nil, label: String? = nil, password: [UInt8]? = nil,
+        attributes: ItemAttributes = ItemAttributes()
     ) {
         self.service = service
         self.account = account
         self.label = label
         self.password = password
+        self.attributes = attributes
     }
 
     /// True when nothing would change.
-    public var isEmpty: Bool { service == nil && account == nil && label == nil && password == nil }
-}
+    public var isEmpty: Bool {
+        service == nil && account == nil && label == nil && password == nil && attributes.isEmpty
+    }
 
-/// Serialises this process's generic-password writes, so that the check for an existing
-/// (service, account) and the write that follows it are not interleaved with another
-/// thread's. Another process writing the same pair at the same instant is stopped by the
-/// store itself: a password's service and account are its uniqueness key (KeychainCore).
-private let passwordWrites = Lock()
+    var template: AttributeSet {
+        var template = attributes.template
+        if let service { template[.application] = Array(service.utf8) }
+        if let account { template[.account] = Array(account.utf8) }
+        if let label { template[.label] = Array(label.utf8) }
+        if let password { template[.value] = password }
+        return template
+    }
+}
 
 extension Keychain {
     /// Adds a generic password. Needs the keychain unlocked.
     ///
-    /// A service and account identify one password, as in Apple's keychain: adding a second
-    /// for the same pair fails, and the stored one is kept.
+    /// A service and account (with the access group and synchronizable flag) identify one
+    /// password, as in Apple's keychain: adding a second for the same identity fails, in this
+    /// process or another, and the stored one is kept.
     ///
     /// - Parameters:
     ///   - password: The secret, any bytes (e.g. `Array("hunter2".utf8)`).
     ///   - service: What it is for.
     ///   - account: Whose it is.
     ///   - label: The item's label; by default the service.
+    ///   - attributes: Apple's other attributes; accessibility defaults to `.whenUnlocked`,
+    ///     synchronizable to false.
     /// - Throws: ``KeychainError/Code/duplicateItem`` when the service and account already
     ///   have a password; ``KeychainError/Code/interactionNotAllowed`` when the keychain is
-    ///   locked.
+    ///   locked; ``KeychainError/Code/parameter`` for access control asking for biometry.
     @discardableResult
     public func addGenericPassword(
-        _ password: [UInt8], service: String, account: String, label: String? = nil
+        _ password: [UInt8], service: String, account: String, label: String? = nil,
+        attributes: ItemAttributes = ItemAttributes()
     )
         throws(KeychainError) -> GenericPasswordItem
     {
-        try requireUnlocked(to: "store a password")
         let template: AttributeSet = [
-            .class: AttributeValue.encode(ObjectClass.data.rawValue), .token: [1], .private: [1],
             .application: Array(service.utf8), .account: Array(account.utf8),
             .label: Array((label ?? service).utf8), .value: password,
         ]
-        let reference = try passwordWrites.withLock { () throws(KeychainError) in
-            guard
-                try passwordMatches(GenericPasswordQuery(service: service, account: account, limit: .one))
-                    .isEmpty
-            else { throw Keychain.duplicatePassword }
-            return try KeychainError.mapping { () throws(CoreError) in
-                try token.createObject(template, context: context)
-            }
-        }
-        guard let item = try loadPassword(reference)?.item else {
-            throw KeychainError(.internal, "the new password item cannot be read back")
-        }
-        return item
+        return GenericPasswordItem(try addPassword(.generic, template, attributes: attributes).attributes)
     }
 
     /// The generic passwords matching `query`, in the order they were added; an empty array
@@ -154,7 +178,7 @@ extension Keychain {
     public func genericPasswords(matching query: GenericPasswordQuery = .all) throws(KeychainError)
         -> [GenericPasswordItem]
     {
-        try passwordMatches(query).map(\.item)
+        try passwordRecords(query.selection).map { GenericPasswordItem($0.attributes) }
     }
 
     /// The first generic password matching `query`, or nil.
@@ -163,25 +187,23 @@ extension Keychain {
     {
         var one = query
         one.limit = .one
-        return try passwordMatches(one).first?.item
+        return try genericPasswords(matching: one).first
     }
 
-    /// The secret of a stored generic password. Needs the keychain unlocked.
+    /// The secret of a stored generic password. Needs the keychain unlocked, and `pin` when
+    /// the item's access control needs the PIN for each use.
     ///
-    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
-    ///   ``KeychainError/Code/itemNotFound`` when the item no longer exists.
-    public func password(for item: GenericPasswordItem) throws(KeychainError) -> [UInt8] {
-        try requireUnlocked(to: "read a password")
-        guard
-            let match = try passwordMatches(
-                GenericPasswordQuery(persistentReference: item.persistentReference)
-            ).first
-        else { throw KeychainError(.itemNotFound, "the password item no longer exists") }
-        return match.password
+    /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked, or
+    ///   the item needs the PIN and none is given; ``KeychainError/Code/itemNotFound`` when the
+    ///   item no longer exists.
+    public func password(for item: GenericPasswordItem, pin: [UInt8]? = nil) throws(KeychainError) -> [UInt8]
+    {
+        try passwordSecret(item.persistentReference, .generic, pin: pin)
     }
 
     /// Changes every generic password matching `query` (up to its limit), in one
-    /// transaction: every match changes, or none does.
+    /// transaction: every match changes, or none does. The modification date is the
+    /// keychain's.
     ///
     /// - Returns: The changed items, as they are now; empty when nothing matched.
     /// - Throws: ``KeychainError/Code/duplicateItem`` when the change would give two items
@@ -193,38 +215,8 @@ extension Keychain {
     )
         throws(KeychainError) -> [GenericPasswordItem]
     {
-        try requireUnlocked(to: "change a password")
-        var template: AttributeSet = [:]
-        if let service = changes.service { template[.application] = Array(service.utf8) }
-        if let account = changes.account { template[.account] = Array(account.utf8) }
-        if let label = changes.label { template[.label] = Array(label.utf8) }
-        if let password = changes.password { template[.value] = password }
-        return try passwordWrites.withLock { () throws(KeychainError) in
-            let matches = try passwordMatches(query)
-            if changes.service != nil || changes.account != nil {
-                // The pairs the matches will have must be distinct, and not another item's.
-                let changing = Set(matches.map(\.item.persistentReference))
-                var pairs = Set<[String]>()
-                for match in matches {
-                    let pair = [changes.service ?? match.item.service, changes.account ?? match.item.account]
-                    guard pairs.insert(pair).inserted else { throw Keychain.duplicatePassword }
-                    let others = try passwordMatches(GenericPasswordQuery(service: pair[0], account: pair[1]))
-                    if others.contains(where: { !changing.contains($0.item.persistentReference) }) {
-                        throw Keychain.duplicatePassword
-                    }
-                }
-            }
-            var changed = matches.map(\.reference)
-            if !template.isEmpty {
-                changed = try KeychainError.mapping { () throws(CoreError) in
-                    try token.updateObjects(changed, with: template, context: context)
-                }
-            }
-            var items: [GenericPasswordItem] = []
-            for reference in changed {
-                if let item = try loadPassword(reference)?.item { items.append(item) }
-            }
-            return items
+        try updatePasswords(query.selection, setting: changes.template).map {
+            GenericPasswordItem($0.attributes)
         }
     }
 
@@ -233,56 +225,6 @@ extension Keychain {
     /// - Returns: How many were deleted; 0 when nothing matched (or the keychain is locked).
     @discardableResult
     public func deleteGenericPasswords(matching query: GenericPasswordQuery) throws(KeychainError) -> Int {
-        let references = try passwordMatches(query).map(\.reference)
-        return try KeychainError.mapping { () throws(CoreError) in
-            try token.destroyObjects(references, context: context)
-        }.count
-    }
-
-    private static var duplicatePassword: KeychainError {
-        KeychainError(.duplicateItem, "a generic password with this service and account is already stored")
-    }
-
-    // MARK: Matching passwords
-
-    private struct PasswordMatch {
-        var reference: ObjectReference
-        var item: GenericPasswordItem
-        var password: [UInt8]
-    }
-
-    private func passwordMatches(_ query: GenericPasswordQuery) throws(KeychainError) -> [PasswordMatch] {
-        let limit = try Keychain.count(query.limit)
-        guard isUnlocked else { return [] }
-        var template: AttributeSet = [
-            .class: AttributeValue.encode(ObjectClass.data.rawValue), .token: [1], .private: [1],
-        ]
-        if let service = query.service { template[.application] = Array(service.utf8) }
-        if let label = query.label { template[.label] = Array(label.utf8) }
-        if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
-        let candidates = try KeychainError.mapping { () throws(CoreError) in
-            try token.findObjects(template, context: context)
-        }
-        var found: [PasswordMatch] = []
-        for reference in candidates where found.count < limit {
-            // An item without an account (a data object made through PKCS#11) has account "".
-            guard let match = try loadPassword(reference) else { continue }
-            if let account = query.account, match.item.account != account { continue }
-            found.append(match)
-        }
-        return found
-    }
-
-    private func loadPassword(_ reference: ObjectReference) throws(KeychainError) -> PasswordMatch? {
-        let attributes: AttributeSet
-        do {
-            attributes = try token.attributes(of: reference, context: context)
-        } catch  where error.code == .objectNotFound {
-            return nil
-        } catch {
-            throw KeychainError(error)
-        }
-        guard let item = GenericPasswordItem(attributes) else { return nil }
-        return PasswordMatch(reference: reference, item: item, password: attributes[.value] ?? [])
+        try deletePasswords(query.selection)
     }
 }

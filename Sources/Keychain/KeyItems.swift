@@ -165,6 +165,9 @@ package struct NewKeyAttributes: Sendable {
     package var usage: KeyUsage?
     package var isSensitive: Bool?
     package var isExtractable: Bool?
+    /// Apple's common attributes (accessibility, access group, synchronizable, access control):
+    /// access control with a presence flag makes a private key CKA_ALWAYS_AUTHENTICATE (core).
+    package var common = ItemAttributes()
 
     package init(
         label: String? = nil, applicationTag: [UInt8]? = nil, applicationLabel: [UInt8]? = nil,
@@ -190,6 +193,9 @@ package struct NewKeyAttributes: Sendable {
                 ? [(.sign, .sign), (.decrypt, .decrypt), (.derive, .derive), (.unwrap, .unwrap)]
                 : [(.verify, .verify), (.encrypt, .encrypt), (.derive, .derive), (.wrap, .wrap)]
             for (type, flag) in flags { template[type] = [usage.contains(flag) ? 1 : 0] }
+        }
+        for type: AttributeType in [.accessible, .accessGroup, .synchronizable, .accessControl] {
+            if let value = common.template[type] { template[type] = value }
         }
         if keyClass == .private {
             if let isSensitive { template[.sensitive] = [isSensitive ? 1 : 0] }

@@ -82,6 +82,56 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     /// p11keychain's own: [1] on a certificate with trust settings, else [0] or absent. In
     /// the lookup index, so that the certificates with settings are found by one seek.
     static let trustMarker = AttributeType(0x8050_4B41)
+    // Apple keychain item attributes (issue 10), p11keychain's own in CKA_VENDOR_DEFINED |
+    // 0x504B20…0x504B3F, documented in p11/include/p11keychain.h as CKA_P11K_*. Each holds the
+    // value Apple's attribute has, in PKCS#11's encoding: strings UTF-8, numbers CK_ULONG,
+    // flags CK_BBOOL. The rules for each are `ObjectPolicy.appleItem` and `.passwordItem`.
+    /// Which Apple password class a data object is (kSecClass): "genp" or "inet" (ASCII). A
+    /// data object with an account and no class is a generic password (stored before this
+    /// attribute existed).
+    public static let itemClass = AttributeType(0x8050_4B20)
+    /// kSecAttrAccessible: Apple's short code of the protection class ("ak", "ck", "dk", "aku",
+    /// "cku", "dku", "akpu"), ASCII. Absent: "ak" (kSecAttrAccessibleWhenUnlocked).
+    public static let accessible = AttributeType(0x8050_4B21)
+    /// kSecAttrAccessGroup: UTF-8. Stored and matched; no entitlement checks it on Linux.
+    public static let accessGroup = AttributeType(0x8050_4B22)
+    /// kSecAttrSynchronizable: CK_BBOOL. Absent: false. Nothing synchronises on Linux.
+    public static let synchronizable = AttributeType(0x8050_4B23)
+    /// kSecAttrCreationDate: CK_ULONG milliseconds since 1970-01-01 UTC, set by the token when
+    /// the object is stored, never by a caller.
+    public static let creationDate = AttributeType(0x8050_4B24)
+    /// kSecAttrModificationDate: as the creation date, renewed by the token on every change.
+    public static let modificationDate = AttributeType(0x8050_4B25)
+    /// kSecAttrAccessControl's flags (SecAccessControlCreateFlags, CK_ULONG); its protection
+    /// class is the item's `accessible`. Present only on items created with access control;
+    /// fixed once stored. See `AccessControl`.
+    public static let accessControl = AttributeType(0x8050_4B26)
+    /// kSecAttrGeneric: arbitrary bytes of the application's.
+    public static let generic = AttributeType(0x8050_4B27)
+    /// kSecAttrComment: UTF-8.
+    public static let comment = AttributeType(0x8050_4B28)
+    /// kSecAttrDescription: UTF-8 (Apple's "kind" text).
+    public static let itemDescription = AttributeType(0x8050_4B29)
+    /// kSecAttrCreator: a FourCharCode as CK_ULONG.
+    public static let creator = AttributeType(0x8050_4B2A)
+    /// kSecAttrType: a FourCharCode as CK_ULONG.
+    public static let itemType = AttributeType(0x8050_4B2B)
+    /// kSecAttrIsInvisible: CK_BBOOL.
+    public static let isInvisible = AttributeType(0x8050_4B2C)
+    /// kSecAttrIsNegative: CK_BBOOL.
+    public static let isNegative = AttributeType(0x8050_4B2D)
+    /// kSecAttrProtocol of an internet password: Apple's four-letter code ("htps"), ASCII.
+    /// (The server, kSecAttrServer, is CKA_APPLICATION, as a generic password's service is.)
+    public static let internetProtocol = AttributeType(0x8050_4B2E)
+    /// kSecAttrPort of an internet password: CK_ULONG. Absent: 0 (any).
+    public static let port = AttributeType(0x8050_4B2F)
+    /// kSecAttrPath of an internet password: UTF-8.
+    public static let path = AttributeType(0x8050_4B30)
+    /// kSecAttrAuthenticationType of an internet password: Apple's four-letter code ("dflt").
+    public static let authenticationType = AttributeType(0x8050_4B31)
+    /// kSecAttrSecurityDomain of an internet password: UTF-8.
+    public static let securityDomain = AttributeType(0x8050_4B32)
+
     /// p11keychain's own: a private key's PKCS#8 encoding, sealed like every secret value,
     /// from which signing rebuilds the key. Stored, never shown to callers.
     static let keyMaterial = AttributeType(0x8050_4B02)

@@ -94,6 +94,7 @@ extension Token {
                 var changed = current.merging(template) { _, new in new }
                 policy.settleHistory(&changed, after: .update, before: current)
                 var changes = template
+                changes[.modificationDate] = Token.now()
                 for type: AttributeType in [.alwaysSensitive, .neverExtractable]
                 where changed[type] != current[type] {
                     changes[type] = changed[type]
@@ -108,10 +109,10 @@ extension Token {
                     changes[.sealID] = nil
                 }
                 let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
-                // A generic password given another service or account takes that pair's key.
+                // A password given another service, account (…) takes that identity's key.
                 let uniqueKey =
-                    template[.application] != nil || template[.account] != nil
-                    ? NewObject.passwordKey(of: changed) : nil
+                    PasswordClass.keyTypes.isDisjoint(with: template.keys)
+                    ? nil : NewObject.passwordKey(of: changed)
                 do {
                     try store.update(reference.rowID, attributes: rows, uniqueKey: uniqueKey)
                 } catch let error as StorageError where error.code == .constraint {
@@ -137,6 +138,12 @@ extension Token {
             try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
             var attributes = source.merging(template) { _, new in new }
             attributes[.uniqueID] = nil
+            if AccessControl.needsPINForEachUse(source), attributes.bool(.private) != true {
+                // A public copy would hold the value in clear, past the PIN it needs.
+                throw CoreError(
+                    .attributeValueInvalid,
+                    "an item whose access control needs the PIN cannot be copied public")
+            }
             policy.settleHistory(&attributes, after: .copy, before: source)
             var isSealed = source[.sealID] != nil
             if isSealed, Token.sealedTypes(of: attributes).isEmpty {

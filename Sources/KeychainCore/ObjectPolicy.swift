@@ -84,7 +84,7 @@ struct ObjectPolicy {
     init(_ objectClass: ObjectClass, _ specs: [AttributeSpec]) {
         self.objectClass = objectClass
         var table: [AttributeType: AttributeSpec] = [:]
-        for spec in ObjectPolicy.common + specs { table[spec.type] = spec }
+        for spec in ObjectPolicy.common + ObjectPolicy.appleItem + specs { table[spec.type] = spec }
         self.specs = table
         secretTypes = Set(table.values.filter { $0.rules.contains(.secret) }.map(\.type))
     }
@@ -315,7 +315,7 @@ struct ObjectPolicy {
             // Apple's kSecAttrAccount of a generic password (vendor-defined): absent unless given.
             AttributeSpec(
                 type: .account, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
-        ])
+        ] + passwordItem)
 
     /// The one check of a caller's template against the class's rules, for every way an
     /// object comes to be or changes: each attribute must belong to the class, be well
@@ -415,6 +415,9 @@ struct ObjectPolicy {
             throw CoreError(
                 .attributeValueInvalid, "attribute \(spec.type) has a value of the wrong size or form")
         }
+        if spec.type == .accessControl, let flags = AttributeValue.ulong(value) {
+            try AccessControl.validate(flags)
+        }
         if spec.type == .objectID, !value.isEmpty, !DERObjectIdentifier.isValid(value) {
             throw CoreError(.attributeValueInvalid, "CKA_OBJECT_ID is not a DER object identifier")
         }
@@ -478,29 +481,6 @@ extension NewObject {
         self.init(attributes: attributes, uniqueKey: uniqueKey ?? NewObject.passwordKey(of: attributes))
     }
 
-    /// The uniqueness key of a generic password, a data object with an account: its service
-    /// (CKA_APPLICATION) and account, which identify one password as in Apple's keychain. In
-    /// the store's UNIQUE column it holds across processes, where a find-then-insert check
-    /// cannot. Prefixed, so that it never equals a certificate's (which starts with the
-    /// 8-byte certificate type); the service's length keeps ("ab", "c") apart from ("a", "bc").
-    static func passwordKey(of attributes: AttributeSet) -> [UInt8]? {
-        guard attributes.ulong(.class) == ObjectClass.data.rawValue, let account = attributes[.account] else {
-            return nil
-        }
-        let service = attributes[.application] ?? []
-        return Array("generic-password".utf8) + AttributeValue.encode(UInt64(service.count)) + service
-            + account
-    }
-
-    /// The error of a refused uniqueness key, naming what made the object a duplicate.
-    static func duplicate(_ attributes: AttributeSet) -> CoreError {
-        passwordKey(of: attributes) != nil
-            ? CoreError(
-                .duplicateItem, "a generic password with this service and account is already stored")
-            : CoreError(
-                .duplicateItem, "a certificate with the same issuer and serial number is already stored")
-    }
-
     /// True when a caller's CKA_SERIAL_NUMBER is the certificate's serial given as the bare
     /// INTEGER content bytes rather than the DER INTEGER PKCS#11 3.0 §4.6.3 asks for. Java's
     /// SunPKCS11 keystore writes it so (`BigInteger.toByteArray()`, minimal two's complement,
@@ -562,4 +542,41 @@ extension NewObject {
         return AttributeValue.encode(CertificateType.x509.rawValue) + certificate.issuer
             + certificate.serialNumber
     }
+}
+
+// MARK: - Apple keychain item attributes (issue 10)
+
+extension ObjectPolicy {
+    /// What every Apple keychain item has, whatever its class (kSecAttrAccessible,
+    /// kSecAttrAccessGroup, kSecAttrSynchronizable, kSecAttrAccessControl and the dates):
+    /// vendor attributes any PKCS#11 application may read and, but for the dates and the access
+    /// control, set. The dates are the token's (`Token.stamp`); access control is fixed when
+    /// the item is stored, so no change can loosen it.
+    static let appleItem: [AttributeSpec] = [
+        AttributeSpec(
+            type: .accessible, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+        AttributeSpec(
+            type: .accessGroup, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+        AttributeSpec(
+            type: .synchronizable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
+        AttributeSpec(type: .accessControl, kind: .ulong, rules: [.settableOnCreate], defaultValue: nil),
+        AttributeSpec(type: .creationDate, kind: .ulong, rules: [], defaultValue: nil),
+        AttributeSpec(type: .modificationDate, kind: .ulong, rules: [], defaultValue: nil),
+    ]
+
+    /// What Apple's password items (data objects here) have besides: the descriptive
+    /// attributes of both password classes and an internet password's address. All settable
+    /// and changeable; absent unless given.
+    static let passwordItem: [AttributeSpec] =
+        [
+            (AttributeType.generic, ValueKind.bytes), (.comment, .bytes),
+            (.itemDescription, .bytes), (.creator, .ulong), (.itemType, .ulong), (.isInvisible, .bool),
+            (.isNegative, .bool), (.internetProtocol, .bytes), (.port, .ulong), (.path, .bytes),
+            (.authenticationType, .bytes), (.securityDomain, .bytes),
+        ].map {
+            AttributeSpec(type: $0.0, kind: $0.1, rules: [.settableOnCreate, .modifiable], defaultValue: nil)
+        }
+        // Which password class the object is: chosen once, so a change cannot move an item
+        // into the other class past its uniqueness rule.
+        + [AttributeSpec(type: .itemClass, kind: .bytes, rules: [.settableOnCreate], defaultValue: nil)]
 }

@@ -291,6 +291,7 @@ public final class Token: @unchecked Sendable {
             let id = try CoreError.mapping {
                 try store.write { () throws -> Int64 in
                     var attributes = object.attributes
+                    Token.stamp(&attributes)
                     if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
                         attributes[.sealID] = try SecureRandom.bytes(16)
                         attributes = try sealed(attributes, types: Token.sealedTypes(of: attributes))
@@ -362,8 +363,13 @@ public final class Token: @unchecked Sendable {
     }
 
     /// The attributes of `attributes` whose values are never revealed: a key's secret parts
-    /// while it is sensitive or unextractable (CKR_ATTRIBUTE_SENSITIVE).
+    /// while it is sensitive or unextractable, and a data object's value while its access
+    /// control needs the PIN for each use (CKR_ATTRIBUTE_SENSITIVE).
     public static func sensitiveTypes(of attributes: AttributeSet) -> Set<AttributeType> {
+        if attributes.ulong(.class) == ObjectClass.data.rawValue, AccessControl.needsPINForEachUse(attributes)
+        {
+            return [.value]  // opened only with the PIN, by `protectedValue`
+        }
         guard let policy = policy(ofStored: attributes), !policy.secretTypes.isEmpty,
             attributes.bool(.sensitive) != false || attributes.bool(.extractable) != true
         else { return [] }

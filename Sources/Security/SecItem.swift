@@ -22,7 +22,12 @@ internal import Keychain
 // - private items (keys, identities, generic passwords) are found, used and changed only
 //   while the keychain is unlocked (`SecKeychainUnlock`): locked, they match nothing, and
 //   adding one is `errSecInteractionNotAllowed`.
-// Internet passwords (`kSecClassInternetPassword`) are not implemented: `errSecUnimplemented`.
+// - an internet password is unique by server, account, protocol, port, path, authentication
+//   type and security domain; both password classes also by access group and synchronizable;
+// - a query without kSecAttrSynchronizable matches only items that are not synchronizable;
+//   kSecAttrSynchronizableAny matches both;
+// - kSecReturnRef on a password returns its data; a lookup by kSecValuePersistentRef needs no
+//   kSecClass (the reference names the item and its class).
 //
 // The functions that return an OSStatus are `@discardableResult`, as C functions imported
 // into Swift are on Apple platforms, so that code which ignores a status compiles quietly.
@@ -70,7 +75,8 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
                 result?.pointee = request.returnValue(for: item)
             }
         case .key: try KeyItemRequest(attributes, for: .add).add(result)
-        case .genericPassword: try PasswordItemRequest(attributes, for: .add).add(result)
+        case .genericPassword: try PasswordItemRequest(attributes, .generic, for: .add).add(result)
+        case .internetPassword: try PasswordItemRequest(attributes, .internet, for: .add).add(result)
         case .identity: try IdentityItemRequest(attributes, for: .add).add(result)
         }
     }
@@ -105,7 +111,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
         let query = try swiftDictionary(query)
         let values: [CFTypeRef]
         let limit: MatchLimit
-        switch try ItemClass(query, for: .copyMatching) {
+        let itemClass = try ItemClass(query, for: .copyMatching)
+        switch itemClass {
         case .certificate:
             let request = try ItemRequest(query, for: .copyMatching)
             try request.requireResultPointer(result)
@@ -120,8 +127,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
             try requireResultPointer(request.returnTypes, result)
             limit = request.limit ?? .one
             values = try request.copyMatching(limit: limit)
-        case .genericPassword:
-            let request = try PasswordItemRequest(query, for: .copyMatching)
+        case .genericPassword, .internetPassword:
+            let request = try PasswordItemRequest(query, itemClass.passwordClass, for: .copyMatching)
             try requireResultPointer(request.returnTypes, result)
             limit = request.limit ?? .one
             values = try request.copyMatching(limit: limit)
@@ -175,9 +182,9 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         case .key:
             try KeyItemRequest(query, for: .update).update(
                 with: KeyItemRequest(attributesToUpdate, for: .changes))
-        case .genericPassword:
-            try PasswordItemRequest(query, for: .update).update(
-                with: PasswordItemRequest(attributesToUpdate, for: .changes))
+        case .genericPassword, .internetPassword:
+            try PasswordItemRequest(query, itemClass.passwordClass, for: .update).update(
+                with: PasswordItemRequest(attributesToUpdate, itemClass.passwordClass, for: .changes))
         case .identity:
             throw KeychainError(
                 .unimplemented,
@@ -196,7 +203,8 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
         let query = try swiftDictionary(query)
-        switch try ItemClass(query, for: .delete) {
+        let itemClass = try ItemClass(query, for: .delete)
+        switch itemClass {
         case .certificate:
             let request = try ItemRequest(query, for: .delete)
             let keychain = try Keychain()
@@ -209,7 +217,8 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
                 throw KeychainError(.itemNotFound, "no certificate matches the query")
             }
         case .key: try KeyItemRequest(query, for: .delete).delete()
-        case .genericPassword: try PasswordItemRequest(query, for: .delete).delete()
+        case .genericPassword, .internetPassword:
+            try PasswordItemRequest(query, itemClass.passwordClass, for: .delete).delete()
         case .identity: try IdentityItemRequest(query, for: .delete).delete()
         }
     }
@@ -218,7 +227,7 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
 /// The class of the items a dictionary is about: its `kSecClass`, or the class its
 /// `kSecValueRef` implies (as on Apple platforms).
 enum ItemClass {
-    case certificate, key, identity, genericPassword
+    case certificate, key, identity, genericPassword, internetPassword
 
     init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         guard let value = dictionary[kSecClass] else {
@@ -226,6 +235,17 @@ enum ItemClass {
             case is SecCertificate: self = .certificate
             case is SecKey: self = .key
             case is SecIdentity: self = .identity
+            case nil where operation != .add && dictionary[kSecValuePersistentRef] is Data:
+                // As Apple's: a persistent reference names its item, and so its class.
+                guard let reference = dictionary[kSecValuePersistentRef] as? Data,
+                    let kind = try Keychain().itemKind(persistentReference: Array(reference))
+                else { throw KeychainError(.itemNotFound, "no item has this persistent reference") }
+                switch kind {
+                case .certificate: self = .certificate
+                case .key: self = .key
+                case .genericPassword: self = .genericPassword
+                case .internetPassword: self = .internetPassword
+                }
             default:
                 throw KeychainError(
                     .parameter, "\(operation.name) needs kSecClass (e.g. kSecClassCertificate)")
@@ -242,9 +262,7 @@ enum ItemClass {
         case kSecClassKey: self = .key
         case kSecClassIdentity: self = .identity
         case kSecClassGenericPassword: self = .genericPassword
-        case kSecClassInternetPassword:
-            throw KeychainError(
-                .unimplemented, "internet passwords (kSecClassInternetPassword) are not implemented")
+        case kSecClassInternetPassword: self = .internetPassword
         default:
             throw KeychainError(.noSuchClass, "unknown kSecClass '\(name)'")
         }
@@ -257,8 +275,12 @@ enum ItemClass {
         case .key: kSecClassKey as String
         case .identity: kSecClassIdentity as String
         case .genericPassword: kSecClassGenericPassword as String
+        case .internetPassword: kSecClassInternetPassword as String
         }
     }
+
+    /// The password class of `.genericPassword` and `.internetPassword`.
+    var passwordClass: PasswordItemClass { self == .internetPassword ? .internet : .generic }
 }
 
 /// A result was asked for: there must be somewhere to put it.

@@ -18,7 +18,10 @@ nonisolated(unsafe) public let kSecClassIdentity: CFString = "idnt"
 /// as CKA_APPLICATION, the account as vendor attribute 0x80504B10, the secret as CKA_VALUE
 /// (encrypted at rest). Need the keychain unlocked.
 nonisolated(unsafe) public let kSecClassGenericPassword: CFString = "genp"
-/// Internet passwords. Not implemented: `SecItem…` calls return `errSecUnimplemented`.
+/// Internet passwords: private PKCS#11 data objects like generic passwords, marked
+/// CKA_P11K_ITEM_CLASS = "inet", the server as CKA_APPLICATION (README table). Unique by
+/// server, account, protocol, port, path, authentication type and security domain (with the
+/// access group and synchronizable flag). Need the keychain unlocked.
 nonisolated(unsafe) public let kSecClassInternetPassword: CFString = "inet"
 
 // MARK: Attributes
@@ -135,8 +138,138 @@ nonisolated(unsafe) public let kSecAttrTokenIDSecureEnclave: CFString = "com.app
 /// A generic password's service (CFString): CKA_APPLICATION. With the account, it identifies
 /// the item: a second item with the same pair is `errSecDuplicateItem`.
 nonisolated(unsafe) public let kSecAttrService: CFString = "svce"
-/// A generic password's account (CFString): vendor attribute 0x80504B10.
+/// A password's account (CFString, or CFData holding UTF-8): vendor attribute 0x80504B10.
 nonisolated(unsafe) public let kSecAttrAccount: CFString = "acct"
+/// An internet password's server (CFString): CKA_APPLICATION, as a generic password's service.
+nonisolated(unsafe) public let kSecAttrServer: CFString = "srvr"
+/// An internet password's security domain, e.g. an HTTP realm (CFString): CKA_P11K_SECURITY_DOMAIN.
+nonisolated(unsafe) public let kSecAttrSecurityDomain: CFString = "sdmn"
+/// An internet password's protocol (one of the `kSecAttrProtocol…` values): CKA_P11K_PROTOCOL.
+nonisolated(unsafe) public let kSecAttrProtocol: CFString = "ptcl"
+/// An internet password's authentication type (a `kSecAttrAuthenticationType…` value):
+/// CKA_P11K_AUTHENTICATION_TYPE.
+nonisolated(unsafe) public let kSecAttrAuthenticationType: CFString = "atyp"
+/// An internet password's port (CFNumber): CKA_P11K_PORT.
+nonisolated(unsafe) public let kSecAttrPort: CFString = "port"
+/// An internet password's path (CFString): CKA_P11K_PATH.
+nonisolated(unsafe) public let kSecAttrPath: CFString = "path"
+
+// MARK: Attributes every item has (README "Apple keychain attributes on Linux")
+
+/// When the item may be read (one of the `kSecAttrAccessible…` values; default
+/// `kSecAttrAccessibleWhenUnlocked`): CKA_P11K_ACCESSIBLE. Stored and matched; on Linux every
+/// value means "while the keychain is unlocked".
+nonisolated(unsafe) public let kSecAttrAccessible: CFString = "pdmn"
+/// Readable while the keychain is unlocked (Apple's default).
+nonisolated(unsafe) public let kSecAttrAccessibleWhenUnlocked: CFString = "ak"
+/// Readable after the first unlock (stored as such; here: while unlocked).
+nonisolated(unsafe) public let kSecAttrAccessibleAfterFirstUnlock: CFString = "ck"
+/// Always readable (deprecated by Apple; stored as such; here: while unlocked).
+nonisolated(unsafe) public let kSecAttrAccessibleAlways: CFString = "dk"
+/// As `kSecAttrAccessibleWhenUnlocked`, never migrated to another device.
+nonisolated(unsafe) public let kSecAttrAccessibleWhenUnlockedThisDeviceOnly: CFString = "aku"
+/// As `kSecAttrAccessibleAfterFirstUnlock`, never migrated to another device.
+nonisolated(unsafe) public let kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly: CFString = "cku"
+/// As `kSecAttrAccessibleAlways`, never migrated to another device.
+nonisolated(unsafe) public let kSecAttrAccessibleAlwaysThisDeviceOnly: CFString = "dku"
+/// Only while a device passcode is set (stored as such; here: while unlocked).
+nonisolated(unsafe) public let kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly: CFString = "akpu"
+/// The item's access group (CFString): CKA_P11K_ACCESS_GROUP. Stored and matched; no
+/// entitlement restricts it on Linux.
+nonisolated(unsafe) public let kSecAttrAccessGroup: CFString = "agrp"
+/// Whether the item is synchronised through iCloud (CFBoolean; default false):
+/// CKA_P11K_SYNCHRONIZABLE. Stored and matched; nothing leaves the machine. A query without it
+/// matches only items that are not synchronizable; `kSecAttrSynchronizableAny` matches both.
+nonisolated(unsafe) public let kSecAttrSynchronizable: CFString = "sync"
+/// In a query, as the value of `kSecAttrSynchronizable`: synchronizable or not.
+nonisolated(unsafe) public let kSecAttrSynchronizableAny: CFString = "syna"
+/// The item's access control (a `SecAccessControl`): its protection is the item's
+/// `kSecAttrAccessible`, its flags CKA_P11K_ACCESS_CONTROL. Set when the item is added.
+nonisolated(unsafe) public let kSecAttrAccessControl: CFString = "accc"
+/// When the item was stored (CFDate, read-only): CKA_P11K_CREATION_DATE, set by the keychain.
+nonisolated(unsafe) public let kSecAttrCreationDate: CFString = "cdat"
+/// When the item last changed (CFDate, read-only): CKA_P11K_MODIFICATION_DATE.
+nonisolated(unsafe) public let kSecAttrModificationDate: CFString = "mdat"
+/// A password's description (CFString): CKA_P11K_DESCRIPTION.
+nonisolated(unsafe) public let kSecAttrDescription: CFString = "desc"
+/// A password's comment (CFString): CKA_P11K_COMMENT.
+nonisolated(unsafe) public let kSecAttrComment: CFString = "icmt"
+/// A password's creator (CFNumber, a FourCharCode): CKA_P11K_CREATOR.
+nonisolated(unsafe) public let kSecAttrCreator: CFString = "crtr"
+/// A password's type (CFNumber, a FourCharCode): CKA_P11K_TYPE. (Apple's key spelled the same
+/// as `kSecAttrKeyType`; on a password it is this one.)
+nonisolated(unsafe) public let kSecAttrType: CFString = "type"
+/// Whether a password is hidden from keychain browsers (CFBoolean): CKA_P11K_IS_INVISIBLE.
+nonisolated(unsafe) public let kSecAttrIsInvisible: CFString = "invi"
+/// Whether a password is a placeholder for "no password" (CFBoolean): CKA_P11K_IS_NEGATIVE.
+nonisolated(unsafe) public let kSecAttrIsNegative: CFString = "nega"
+/// A generic password's application data (CFData): CKA_P11K_GENERIC.
+nonisolated(unsafe) public let kSecAttrGeneric: CFString = "gena"
+
+// MARK: Internet protocols (kSecAttrProtocol values: Apple's four-letter codes)
+
+nonisolated(unsafe) public let kSecAttrProtocolFTP: CFString = "ftp "
+nonisolated(unsafe) public let kSecAttrProtocolFTPAccount: CFString = "ftpa"
+nonisolated(unsafe) public let kSecAttrProtocolHTTP: CFString = "http"
+nonisolated(unsafe) public let kSecAttrProtocolIRC: CFString = "irc "
+nonisolated(unsafe) public let kSecAttrProtocolNNTP: CFString = "nntp"
+nonisolated(unsafe) public let kSecAttrProtocolPOP3: CFString = "pop3"
+nonisolated(unsafe) public let kSecAttrProtocolSMTP: CFString = "smtp"
+nonisolated(unsafe) public let kSecAttrProtocolSOCKS: CFString = "sox "
+nonisolated(unsafe) public let kSecAttrProtocolIMAP: CFString = "imap"
+nonisolated(unsafe) public let kSecAttrProtocolLDAP: CFString = "ldap"
+nonisolated(unsafe) public let kSecAttrProtocolAppleTalk: CFString = "atlk"
+nonisolated(unsafe) public let kSecAttrProtocolAFP: CFString = "afp "
+nonisolated(unsafe) public let kSecAttrProtocolTelnet: CFString = "teln"
+nonisolated(unsafe) public let kSecAttrProtocolSSH: CFString = "ssh "
+nonisolated(unsafe) public let kSecAttrProtocolFTPS: CFString = "ftps"
+nonisolated(unsafe) public let kSecAttrProtocolHTTPS: CFString = "htps"
+nonisolated(unsafe) public let kSecAttrProtocolHTTPProxy: CFString = "htpx"
+nonisolated(unsafe) public let kSecAttrProtocolHTTPSProxy: CFString = "htsx"
+nonisolated(unsafe) public let kSecAttrProtocolFTPProxy: CFString = "ftpx"
+nonisolated(unsafe) public let kSecAttrProtocolSMB: CFString = "smb "
+nonisolated(unsafe) public let kSecAttrProtocolRTSP: CFString = "rtsp"
+nonisolated(unsafe) public let kSecAttrProtocolRTSPProxy: CFString = "rtsx"
+nonisolated(unsafe) public let kSecAttrProtocolDAAP: CFString = "daap"
+nonisolated(unsafe) public let kSecAttrProtocolEPPC: CFString = "eppc"
+nonisolated(unsafe) public let kSecAttrProtocolIPP: CFString = "ipp "
+nonisolated(unsafe) public let kSecAttrProtocolNNTPS: CFString = "ntps"
+nonisolated(unsafe) public let kSecAttrProtocolLDAPS: CFString = "ldps"
+nonisolated(unsafe) public let kSecAttrProtocolTelnetS: CFString = "tels"
+nonisolated(unsafe) public let kSecAttrProtocolIMAPS: CFString = "imps"
+nonisolated(unsafe) public let kSecAttrProtocolIRCS: CFString = "ircs"
+nonisolated(unsafe) public let kSecAttrProtocolPOP3S: CFString = "pops"
+
+// MARK: Authentication types (kSecAttrAuthenticationType values)
+
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeNTLM: CFString = "ntlm"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeMSN: CFString = "msna"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeDPA: CFString = "dpaa"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeRPA: CFString = "rpaa"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeHTTPBasic: CFString = "http"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeHTTPDigest: CFString = "httd"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeHTMLForm: CFString = "form"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeDefault: CFString = "dflt"
+
+// MARK: Use keys (how a call may authenticate)
+
+/// Which keychain API to use (CFBoolean). There is one keychain here: accepted and ignored.
+nonisolated(unsafe) public let kSecUseDataProtectionKeychain: CFString = "nleg"
+/// Whether a call may ask the user (`kSecUseAuthenticationUIAllow`, `…Fail`, `…Skip`). There is
+/// no prompt here: an item needing the PIN reads only with `kSecUseAuthenticationContext`;
+/// without it the call fails with `errSecInteractionNotAllowed`, or with `…Skip` passes over
+/// such items.
+nonisolated(unsafe) public let kSecUseAuthenticationUI: CFString = "u_AuthUI"
+nonisolated(unsafe) public let kSecUseAuthenticationUIAllow: CFString = "u_AuthUIA"
+nonisolated(unsafe) public let kSecUseAuthenticationUIFail: CFString = "u_AuthUIF"
+nonisolated(unsafe) public let kSecUseAuthenticationUISkip: CFString = "u_AuthUIS"
+/// Apple's LAContext. Here: the user's PIN (CFString, or CFData), given for this one call to an
+/// item whose access control needs presence. Never stored.
+nonisolated(unsafe) public let kSecUseAuthenticationContext: CFString = "u_AuthCtx"
+/// The text Apple shows when it asks the user (CFString). Accepted; there is no prompt.
+nonisolated(unsafe) public let kSecUseOperationPrompt: CFString = "u_OpPrompt"
+/// Deprecated by Apple for `kSecUseAuthenticationUI` (CFBoolean): true is `…Fail`.
+nonisolated(unsafe) public let kSecUseNoAuthenticationUI: CFString = "u_NoAuthUI"
 
 // MARK: Search
 
@@ -163,7 +296,7 @@ nonisolated(unsafe) public let kSecReturnData: CFString = "r_Data"
 /// Return each item's attributes (CFBoolean): a dictionary of `kSecAttr…` keys.
 nonisolated(unsafe) public let kSecReturnAttributes: CFString = "r_Attributes"
 /// Return a reference to each item (CFBoolean): a `SecCertificate`, `SecKey` or
-/// `SecIdentity`. Generic passwords have no reference type: asking for one is `errSecParam`.
+/// `SecIdentity`. Passwords have no reference type: as on Apple, their data is returned.
 nonisolated(unsafe) public let kSecReturnRef: CFString = "r_Ref"
 /// Return a persistent reference to each item (CFBoolean): CFData that finds the item again
 /// through `kSecValuePersistentRef`, in any process, as long as it exists.

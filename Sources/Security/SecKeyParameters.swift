@@ -18,6 +18,7 @@ struct NewKeyRequest {
             kSecAttrIsExtractable, kSecAttrIsSensitive, kSecAttrCanSign, kSecAttrCanVerify,
             kSecAttrCanEncrypt,
             kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanWrap, kSecAttrCanUnwrap,
+            kSecAttrAccessible, kSecAttrAccessGroup, kSecAttrSynchronizable, kSecAttrAccessControl,
         ].map { $0 as String })
 
     init(_ parameters: ItemDictionary) throws(KeychainError) {
@@ -106,6 +107,15 @@ struct NewKeyRequest {
             }
             attributes.usage = usage
         }
+        var common = ItemAttributeRequest()
+        for (key, name) in [
+            (kSecAttrAccessible, "kSecAttrAccessible"), (kSecAttrAccessGroup, "kSecAttrAccessGroup"),
+            (kSecAttrSynchronizable, "kSecAttrSynchronizable"),
+            (kSecAttrAccessControl, "kSecAttrAccessControl"),
+        ] {
+            if let value = level[key] { _ = try common.read(key as String, name, value, for: .add) }
+        }
+        attributes.common = common.attributes
         if isPrivate {
             // Apple's defaults for new keys: extractable and not sensitive.
             attributes.isExtractable = try bool(level, kSecAttrIsExtractable) ?? true

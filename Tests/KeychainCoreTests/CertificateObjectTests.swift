@@ -47,7 +47,7 @@ struct CertificateCreationTests {
                     .class, .token, .private, .modifiable, .copyable, .destroyable, .label, .uniqueID,
                     .certificateType, .trusted, .certificateCategory, .checkValue, .startDate, .endDate,
                     .publicKeyInfo, .subject, .id, .issuer, .serialNumber, .value, .url,
-                    .hashOfSubjectPublicKey,
+                    .hashOfSubjectPublicKey, .creationDate, .modificationDate,
                     .hashOfIssuerPublicKey, .javaMIDPSecurityDomain, .nameHashAlgorithm, .distrusted,
                 ])
         }

@@ -347,7 +347,7 @@ struct PrivateObjectTests {
 enum ObjectRuleTypes {
     static let data: Set<AttributeType> = [
         .class, .token, .private, .modifiable, .copyable, .destroyable, .label, .uniqueID, .application,
-        .objectID, .value,
+        .objectID, .value, .creationDate, .modificationDate,
     ]
 }
 

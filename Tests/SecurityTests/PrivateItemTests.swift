@@ -408,10 +408,12 @@ struct GenericPasswordTests {
             let dictionary = try #require(result as? [String: Any])
             #expect(dictionary[kSecAttrAccount as String] as? String == "alice")
             #expect(dictionary[kSecValueData as String] as? Data == Data("hunter2".utf8))
+            // As on Apple platforms, a password's "reference" is its data.
             #expect(
                 SecItemCopyMatching(
                     item.merging([kSecReturnRef as String: true]) { $1 } as CFDictionary, &result)
-                    == errSecParam)
+                    == errSecSuccess)
+            #expect(result as? Data == Data("hunter2".utf8))
             let change = [kSecValueData as String: Data("correct horse".utf8)]
             #expect(SecItemUpdate(item as CFDictionary, change as CFDictionary) == errSecSuccess)
             #expect(

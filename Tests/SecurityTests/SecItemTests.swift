@@ -492,12 +492,13 @@ struct BadDictionaryTests {
             query([kSecValueData as String: Fixture.alice.der, "acct": "someone"]), errSecParam)
     }
 
-    @Test("an unknown class is errSecNoSuchClass; internet passwords are errSecUnimplemented")
+    @Test(
+        "an unknown class is errSecNoSuchClass; an internet password key on a generic password is errSecParam"
+    )
     func classes() throws {
         try expectEveryCall([kSecClass as String: "nonsense"], errSecNoSuchClass)
         try expectEveryCall(
-            [kSecClass as String: kSecClassInternetPassword, kSecAttrLabel as String: "x"],
-            errSecUnimplemented)
+            [kSecClass as String: kSecClassGenericPassword, kSecAttrServer as String: "x"], errSecParam)
         try expectEveryCall([kSecClass as String: 42], errSecParam)
     }
 

@@ -124,6 +124,42 @@ typedef struct CK_HKDF_PARAMS {
     CK_ULONG ulInfoLen;
 } CK_HKDF_PARAMS;
 
+/* ---- p11keychain's vendor attributes (CKA_VENDOR_DEFINED | 0x504Bxx) ----
+ * Apple keychain item attributes, so that every attribute the Security module stores is seen
+ * and set through PKCS#11 (README "Apple keychain attributes on Linux"). Strings are UTF-8
+ * without a terminator, numbers CK_ULONG, flags CK_BBOOL.
+ * A generic password is a private CKO_DATA object: CKA_APPLICATION = kSecAttrService,
+ * CKA_P11K_ACCOUNT = kSecAttrAccount, CKA_VALUE = the secret, CKA_P11K_ITEM_CLASS = "genp"
+ * (or absent). An internet password is the same with CKA_P11K_ITEM_CLASS = "inet" and
+ * CKA_APPLICATION = kSecAttrServer. */
+#define CKA_P11K_ACCOUNT 0x80504B10UL             /* kSecAttrAccount, UTF-8 */
+#define CKA_P11K_APPLICATION_TAG 0x80504B11UL     /* kSecAttrApplicationTag of a key, bytes */
+#define CKA_P11K_ITEM_CLASS 0x80504B20UL          /* "genp" or "inet", ASCII */
+#define CKA_P11K_ACCESSIBLE 0x80504B21UL          /* kSecAttrAccessible: "ak" "ck" "dk" "aku" "cku" "dku" "akpu" */
+#define CKA_P11K_ACCESS_GROUP 0x80504B22UL        /* kSecAttrAccessGroup, UTF-8 */
+#define CKA_P11K_SYNCHRONIZABLE 0x80504B23UL      /* kSecAttrSynchronizable, CK_BBOOL; absent = FALSE */
+#define CKA_P11K_CREATION_DATE 0x80504B24UL       /* kSecAttrCreationDate: CK_ULONG ms since 1970 UTC; read-only */
+#define CKA_P11K_MODIFICATION_DATE 0x80504B25UL   /* kSecAttrModificationDate: as above, renewed on each change */
+#define CKA_P11K_ACCESS_CONTROL 0x80504B26UL      /* kSecAttrAccessControl flags, CK_ULONG; set on create only */
+#define CKA_P11K_GENERIC 0x80504B27UL             /* kSecAttrGeneric, bytes */
+#define CKA_P11K_COMMENT 0x80504B28UL             /* kSecAttrComment, UTF-8 */
+#define CKA_P11K_DESCRIPTION 0x80504B29UL         /* kSecAttrDescription, UTF-8 */
+#define CKA_P11K_CREATOR 0x80504B2AUL             /* kSecAttrCreator, FourCharCode as CK_ULONG */
+#define CKA_P11K_TYPE 0x80504B2BUL                /* kSecAttrType, FourCharCode as CK_ULONG */
+#define CKA_P11K_IS_INVISIBLE 0x80504B2CUL        /* kSecAttrIsInvisible, CK_BBOOL */
+#define CKA_P11K_IS_NEGATIVE 0x80504B2DUL         /* kSecAttrIsNegative, CK_BBOOL */
+#define CKA_P11K_PROTOCOL 0x80504B2EUL            /* kSecAttrProtocol, four ASCII letters ("htps") */
+#define CKA_P11K_PORT 0x80504B2FUL                /* kSecAttrPort, CK_ULONG */
+#define CKA_P11K_PATH 0x80504B30UL                /* kSecAttrPath, UTF-8 */
+#define CKA_P11K_AUTHENTICATION_TYPE 0x80504B31UL /* kSecAttrAuthenticationType, four ASCII letters ("dflt") */
+#define CKA_P11K_SECURITY_DOMAIN 0x80504B32UL     /* kSecAttrSecurityDomain, UTF-8 */
+/* Access control flags that make reading a password's CKA_VALUE need the PIN each time:
+ * through PKCS#11 such a value reads as CKR_ATTRIBUTE_SENSITIVE; a private key with them has
+ * CKA_ALWAYS_AUTHENTICATE = TRUE. */
+#define P11K_ACCESS_CONTROL_USER_PRESENCE 0x00000001UL
+#define P11K_ACCESS_CONTROL_DEVICE_PASSCODE 0x00000010UL
+#define P11K_ACCESS_CONTROL_APPLICATION_PASSWORD 0x80000000UL
+
 /* ---- PKCS#11 v3.0 interface types ---- */
 typedef struct CK_INTERFACE {
     CK_CHAR *pInterfaceName;

@@ -1,0 +1,150 @@
+internal import KeychainCore
+
+// What generic and internet passwords share: both are private data objects, found by an
+// indexed term (service or server as CKA_APPLICATION), filtered on the rest, unique by the
+// core's rule for their class (`NewObject.passwordKey`), and their secret is read apart from
+// their attributes, with the PIN when their access control needs it.
+
+/// One stored password: its object and its attributes, the secret left out.
+struct PasswordRecord {
+    var reference: ObjectReference
+    var attributes: AttributeSet
+}
+
+/// Which passwords of one class an operation applies to.
+struct PasswordSelection {
+    var passwordClass: PasswordClass
+    /// Exact terms the store looks up (CKA_APPLICATION, CKA_LABEL, CKA_UNIQUE_ID…).
+    var terms: AttributeSet = [:]
+    /// Exact terms checked on each candidate (an internet password's address).
+    var filter: AttributeSet = [:]
+    /// The account, checked on each candidate; an object without one has account "".
+    var account: String?
+    var attributes = ItemAttributes()
+    var anySynchronizable = false
+    var limit: CertificateQuery.Limit = .all
+}
+
+extension Keychain {
+    func passwordRecords(_ selection: PasswordSelection) throws(KeychainError) -> [PasswordRecord] {
+        let limit = try Keychain.count(selection.limit)
+        guard isUnlocked else { return [] }
+        var template = selection.terms
+        template[.class] = AttributeValue.encode(ObjectClass.data.rawValue)
+        template[.token] = [1]
+        template[.private] = [1]
+        let candidates = try KeychainError.mapping { () throws(CoreError) in
+            try token.findObjects(template, context: context)
+        }
+        var found: [PasswordRecord] = []
+        for reference in candidates where found.count < limit {
+            guard let record = try passwordRecord(reference),
+                Self.isOfClass(record.attributes, selection.passwordClass),
+                selection.filter.allSatisfy({ record.attributes[$0.key] == $0.value }),
+                selection.account.map({ Array($0.utf8) == record.attributes[.account] ?? [] }) ?? true,
+                selection.attributes.matches(
+                    record.attributes, anySynchronizable: selection.anySynchronizable)
+            else { continue }
+            found.append(record)
+        }
+        return found
+    }
+
+    /// Whether a private data object is a password of the class: a data object made through
+    /// PKCS#11 with neither account nor class counts as a generic password with account "".
+    private static func isOfClass(_ attributes: AttributeSet, _ passwordClass: PasswordClass) -> Bool {
+        if let stored = PasswordClass(of: attributes) { return stored == passwordClass }
+        return passwordClass == .generic && attributes[.itemClass] == nil
+    }
+
+    /// The record of an object; nil when it no longer exists.
+    func passwordRecord(_ reference: ObjectReference) throws(KeychainError) -> PasswordRecord? {
+        do {
+            let attributes = try token.attributes(of: reference, context: context, revealing: [])
+            return PasswordRecord(reference: reference, attributes: attributes)
+        } catch  where error.code == .objectNotFound {
+            return nil
+        } catch {
+            throw KeychainError(error)
+        }
+    }
+
+    /// Stores a password of `passwordClass`; the core refuses a second item with the same
+    /// identity (`errSecDuplicateItem`), in this process or another.
+    func addPassword(_ passwordClass: PasswordClass, _ template: AttributeSet, attributes: ItemAttributes)
+        throws(KeychainError) -> PasswordRecord
+    {
+        try requireUnlocked(to: "store a password")
+        var stored = attributes
+        stored.accessibility = attributes.accessibility ?? .whenUnlocked
+        stored.synchronizable = attributes.synchronizable ?? false
+        var full = template.merging(stored.template) { given, _ in given }
+        full[.class] = AttributeValue.encode(ObjectClass.data.rawValue)
+        full[.token] = [1]
+        full[.private] = [1]
+        full[.itemClass] = passwordClass.code
+        let reference = try KeychainError.mapping { () throws(CoreError) in
+            try token.createObject(full, context: context)
+        }
+        guard let record = try passwordRecord(reference) else {
+            throw KeychainError(.internal, "the new password item cannot be read back")
+        }
+        return record
+    }
+
+    /// Changes every selected password in one transaction: all change, or none (a change that
+    /// would make two items one identity is `errSecDuplicateItem`, from the core).
+    func updatePasswords(_ selection: PasswordSelection, setting template: AttributeSet)
+        throws(KeychainError) -> [PasswordRecord]
+    {
+        try requireUnlocked(to: "change a password")
+        var changed = try passwordRecords(selection).map(\.reference)
+        if !template.isEmpty {
+            changed = try KeychainError.mapping { () throws(CoreError) in
+                try token.updateObjects(changed, with: template, context: context)
+            }
+        }
+        var records: [PasswordRecord] = []
+        for reference in changed {
+            if let record = try passwordRecord(reference) { records.append(record) }
+        }
+        return records
+    }
+
+    /// Deletes every selected password in one transaction; how many went.
+    func deletePasswords(_ selection: PasswordSelection) throws(KeychainError) -> Int {
+        let references = try passwordRecords(selection).map(\.reference)
+        return try KeychainError.mapping { () throws(CoreError) in
+            try token.destroyObjects(references, context: context)
+        }.count
+    }
+
+    /// The secret of a stored password. An item whose access control needs presence opens
+    /// only with `pin`, checked again for this read (KeychainCore `Token.protectedValue`).
+    func passwordSecret(_ persistentReference: [UInt8], _ passwordClass: PasswordClass, pin: [UInt8]?)
+        throws(KeychainError) -> [UInt8]
+    {
+        try requireUnlocked(to: "read a password")
+        var selection = PasswordSelection(passwordClass: passwordClass)
+        selection.terms[.uniqueID] = persistentReference
+        selection.anySynchronizable = true
+        guard let record = try passwordRecords(selection).first else {
+            throw KeychainError(.itemNotFound, "the password item no longer exists")
+        }
+        if AccessControl.needsPINForEachUse(record.attributes) {
+            guard let pin else {
+                throw KeychainError(
+                    .interactionNotAllowed,
+                    "the item's access control needs the user PIN for each use: give it (pin:, or "
+                        + "kSecUseAuthenticationContext)")
+            }
+            return try KeychainError.mapping { () throws(CoreError) in
+                try token.protectedValue(of: record.reference, pin: pin, context: context)
+            }
+        }
+        let opened = try KeychainError.mapping { () throws(CoreError) in
+            try token.attributes(of: record.reference, context: context, revealing: [.value])
+        }
+        return opened[.value] ?? []
+    }
+}

@@ -1,0 +1,154 @@
+internal import Foundation
+internal import Keychain
+
+// The attributes and `kSecUse…` keys every item class takes (issue 10): parsed once here,
+// returned once here, so that each class's request only adds its own keys.
+
+private let allOperations = Set(ItemOperation.allCases)
+private let searchOperations: Set<ItemOperation> = [.add, .copyMatching, .update, .delete]
+private let setByKeychain = "the keychain sets it"
+
+/// The keys of Apple's common item attributes and of the `kSecUse…` options.
+let itemAttributeSpecs: [String: KeySpec] = [
+    kSecAttrAccessible as String: KeySpec(name: "kSecAttrAccessible", operations: allOperations),
+    kSecAttrAccessGroup as String: KeySpec(name: "kSecAttrAccessGroup", operations: allOperations),
+    kSecAttrSynchronizable as String: KeySpec(name: "kSecAttrSynchronizable", operations: allOperations),
+    kSecAttrAccessControl as String: KeySpec(
+        name: "kSecAttrAccessControl", operations: [.add],
+        notChangeable: "access control is fixed when the item is added"),
+    kSecAttrComment as String: KeySpec(name: "kSecAttrComment", operations: allOperations),
+    kSecAttrDescription as String: KeySpec(name: "kSecAttrDescription", operations: allOperations),
+    kSecAttrCreator as String: KeySpec(name: "kSecAttrCreator", operations: allOperations),
+    kSecAttrType as String: KeySpec(name: "kSecAttrType", operations: allOperations),
+    kSecAttrIsInvisible as String: KeySpec(name: "kSecAttrIsInvisible", operations: allOperations),
+    kSecAttrIsNegative as String: KeySpec(name: "kSecAttrIsNegative", operations: allOperations),
+    kSecAttrCreationDate as String: KeySpec(
+        name: "kSecAttrCreationDate", operations: [], notChangeable: setByKeychain),
+    kSecAttrModificationDate as String: KeySpec(
+        name: "kSecAttrModificationDate", operations: [], notChangeable: setByKeychain),
+    kSecUseDataProtectionKeychain as String: KeySpec(
+        name: "kSecUseDataProtectionKeychain", operations: searchOperations),
+    kSecUseAuthenticationUI as String: KeySpec(name: "kSecUseAuthenticationUI", operations: searchOperations),
+    kSecUseAuthenticationContext as String: KeySpec(
+        name: "kSecUseAuthenticationContext", operations: searchOperations),
+    kSecUseOperationPrompt as String: KeySpec(name: "kSecUseOperationPrompt", operations: searchOperations),
+    kSecUseNoAuthenticationUI as String: KeySpec(
+        name: "kSecUseNoAuthenticationUI", operations: searchOperations),
+]
+
+/// Apple's `kSecUseAuthenticationUI` values.
+enum AuthenticationUI {
+    case allow, fail, skip
+}
+
+/// The common attributes and `kSecUse…` options of one request.
+struct ItemAttributeRequest {
+    var attributes = ItemAttributes()
+    /// `kSecAttrSynchronizable: kSecAttrSynchronizableAny`.
+    var anySynchronizable = false
+    var authenticationUI = AuthenticationUI.allow
+    /// The PIN given as `kSecUseAuthenticationContext`, for this call only.
+    var pin: [UInt8]?
+
+    /// Reads `key` if it is a common one; false when it is not.
+    mutating func read(_ key: String, _ name: String, _ value: Any, for operation: ItemOperation)
+        throws(KeychainError) -> Bool
+    {
+        switch key {
+        case kSecAttrAccessible:
+            let given = try typed(value, name, "a kSecAttrAccessible… value") as String
+            guard let accessibility = Accessibility(rawValue: given) else {
+                throw KeychainError(.parameter, "kSecAttrAccessible must be a kSecAttrAccessible… value")
+            }
+            if attributes.accessControl != nil, attributes.accessibility != accessibility {
+                throw KeychainError(
+                    .parameter, "kSecAttrAccessible contradicts the protection of kSecAttrAccessControl")
+            }
+            attributes.accessibility = accessibility
+        case kSecAttrAccessGroup: attributes.accessGroup = try typed(value, name, "a CFString") as String
+        case kSecAttrSynchronizable:
+            if let any = value as? String, any == kSecAttrSynchronizableAny as String, operation != .add,
+                operation != .changes
+            {
+                anySynchronizable = true
+            } else {
+                attributes.synchronizable = try boolean(value, name)
+            }
+        case kSecAttrAccessControl:
+            guard let control = value as? SecAccessControl else {
+                throw KeychainError(
+                    .parameter, "kSecAttrAccessControl must be a SecAccessControl, not \(typeName(value))")
+            }
+            if let accessibility = attributes.accessibility, accessibility != control.protection {
+                throw KeychainError(
+                    .parameter, "kSecAttrAccessible contradicts the protection of kSecAttrAccessControl")
+            }
+            attributes.accessibility = control.protection
+            attributes.accessControl = control.flags
+        case kSecAttrGeneric: attributes.generic = Array(try typed(value, name, "CFData") as Data)
+        case kSecAttrComment: attributes.comment = try typed(value, name, "a CFString") as String
+        case kSecAttrDescription: attributes.itemDescription = try typed(value, name, "a CFString") as String
+        case kSecAttrCreator: attributes.creator = try fourCharCode(value, name)
+        case kSecAttrType: attributes.type = try fourCharCode(value, name)
+        case kSecAttrIsInvisible: attributes.isInvisible = try boolean(value, name)
+        case kSecAttrIsNegative: attributes.isNegative = try boolean(value, name)
+        case kSecUseDataProtectionKeychain: _ = try boolean(value, name)  // one keychain here
+        case kSecUseOperationPrompt: _ = try typed(value, name, "a CFString") as String  // no prompt here
+        case kSecUseNoAuthenticationUI: if try boolean(value, name) { authenticationUI = .fail }
+        case kSecUseAuthenticationUI:
+            switch try typed(value, name, "a kSecUseAuthenticationUI… value") as String {
+            case kSecUseAuthenticationUIAllow: authenticationUI = .allow
+            case kSecUseAuthenticationUIFail: authenticationUI = .fail
+            case kSecUseAuthenticationUISkip: authenticationUI = .skip
+            default:
+                throw KeychainError(
+                    .parameter, "kSecUseAuthenticationUI must be a kSecUseAuthenticationUI… value")
+            }
+        case kSecUseAuthenticationContext:
+            // Apple's LAContext; on Linux the user's PIN, as text or bytes.
+            if let text = value as? String {
+                pin = Array(text.utf8)
+            } else if let data = value as? Data {
+                pin = Array(data)
+            } else {
+                throw KeychainError(
+                    .parameter,
+                    "kSecUseAuthenticationContext must be the user PIN as a CFString or CFData on Linux, not "
+                        + typeName(value))
+            }
+        default: return false
+        }
+        return true
+    }
+}
+
+/// A FourCharCode given as a CFNumber.
+private func fourCharCode(_ value: Any, _ name: String) throws(KeychainError) -> UInt32 {
+    guard let code = UInt32(exactly: try integer(value, name)) else {
+        throw KeychainError(.parameter, "\(name) must be a FourCharCode (a 32-bit unsigned number)")
+    }
+    return code
+}
+
+/// The common attributes as `kSecReturnAttributes` gives them: `pdmn`, `sync`, the dates and
+/// what is set.
+func returnedItemAttributes(_ attributes: ItemAttributes) -> [String: Any] {
+    var dictionary: [String: Any] = [
+        kSecAttrAccessible as String: (attributes.accessibility ?? .whenUnlocked).rawValue,
+        kSecAttrSynchronizable as String: attributes.synchronizable ?? false,
+    ]
+    if let value = attributes.accessGroup { dictionary[kSecAttrAccessGroup] = value }
+    if let value = attributes.creationDate { dictionary[kSecAttrCreationDate] = value }
+    if let value = attributes.modificationDate { dictionary[kSecAttrModificationDate] = value }
+    if let flags = attributes.accessControl {
+        dictionary[kSecAttrAccessControl] = SecAccessControl(
+            protection: attributes.accessibility ?? .whenUnlocked, flags: flags)
+    }
+    if let value = attributes.comment { dictionary[kSecAttrComment] = value }
+    if let value = attributes.itemDescription { dictionary[kSecAttrDescription] = value }
+    if let value = attributes.creator { dictionary[kSecAttrCreator] = Int(value) }
+    if let value = attributes.type { dictionary[kSecAttrType] = Int(value) }
+    if let value = attributes.isInvisible { dictionary[kSecAttrIsInvisible] = value }
+    if let value = attributes.isNegative { dictionary[kSecAttrIsNegative] = value }
+    return dictionary
+}
