@@ -27,6 +27,8 @@
 #                                  AES-GCM, HMAC, ECDH beside openssl speed, run
 #                                  after signing with the same module; its
 #                                  settings: BENCH_SYMMETRIC_SECONDS=3)
+#   BENCH_SESSION=0                skip the Swift API / session unlock section
+#                                  (bench/session.sh, release build of its own)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -246,6 +248,11 @@ main() {
     if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/symmetric.sh"
+    fi
+    # The Swift API and C_Login in an unlocked session (bench/session.sh).
+    if [ "${BENCH_SESSION:-1}" != 0 ]; then
+        echo
+        bash "$here/session.sh"
     fi
 }
 

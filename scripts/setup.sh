@@ -14,6 +14,8 @@ packages=(
     softhsm2
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # the session keyring `p11keychain unlock` uses (libkeyutils) and the keyctl tool its tests drive
+    libkeyutils-dev keyutils
 )
 
 missing=()

@@ -71,6 +71,9 @@ public final class Token: @unchecked Sendable {
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
     var login: Login?
+    /// True once this process locked the keychain itself (SecKeychainLock): the session
+    /// keyring's entry (SessionUnlock.swift) no longer unlocks it, until it unlocks with the PIN.
+    var sessionUnlockDeclined = false
     /// Held for the whole of a login, PIN derivation included, so that two threads of this
     /// process cannot both log in (as SO and as user) by checking before either has finished.
     /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
