@@ -105,5 +105,5 @@ for size in sizes where size > stored {
             + "lookups=\(samples.count) copy_p50_us=\(String(format: "%.1f", percentile(0.5))) "
             + "copy_p90_us=\(String(format: "%.1f", percentile(0.9))) "
             + "copy_max_us=\(String(format: "%.1f", samples.last ?? 0))")
-    fflush(stdout)
+    fflush(nil)
 }
