@@ -14,9 +14,14 @@
 import Foundation
 import Security
 
-let arguments = CommandLine.arguments
+var arguments = CommandLine.arguments
+// --lock-first: SecKeychainLock before anything else. The process then stays locked, whatever
+// the session says, until it calls SecKeychainUnlock.
+let lockFirst = arguments.count > 1 && arguments[1] == "--lock-first"
+if lockFirst { arguments.remove(at: 1) }
 guard arguments.count == 4 else {
-    FileHandle.standardError.write(Data("usage: session-unlock-example SERVICE ACCOUNT PASSWORD\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: session-unlock-example [--lock-first] SERVICE ACCOUNT PASSWORD\n".utf8))
     exit(2)
 }
 let service = arguments[1]
@@ -27,6 +32,8 @@ func report(_ name: String, _ status: OSStatus) {
     let text = SecCopyErrorMessageString(status, nil) as String? ?? ""
     print("\(name): \(status) (\(text))")
 }
+
+if lockFirst { report("SecKeychainLock", SecKeychainLock(nil)) }
 
 // Add the password; if it is there already, update it.
 let query: [String: Any] = [

@@ -258,6 +258,9 @@ extension Keychain {
             .class: AttributeValue.encode(ObjectClass.data.rawValue), .token: [1], .private: [1],
         ]
         if let service = query.service { template[.application] = Array(service.utf8) }
+        // Service and account name one password: the store finds it by its uniqueness key. An
+        // empty account also matches objects without one, so it is checked below instead.
+        if let account = query.account, !account.isEmpty { template[.account] = Array(account.utf8) }
         if let label = query.label { template[.label] = Array(label.utf8) }
         if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
         let candidates = try KeychainError.mapping { () throws(CoreError) in

@@ -478,6 +478,15 @@ extension NewObject {
             + account
     }
 
+    /// The uniqueness key every object a find `template` matches must have, or nil: the
+    /// template asks for a generic password by all of `passwordKey`'s parts (class, service,
+    /// account), so at most one object matches, found by a seek in the UNIQUE column instead
+    /// of loading every password of the service. Must name every part `passwordKey` reads.
+    static func passwordKey(ofQuery template: AttributeSet) -> [UInt8]? {
+        guard template[.application] != nil, template[.account] != nil else { return nil }
+        return passwordKey(of: template)
+    }
+
     /// The error of a refused uniqueness key, naming what made the object a duplicate.
     static func duplicate(_ attributes: AttributeSet) -> CoreError {
         passwordKey(of: attributes) != nil

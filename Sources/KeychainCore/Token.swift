@@ -418,6 +418,7 @@ public final class Token: @unchecked Sendable {
             terms[.private] = [0]
         }
         let uid = terms.removeValue(forKey: .uniqueID)
+        let uniqueKey = uid == nil ? NewObject.passwordKey(ofQuery: template) : nil
         let ordered = terms.sorted { Token.selectivity($0.key) < Token.selectivity($1.key) }
             .map { StoredAttribute($0.key.rawValue, $0.value) }
         let wantsToken = template.bool(.token) != false
@@ -428,14 +429,18 @@ public final class Token: @unchecked Sendable {
                 let store = try store()
                 let ids = try CoreError.mapping {
                     try Token.find(
-                        ordered, id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
+                        ordered,
+                        id: try uniqueKey.map { try store.object(withUniqueKey: $0) }
+                            ?? uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
                 found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
             }
             if wantsSession, let sessionStore {
                 let ids = try CoreError.mapping {
                     try Token.find(
-                        ordered, id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
+                        ordered,
+                        id: try uniqueKey.map { try sessionStore.object(withUniqueKey: $0) }
+                            ?? uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
                 }
                 found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
             }

@@ -270,6 +270,15 @@ public final class ObjectStore {
         }
     }
 
+    /// The object holding uniqueness key `key`, or nil: a seek in the UNIQUE column's index.
+    public func object(withUniqueKey key: [UInt8]) throws -> Int64? {
+        try read {
+            let statement = try database.statement("SELECT id FROM objects WHERE unique_key = ?1")
+            statement.bind(1, key)
+            return try statement.step() ? statement.int64(0) : nil
+        }
+    }
+
     /// One attribute's value, or nil when the object does not have it.
     public func attribute(_ type: UInt64, of id: Int64) throws -> [UInt8]? {
         try attributes(of: id)?.first { $0.type == type }?.value

@@ -161,6 +161,29 @@ test_c_login_in_an_unlocked_session_skips_the_slow_check_and_a_wrong_pin_still_c
     assert_line "$RUN_OUT" '^token "login": locked' "status after a wrong unlock"
 }
 
+test_a_changed_pin_makes_the_unlock_stale_and_sec_keychain_lock_keeps_its_process_locked() {
+    session_setup
+    ok "$CLI" unlock --pin-file "$TEST_TMP/pin"
+    example before-change
+    assert_eq 0 "$RUN_STATUS" "the example's exit status in the unlocked session"
+    printf 'new-pin-5150\n' >"$TEST_TMP/new-pin"
+    ok "$CLI" set-pin --pin-file "$TEST_TMP/pin" --new-pin-file "$TEST_TMP/new-pin"
+    ok "$CLI" status
+    assert_line "$RUN_OUT" '^token "login": locked \(its PIN changed since it was unlocked' "status after set-pin"
+    example after-change
+    assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd after the PIN changed"
+    note "unlocking again with the new PIN works"
+    ok "$CLI" unlock --pin-file "$TEST_TMP/new-pin"
+    example again
+    assert_eq 0 "$RUN_STATUS" "the example's exit status after unlocking with the new PIN"
+    note "a process that calls SecKeychainLock stays locked in the unlocked session"
+    run "$EXAMPLE" --lock-first locked-itself alice pw
+    assert_line "$RUN_OUT" '^SecKeychainLock: 0 ' "SecKeychainLock"
+    assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd after SecKeychainLock"
+    ok "$CLI" status
+    assert_line "$RUN_OUT" '^token "login": unlocked for this login session' "status after SecKeychainLock elsewhere"
+}
+
 # scan_everywhere HEX WHAT: no file of the store, the test's directory or its home holds
 # the bytes HEX.
 scan_everywhere() {
