@@ -8,20 +8,27 @@
 # user find it locked; no PIN or key byte is in the store, the files under the test's
 # directories or a session process's environment (raw scans).
 #
-# The CLI and the example are taken from beside the module ($P11KEYCHAIN_MODULE's directory,
-# where `swift build` puts every product) unless P11KEYCHAIN_CLI / P11KEYCHAIN_SESSION_EXAMPLE
-# name them.
+# The CLI and the example are taken from beside the module ($P11KEYCHAIN_MODULE's directory),
+# else from the debug build, unless P11KEYCHAIN_CLI / P11KEYCHAIN_SESSION_EXAMPLE name them.
 
 SESSION_PIN=7391-session-pin
 SESSION_SO_PIN=so-8264-session
 
+# built_program NAME: NAME beside the module, else in the debug build (`swift build
+# --build-tests` makes every product; CI builds only the module in release).
+built_program() {
+    local dir
+    for dir in "$(dirname "$P11KEYCHAIN_MODULE")" "$IT_REPO/.build/debug"; do
+        [[ -x $dir/$1 ]] && { echo "$dir/$1"; return; }
+    done
+    echo "$(dirname "$P11KEYCHAIN_MODULE")/$1"
+}
+
 # session_setup: the tools, a new session keyring for this test, a token with both PINs
 # set through the CLI (PIN files that are removed again), and a service name.
 session_setup() {
-    local built
-    built=$(dirname "$P11KEYCHAIN_MODULE")
-    CLI=${P11KEYCHAIN_CLI:-$built/p11keychain}
-    EXAMPLE=${P11KEYCHAIN_SESSION_EXAMPLE:-$built/session-unlock-example}
+    CLI=${P11KEYCHAIN_CLI:-$(built_program p11keychain)}
+    EXAMPLE=${P11KEYCHAIN_SESSION_EXAMPLE:-$(built_program session-unlock-example)}
     [[ -x $CLI ]] || fail "p11keychain not found at $CLI (build it beside the module, or set P11KEYCHAIN_CLI)"
     [[ -x $EXAMPLE ]] ||
         fail "session-unlock-example not found at $EXAMPLE (swift build --product session-unlock-example)"
