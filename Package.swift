@@ -24,11 +24,13 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The kernel key retention service: the session keyring `p11keychain unlock` fills.
+        .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         // The only C in the project: function tables and the C_Get*Interface* entry points.
         .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
         .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
         .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto"]),
+        .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"]),
         // Also KeychainCrypto, for digests and random numbers: crypto services, not item rules.
         .target(name: "PKCS11Token", dependencies: ["KeychainCore", "KeychainCrypto", "CPKCS11"]),
         // Carries the module's linker flags (DESIGN §9): they must not reach test binaries.
@@ -64,6 +66,12 @@ let package = Package(
         .executableTarget(
             name: "store-certificate-example", dependencies: ["Security"],
             path: "Examples/StoreCertificate"),
+        // Apple-style code that never unlocks: it relies on `p11keychain unlock` for the login
+        // session (Tests/Integration/test_session_unlock.sh, bench/session.sh).
+        .executableTarget(
+            name: "session-unlock-example", dependencies: ["Security"], path: "Examples/SessionUnlock"),
+        // The Swift API's benchmark (bench/session.sh): SecItemAdd and SecItemCopyMatching rates.
+        .executableTarget(name: "secitem-bench", dependencies: ["Security"], path: "bench/SecItemBench"),
         // What the test targets share (temporary directories, named inputs): one copy.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage", "TestSupport"]),

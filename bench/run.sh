@@ -30,6 +30,8 @@
 #   BENCH_REMOTE=0                 skip the remote section (bench/remote.sh:
 #                                  find and ECDSA through p11-kit server beside
 #                                  direct use, both modules; BENCH_REMOTE_*)
+#   BENCH_SESSION=0                skip the Swift API / session unlock section
+#                                  (bench/session.sh, release build of its own)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -254,6 +256,11 @@ main() {
     if [ "${BENCH_REMOTE:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/remote.sh"
+    fi
+    # The Swift API and C_Login in an unlocked session (bench/session.sh).
+    if [ "${BENCH_SESSION:-1}" != 0 ]; then
+        echo
+        bash "$here/session.sh"
     fi
 }
 

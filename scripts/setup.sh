@@ -25,6 +25,8 @@ packages=(
     libnss3-tools openjdk-17-jre-headless python3-venv
     # make install / the .deb (dpkg-architecture, dpkg-shlibdeps) and the man page checks
     dpkg-dev man-db groff-base
+    # the session keyring `p11keychain unlock` uses (libkeyutils) and the keyctl tool its tests drive
+    libkeyutils-dev keyutils
 )
 
 missing=()

@@ -37,7 +37,9 @@ public struct AuthenticationStatus: Hashable, Sendable {
 ///
 /// Unlocking is per process and per store: once any `Keychain` on a store is unlocked,
 /// every `Keychain` of the process on that store sees its private items, until one of them
-/// locks it or the process ends. Other processes stay locked until they unlock themselves.
+/// locks it or the process ends. Other processes stay locked until they unlock themselves,
+/// unless the keychain is unlocked for the login session (SessionUnlock.swift): then every
+/// process of the session finds it unlocked when it opens it.
 /// Each PIN check runs a slow key derivation (PBKDF2, 600,000 rounds) on purpose.
 extension Keychain {
     /// The PIN state as stored now, and whether this process has unlocked the keychain.
@@ -76,8 +78,12 @@ extension Keychain {
     }
 
     /// Locks the keychain for this process: private items become invisible again. Locking a
-    /// locked keychain does nothing.
+    /// locked keychain does nothing. An unlock for the login session
+    /// (``unlockForSession(pin:timeout:)``) no longer unlocks it in this process, until
+    /// ``unlock(pin:)``; other processes of the session stay unlocked (``lockSession()``
+    /// locks them all).
     public func lock() {
+        token.declineSessionUnlock()
         if token.loggedInUser == .user { token.logOut() }
     }
 
@@ -170,7 +176,7 @@ extension Keychain {
 
     /// A login failure as the Swift API reports it: what went wrong and what to do, with the
     /// attempts left after a wrong PIN.
-    private func loginError(_ error: CoreError, user: UserType) -> KeychainError {
+    func loginError(_ error: CoreError, user: UserType) -> KeychainError {
         let who = user == .user ? "PIN" : "security officer PIN"
         switch error.code {
         case .pinIncorrect:

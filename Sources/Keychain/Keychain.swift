@@ -124,6 +124,8 @@ public final class Keychain: Sendable {
         token = TokenCache.shared.token(for: configuration)
         try KeychainError.mapping { () throws(CoreError) in try token.open() }
         TokenCache.shared.opened(token, for: configuration)
+        // Unlocked (or locked again) for the login session by `p11keychain unlock`/`lock`.
+        token.followSessionUnlock()
     }
 
     /// The tokens of the current configuration, in slot order: `login` first.

@@ -70,15 +70,25 @@ struct PINRecord {
         }
     }
 
-    /// The token key, or nil when `pin` is not this record's PIN. Only a tag that does not
-    /// verify means a wrong PIN; any other failure is an error, never counted as a guess.
-    func open(pin: SecretBytes, user: UserType) throws(CoreError) -> SecretBytes? {
+    /// The token key and the PIN-derived key that opened it, or nil when `pin` is not this
+    /// record's PIN. Only a tag that does not verify means a wrong PIN; any other failure is
+    /// an error, never counted as a guess.
+    func open(pin: SecretBytes, user: UserType) throws(CoreError) -> (
+        tokenKey: SecretBytes, pinKey: SecretBytes
+    )? {
         let key = try CoreError.mapping {
             try PasswordKeyDerivation.derive(
                 password: pin, salt: salt, iterations: iterations, length: SecretBox.keyLength)
         }
+        return try open(pinKey: key, user: user).map { ($0, key) }
+    }
+
+    /// The token key, or nil when `pinKey` is not the key this record's PIN derives: the fast
+    /// half of `open(pin:user:)`, for a PIN-derived key kept in the session keyring
+    /// (SessionUnlock.swift).
+    func open(pinKey: SecretBytes, user: UserType) throws(CoreError) -> SecretBytes? {
         do {
-            return try SecretBox.open(sealedKey, key: key, associatedData: PINRecord.associatedData(user))
+            return try SecretBox.open(sealedKey, key: pinKey, associatedData: PINRecord.associatedData(user))
         } catch  where error.code == .wrongPassword {
             return nil
         } catch {
@@ -100,6 +110,9 @@ struct Login {
     var epoch: [UInt8]?
     /// The store's change count when the epoch was last found current (nil: check again).
     var checkedAt: UInt64?
+    /// The session keyring entry this login was taken from (SessionUnlock.swift), nil for a
+    /// login with the PIN: such a login ends when the entry goes (`p11keychain lock`).
+    var sessionEntry: Int32? = nil
 }
 
 /// Token initialisation, PINs and login (PKCS#11 v2.40 §5.5–5.6, DESIGN §6–§7).
@@ -293,6 +306,7 @@ extension Token {
             let opened = try unwrapTokenKey(user, pin: pin)
             lock.withLock {
                 login = Login(user: user, tokenKey: opened.tokenKey, epoch: opened.epoch)
+                if user == .user { sessionUnlockDeclined = false }
                 sealClearKeys()
             }
         }
@@ -326,8 +340,11 @@ extension Token {
     /// transaction refuses a locked PIN and adds one failure; then the slow derivation runs
     /// with no lock held; only a right PIN clears the count. So the limit holds against any
     /// number of threads and processes guessing at once: the eleventh guess is never tried.
-    private func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(CoreError)
-        -> (tokenKey: SecretBytes, epoch: [UInt8]?)
+    /// In a session `p11keychain unlock` unlocked, the user's PIN is checked against the
+    /// session keyring's entry instead of the slow derivation (SessionUnlock.swift); the
+    /// count is kept exactly the same way.
+    func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(CoreError)
+        -> (tokenKey: SecretBytes, epoch: [UInt8]?, pinKey: SecretBytes)
     {
         let (record, epoch, counted) = try lock.withLock { () throws(CoreError) in
             let store = try store()
@@ -361,7 +378,14 @@ extension Token {
                 return counted ? try store.write(claim) : try store.read(claim)
             }
         }
-        guard let tokenKey = try record.open(pin: SecretBytes(pin), user: user) else {
+        let secret = SecretBytes(pin)
+        let opened: (tokenKey: SecretBytes, pinKey: SecretBytes)?
+        switch user == .user ? try sessionVerdict(pin: secret, record: record) : .unknown {
+        case .right(let tokenKey, let pinKey): opened = (tokenKey, pinKey)
+        case .wrong: opened = nil
+        case .unknown: opened = try record.open(pin: secret, user: user)
+        }
+        guard let opened else {
             throw CoreError(.pinIncorrect, "wrong PIN")
         }
         if counted {
@@ -372,6 +396,22 @@ extension Token {
                 }
             }
         }
-        return (tokenKey, epoch)
+        return (opened.tokenKey, epoch, opened.pinKey)
+    }
+
+    /// The user's PIN record, the token's epoch and the user's failure count, as stored now;
+    /// nil when no user PIN is set or its record is malformed. `lock` must be held.
+    func storedUserPIN() throws(CoreError) -> (record: PINRecord, epoch: [UInt8]?, failures: Int)? {
+        let store = try store()
+        return try CoreError.mapping {
+            try store.read { () throws -> (PINRecord, [UInt8]?, Int)? in
+                guard let bytes = try store.metadata(Key.userPIN), let record = PINRecord(bytes) else {
+                    return nil
+                }
+                return (
+                    record, try store.metadata(Key.epoch), Token.count(try store.metadata(Key.userFailures))
+                )
+            }
+        }
     }
 }

@@ -312,17 +312,24 @@ public enum Environment {
         return unsafeBitCast(symbol, to: GetAuxiliaryValue.self)(atSecure) != 0
     }()
 
-    /// The variables, as `secure_getenv` sees them: none in a privileged host.
+    /// The variables configuration reads (`P11KEYCHAIN_*`, `XDG_*`, `HOME`), as `secure_getenv`
+    /// sees them: none in a privileged host. Every other entry is passed over by its first
+    /// bytes: a keychain is opened on every `SecItem…` call, and copying a whole environment
+    /// into Swift strings took about a third of a `SecItemCopyMatching` (bench/session.sh).
     public static var current: [String: String] {
         var result: [String: String] = [:]
         guard !isPrivileged else { return result }
         var cursor = environ
         while let entry = cursor.pointee {
+            cursor += 1
+            guard
+                strncmp(entry, "P11KEYCHAIN_", 12) == 0 || strncmp(entry, "XDG_", 4) == 0
+                    || strncmp(entry, "HOME=", 5) == 0
+            else { continue }
             let text = String(cString: entry)
             if let equals = text.firstIndex(of: "=") {
                 result[String(text[..<equals])] = String(text[text.index(after: equals)...])
             }
-            cursor += 1
         }
         return result
     }

@@ -71,6 +71,9 @@ public final class Token: @unchecked Sendable {
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
     var login: Login?
+    /// True once this process locked the keychain itself (SecKeychainLock): the session
+    /// keyring's entry (SessionUnlock.swift) no longer unlocks it, until it unlocks with the PIN.
+    var sessionUnlockDeclined = false
     /// Held for the whole of a login, PIN derivation included, so that two threads of this
     /// process cannot both log in (as SO and as user) by checking before either has finished.
     /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
@@ -440,14 +443,16 @@ public final class Token: @unchecked Sendable {
                 let store = try store()
                 let ids = try CoreError.mapping {
                     try Token.find(
-                        ordered, id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
+                        ordered,
+                        id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
                 found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
             }
             if wantsSession, let sessionStore {
                 let ids = try CoreError.mapping {
                     try Token.find(
-                        ordered, id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
+                        ordered,
+                        id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
                 }
                 found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
             }

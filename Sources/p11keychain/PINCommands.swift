@@ -283,8 +283,10 @@ enum Authentication {
         }
     }
 
-    /// Unlocks the keychain with the user PIN from the command's sources.
+    /// Unlocks the keychain with the user PIN from the command's sources; asks for none when
+    /// the login session has it unlocked already (p11keychain unlock).
     static func unlock(_ keychain: Keychain, _ invocation: Invocation) throws(Failure) {
+        if keychain.isUnlocked { return }
         try requireUserPIN(try status(of: keychain), keychain)
         let pin = try PINs.user(token: keychain.name).required(invocation)
         try PINs.checkLength(pin, "PIN")

@@ -8,7 +8,7 @@ let commandNames = [
     "add-certificates", "find-certificate", "delete-certificate", "export", "dump-keychain",
     "list-tokens", "register", "unregister", "module-path", "import", "find-identity", "generate-key",
     "find-key", "delete-key", "add-generic-password", "find-generic-password", "delete-generic-password",
-    "init", "set-pin", "token-info",
+    "init", "set-pin", "token-info", "unlock", "lock", "status",
 ]
 
 @Suite("command line")

@@ -1,0 +1,109 @@
+// secitem-bench: the Swift API's speed on generic passwords (issue 10, "Speed"), run by
+// bench/session.sh.
+//
+//     secitem-bench --pin PIN --sizes 1000,10000,100000 [--lookups N]
+//
+// In the default keychain ($P11KEYCHAIN_DIR), which has the user PIN PIN: unlocks with
+// SecKeychainUnlock, unless the login session has it unlocked already (p11keychain unlock),
+// then grows the keychain to each size with SecItemAdd (one generic password per call:
+// service, account, data) and, at each size, times N SecItemCopyMatching calls by service +
+// account returning the data (random existing items, every result checked). Prints a line
+// per size:
+//
+//     secitem items=1000 added=1000 add_per_s=2345.6 lookups=2000 copy_p50_us=31.2 copy_p90_us=40.1 copy_max_us=120.0
+//
+// Exit status 0, or 1 with the failing call's OSStatus.
+
+import Foundation
+import Security
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("secitem-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func now() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
+var pin: String?
+var sizes: [Int] = [1000, 10_000, 100_000]
+var lookups = 2000
+var arguments = CommandLine.arguments.dropFirst()
+while let option = arguments.popFirst() {
+    guard let value = arguments.popFirst() else { fail("\(option) needs a value") }
+    switch option {
+    case "--pin": pin = value
+    case "--sizes": sizes = value.split(separator: ",").compactMap { Int($0) }
+    case "--lookups": lookups = Int(value) ?? lookups
+    default: fail("unknown option \(option)")
+    }
+}
+
+var status: SecKeychainStatus = 0
+guard SecKeychainGetStatus(nil, &status) == errSecSuccess else { fail("cannot open the default keychain") }
+if status & kSecUnlockStateStatus == 0 {
+    guard let pin else { fail("the keychain is locked and no --pin was given") }
+    let unlocked = SecKeychainUnlock(nil, UInt32(pin.utf8.count), pin, true)
+    guard unlocked == errSecSuccess else { fail("SecKeychainUnlock: \(unlocked)") }
+}
+
+let service = "secitem-bench"
+func account(_ index: Int) -> String { "account-\(index)" }
+func secret(_ index: Int) -> Data { Data("password \(index) of the benchmark".utf8) }
+
+var stored = 0
+for size in sizes where size > stored {
+    let start = now()
+    let first = stored
+    while stored < size {
+        let item: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: service,
+            kSecAttrAccount as String: account(stored),
+            kSecValueData as String: secret(stored),
+        ]
+        let added = SecItemAdd(item as CFDictionary, nil)
+        guard added == errSecSuccess else { fail("SecItemAdd of item \(stored): \(added)") }
+        stored += 1
+    }
+    let addSeconds = now() - start
+
+    var samples: [Double] = []
+    samples.reserveCapacity(lookups)
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<lookups {
+        let index = Int.random(in: 0..<stored, using: &generator)
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: service,
+            kSecAttrAccount as String: account(index),
+            kSecReturnData as String: true,
+        ]
+        var result: CFTypeRef?
+        let begin = now()
+        let found = SecItemCopyMatching(query as CFDictionary, &result)
+        let elapsed = now() - begin
+        guard found == errSecSuccess, (result as? Data) == secret(index) else {
+            fail("SecItemCopyMatching of item \(index): \(found)")
+        }
+        samples.append(elapsed * 1e6)
+    }
+    samples.sort()
+    func percentile(_ p: Double) -> Double {
+        samples.isEmpty ? 0 : samples[min(samples.count - 1, Int(Double(samples.count) * p))]
+    }
+    let added = stored - first
+    print(
+        "secitem items=\(stored) added=\(added) add_per_s=\(String(format: "%.1f", Double(added) / addSeconds)) "
+            + "lookups=\(samples.count) copy_p50_us=\(String(format: "%.1f", percentile(0.5))) "
+            + "copy_p90_us=\(String(format: "%.1f", percentile(0.9))) "
+            + "copy_max_us=\(String(format: "%.1f", samples.last ?? 0))")
+    fflush(nil)
+}
