@@ -127,7 +127,9 @@ public enum ChainVerifier {
         let usage = X509_get_extended_key_usage(leaf.pointer)
         // UINT32_MAX: no extended key usage extension, which allows every use.
         if usage == UInt32.max || usage & UInt32(XKU_CODE_SIGN | XKU_ANYEKU) != 0 { return [] }
-        return [ChainFailure(.wrongPurpose, depth: 0, message: "extended key usage does not allow code signing")]
+        return [
+            ChainFailure(.wrongPurpose, depth: 0, message: "extended key usage does not allow code signing")
+        ]
     }
 
     /// OpenSSL's X509_V_ERR_* as the closed set of reasons.

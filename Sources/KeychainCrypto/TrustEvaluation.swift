@@ -28,7 +28,9 @@ public struct ChainPolicy: Sendable, Equatable {
     /// The most CA certificates between leaf and anchor (OpenSSL's verify depth).
     public var maximumDepth: Int
 
-    public init(purpose: Purpose = .any, hostName: String? = nil, verifyTime: Int64? = nil, maximumDepth: Int = 10) {
+    public init(
+        purpose: Purpose = .any, hostName: String? = nil, verifyTime: Int64? = nil, maximumDepth: Int = 10
+    ) {
         self.purpose = purpose
         self.hostName = hostName
         self.verifyTime = verifyTime
