@@ -72,6 +72,16 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     /// p11keychain's own (CKA_VENDOR_DEFINED | 0x504B11): a key's application tag (Apple's
     /// kSecAttrApplicationTag), arbitrary bytes chosen by the application. Indexed.
     public static let applicationTag = AttributeType(0x8050_4B11)
+    /// p11-kit's CKA_X_DISTRUSTED (CKA_X_VENDOR + 100, pkcs11x.h): on a certificate, TRUE when
+    /// the keychain distrusts it for every purpose (p11-kit's blocklist). Derived from the
+    /// certificate's trust settings (Trust.swift), never set by a caller.
+    public static let distrusted = AttributeType(0xD844_4764)
+    /// p11keychain's own: a certificate's trust settings (`TrustSettings.encoded`). Stored,
+    /// never shown to callers; the faces show it in their own vocabularies.
+    static let trustSettings = AttributeType(0x8050_4B20)
+    /// p11keychain's own: [1] on a certificate with trust settings, else [0] or absent. In
+    /// the lookup index, so that the certificates with settings are found by one seek.
+    static let trustMarker = AttributeType(0x8050_4B21)
     /// p11keychain's own: a private key's PKCS#8 encoding, sealed like every secret value,
     /// from which signing rebuilds the key. Stored, never shown to callers.
     static let keyMaterial = AttributeType(0x8050_4B02)

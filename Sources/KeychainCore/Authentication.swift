@@ -115,7 +115,7 @@ extension Token {
     /// Failed logins before a PIN locks.
     public static let maximumFailures = 10
 
-    private enum Key {
+    enum Key {
         static let label = "label"
         static let securityOfficerPIN = "so.pin"
         static let userPIN = "user.pin"

@@ -174,6 +174,13 @@ struct ObjectPolicy {
             AttributeSpec(
                 type: .nameHashAlgorithm, kind: .ulong, rules: [.settableOnCreate],
                 defaultValue: AttributeValue.encode(0x220)),  // CKM_SHA_1
+            // Trust (Trust.swift): p11-kit's blocklist flag, derived from the trust settings
+            // like CKA_TRUSTED, which reads TRUE while the certificate is an anchor for some
+            // purpose. Neither is changed by C_SetAttributeValue: CKA_TRUSTED has no
+            // "modifiable" footnote in v2.40 §4.6.3 (TRUE only from the SO, at creation);
+            // trust settings change through `Token.setTrustSettings` (NSS and PKCS#11 3.2
+            // trust objects, the Swift faces, the CLI).
+            AttributeSpec(type: .distrusted, kind: .bool, rules: [], defaultValue: no),
         ])
 
     /// Attributes every key has (v2.40 §4.7, v3.0 §4.7.2).
@@ -456,6 +463,11 @@ extension NewObject {
         var uniqueKey: [UInt8]? = nil
         if policy.objectClass == .certificate {
             uniqueKey = try NewObject.deriveCertificate(&attributes)
+            // CKA_TRUSTED TRUE (from the SO: `check` refused anyone else) is the one trust
+            // setting a template can make: an anchor for every purpose.
+            let settings: TrustSettings =
+                attributes.bool(.trusted) == true ? .anchorForAnyPurpose : .unspecified
+            attributes.merge(settings.storedAttributes) { _, derived in derived }
         }
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }

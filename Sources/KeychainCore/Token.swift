@@ -315,7 +315,11 @@ public final class Token: @unchecked Sendable {
             // A key that is not private is found without a login, but its sealed parts open
             // only with the token key: without it they stay out, as if sensitive.
             if login == nil { wanted = [] }
-            return try revealed(stored, wanted)
+            var result = try revealed(stored, wanted)
+            // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
+            result[.trustSettings] = nil
+            result[.trustMarker] = nil
+            return result
         }
     }
 
@@ -336,7 +340,7 @@ public final class Token: @unchecked Sendable {
     {
         try lock.withLock { () throws(CoreError) in
             let stored = try loadStored(reference, context: context)
-            let hidden: Set<AttributeType> = [.keyMaterial, .sealID]
+            let hidden: Set<AttributeType> = [.keyMaterial, .sealID, .trustSettings, .trustMarker]
             let sensitive = Token.sensitiveTypes(of: stored)
             let sealed = Token.sealedTypes(of: stored)
             var toOpen = Set(types).intersection(sealed).subtracting(sensitive).subtracting(hidden)

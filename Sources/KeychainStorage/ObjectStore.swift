@@ -175,7 +175,12 @@ public final class ObjectStore {
     /// lookup row for each of these it has: an insert touches a handful of pages (measured:
     /// 67 page writes per certificate with one row per attribute and an index over all of
     /// them).
-    public static let indexedTypes: Set<UInt64> = [3, 0x10, 0x12, 0x81, 0x82, 0x101, 0x102, 0x8050_4B11]
+    /// A certificate's trust marker (vendor 0x80504B21, KeychainCore's Trust.swift) joined
+    /// later the same way: evaluation finds the few certificates with trust settings among
+    /// thousands by one seek.
+    public static let indexedTypes: Set<UInt64> = [
+        3, 0x10, 0x12, 0x81, 0x82, 0x101, 0x102, 0x8050_4B11, 0x8050_4B21,
+    ]
 
     public static var schemaVersion: Int64 { Int64(migrations.count) }
 

@@ -48,7 +48,7 @@ struct CertificateCreationTests {
                     .certificateType, .trusted, .certificateCategory, .checkValue, .startDate, .endDate,
                     .publicKeyInfo, .subject, .id, .issuer, .serialNumber, .value, .url,
                     .hashOfSubjectPublicKey,
-                    .hashOfIssuerPublicKey, .javaMIDPSecurityDomain, .nameHashAlgorithm,
+                    .hashOfIssuerPublicKey, .javaMIDPSecurityDomain, .nameHashAlgorithm, .distrusted,
                 ])
         }
     }
