@@ -27,6 +27,9 @@
 #                                  AES-GCM, HMAC, ECDH beside openssl speed, run
 #                                  after signing with the same module; its
 #                                  settings: BENCH_SYMMETRIC_SECONDS=3)
+#   BENCH_TRUST=0                  skip the trust-evaluation section (bench/trust.sh:
+#                                  SecTrustEvaluateWithError beside X509_verify_cert;
+#                                  its settings: BENCH_TRUST_SECONDS=5)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -246,6 +249,11 @@ main() {
     if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/symmetric.sh"
+    fi
+    # Trust evaluation (bench/trust.sh): the Swift face beside OpenSSL's verify loop.
+    if [ "${BENCH_TRUST:-1}" != 0 ]; then
+        echo
+        bash "$here/trust.sh"
     fi
 }
 
