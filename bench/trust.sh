@@ -18,6 +18,8 @@
 #   BENCH_TRUST_SECONDS=5   seconds per measurement
 #   BENCH_TRUST_ROUNDS=3    rounds
 #   BENCH_TRUST_CERTS=10000 certificates in the keychain
+#   BENCH_TRUST_BUILT=DIR   use trust-bench and p11keychain from DIR (a release build) instead
+#                           of building them
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,13 +42,16 @@ python3 -c 'import cryptography' 2>/dev/null || fail "python3-cryptography is mi
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
     PATH=$PATH:/opt/swift/usr/bin
 fi
-command -v swift >/dev/null 2>&1 || fail "swift not found: trust-bench is a Swift program"
-
 mkdir -p "$build" "$results"
-log "building trust (C) and trust-bench, p11keychain (release)"
+log "building trust (C)"
 gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/trust" "$here/trust.c" -lcrypto
-(cd "$root" && swift build -c release --product trust-bench && swift build -c release --product p11keychain) >&2
-bin=$root/.build/release
+bin=${BENCH_TRUST_BUILT:-}
+if [ -z "$bin" ]; then
+    command -v swift >/dev/null 2>&1 || fail "swift not found: trust-bench is a Swift program"
+    log "building trust-bench and p11keychain (release)"
+    (cd "$root" && swift build -c release --product trust-bench && swift build -c release --product p11keychain) >&2
+    bin=$root/.build/release
+fi
 
 log "making 150 anchors, the chain and $certs keychain certificates"
 python3 - "$work" "$certs" <<'EOF'

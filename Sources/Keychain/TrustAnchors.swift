@@ -54,8 +54,13 @@ final class AnchorCache: @unchecked Sendable {
     /// The system bundle's path: `$P11KEYCHAIN_SYSTEM_ANCHORS` (not in a privileged host),
     /// else Debian's bundle.
     static var systemBundlePath: String {
-        Environment.current["P11KEYCHAIN_SYSTEM_ANCHORS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? defaultSystemBundle
+        // getenv, not Environment.current: this runs on every evaluation, and copying the
+        // whole environment into a dictionary cost more than the lookup of the anchors.
+        guard !Environment.isPrivileged, let value = getenv("P11KEYCHAIN_SYSTEM_ANCHORS"), value.pointee != 0
+        else {
+            return defaultSystemBundle
+        }
+        return String(cString: value)
     }
 
     func anchors(given: [[UInt8]], keychain: [[UInt8]], system useSystem: Bool) throws(CryptoError)
@@ -100,6 +105,40 @@ final class AnchorCache: @unchecked Sendable {
             path: path, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
             size: Int64(status.st_size),
             modified: Int64(status.st_mtim.tv_sec), modifiedNanoseconds: status.st_mtim.tv_nsec)
+    }
+}
+
+/// The trust settings of each token as last read, kept while the store's change counter
+/// stays the same (any process's write moves it): an evaluation then reads no row. Keyed by
+/// the store file, a few entries at most.
+final class TrustSettingsCache: @unchecked Sendable {
+    // @unchecked Sendable: `entries` is read and written under `lock`; the values are immutable.
+    static let shared = TrustSettingsCache()
+
+    typealias Settings = [(der: [UInt8], settings: KeychainCore.TrustSettings)]
+    private let lock = NSLock()
+    private var entries: [String: (generation: UInt64, settings: Settings)] = [:]
+
+    func settings(of token: Token) throws(KeychainError) -> Settings {
+        let path = token.configuration.path
+        let before = token.trustSettingsGeneration
+        if let before {
+            lock.lock()
+            let kept = entries[path]
+            lock.unlock()
+            if let kept, kept.generation == before { return kept.settings }
+        }
+        let read = try KeychainError.mapping { () throws(CoreError) in
+            try token.certificatesWithTrustSettings()
+        }
+        // Kept only when no write began or ended during the read.
+        if let before, token.trustSettingsGeneration == before {
+            lock.lock()
+            if entries.count >= 16 { entries.removeAll() }
+            entries[path] = (before, read)
+            lock.unlock()
+        }
+        return read
     }
 }
 

@@ -126,9 +126,7 @@ extension Keychain {
         chain: [Certificate], policy: TrustPolicy = .basic, at date: Date? = nil, anchors: [Certificate] = [],
         anchorsOnly: Bool = false
     ) throws(KeychainError) -> TrustEvaluation {
-        let stored = try KeychainError.mapping { () throws(CoreError) in
-            try token.certificatesWithTrustSettings()
-        }
+        let stored = try TrustSettingsCache.shared.settings(of: token)
         return try Keychain.evaluate(
             chain: chain, policy: policy, at: date, anchors: anchors, anchorsOnly: anchorsOnly, stored: stored
         )
@@ -172,6 +170,7 @@ extension Keychain {
             // Trusted as itself: the leaf is its own anchor, for this evaluation only.
             given.append(leaf.derEncoded)
         }
+        let verifyTime = try date.map { (date) throws(KeychainError) in try seconds(date) }
         do throws(CryptoError) {
             let anchorSet = try AnchorCache.shared.anchors(
                 given: given, keychain: anchorsOnly ? [] : keychainAnchors, system: !anchorsOnly)
@@ -190,11 +189,12 @@ extension Keychain {
                 policy: ChainPolicy(
                     purpose: ChainPolicy.Purpose(rawValue: policy.purpose.rawValue) ?? .any,
                     hostName: policy.hostName,
-                    verifyTime: date.map { Int64($0.timeIntervalSince1970.rounded(.down)) }))
+                    verifyTime: verifyTime))
             // The chain's certificates are mostly the ones given: reuse them, parse only the others.
-            var known: [[UInt8]: Certificate] = [:]
-            for certificate in chain + anchors { known[certificate.derEncoded] = certificate }
-            let built = result.chain.compactMap { known[$0] ?? (try? Certificate(derEncoded: $0)) }
+            let known = chain + anchors
+            let built = result.chain.compactMap { der in
+                known.first { $0.derEncoded == der } ?? (try? Certificate(derEncoded: der))
+            }
             var source: TrustEvaluation.AnchorSource?
             if result.reachedAnchor, let last = result.chain.last {
                 let anchor = fingerprint(last)
@@ -209,6 +209,16 @@ extension Keychain {
             throw KeychainError(error.code == .invalidInput ? .parameter : .internal, error.message)
         }
     }
+}
+
+/// A verify date as whole seconds since 1970; a date no certificate can name (beyond year
+/// 9999, or not a number) is a parameter error, not a trap.
+private func seconds(_ date: Date) throws(KeychainError) -> Int64 {
+    let value = date.timeIntervalSince1970.rounded(.down)
+    guard value.isFinite, abs(value) <= 253_402_300_799, let whole = Int64(exactly: value) else {
+        throw KeychainError(.parameter, "the verify date is out of range (years 1 to 9999)")
+    }
+    return whole
 }
 
 extension TrustFailure {

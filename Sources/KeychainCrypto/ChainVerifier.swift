@@ -57,13 +57,13 @@ public enum ChainVerifier {
         if verified < 0, failures.isEmpty {
             failures.append(ChainFailure(.other, depth: 0, message: "verification could not run"))
         }
-        let chain = builtChain(context, leaf: leaf)
-        for (depth, der) in chain.enumerated() where distrusted.contains(DigestAlgorithm.sha256.hash(der)) {
+        let chain = builtChain(context, given: [leaf] + intermediates, anchors: anchors)
+        for (depth, certificate) in chain.enumerated() where distrusted.contains(certificate.fingerprint) {
             failures.append(ChainFailure(.distrusted, depth: depth, message: "certificate is distrusted"))
         }
         failures.append(contentsOf: extraChecks(leaf, policy: policy))
         let unanchored = failures.contains { $0.reason == .missingIssuer || $0.reason == .untrustedRoot }
-        return ChainVerification(chain: chain, failures: failures, reachedAnchor: !unanchored)
+        return ChainVerification(chain: chain.map(\.der), failures: failures, reachedAnchor: !unanchored)
     }
 
     private static func configure(
@@ -107,18 +107,32 @@ public enum ChainVerifier {
         }
     }
 
-    private static func builtChain(_ context: OpaquePointer, leaf: VerifiableCertificate) -> [[UInt8]] {
-        guard let stack = X509_STORE_CTX_get0_chain(context) else { return [leaf.der] }
-        var chain: [[UInt8]] = []
+    /// The chain OpenSSL built, as the certificates it was given (found by pointer: OpenSSL
+    /// chains the very X509 objects it got), encoding only what it found elsewhere.
+    private static func builtChain(
+        _ context: OpaquePointer, given: [VerifiableCertificate], anchors: TrustAnchorStore
+    ) -> [VerifiableCertificate] {
+        guard let stack = X509_STORE_CTX_get0_chain(context) else { return Array(given.prefix(1)) }
+        var chain: [VerifiableCertificate] = []
         for index in 0..<OPENSSL_sk_num(stack) {
             guard let raw = OPENSSL_sk_value(stack, index) else { continue }
+            let pointer = OpaquePointer(raw)
+            if let known = given.first(where: { $0.pointer == pointer }) ?? anchors.byPointer[pointer] {
+                chain.append(known)
+                continue
+            }
+            guard X509_up_ref(pointer) == 1 else { continue }
             var output: UnsafeMutablePointer<UInt8>?
-            let length = i2d_X509(OpaquePointer(raw), &output)
-            guard length > 0, let output else { continue }
-            chain.append(Array(UnsafeBufferPointer(start: output, count: Int(length))))
+            let length = i2d_X509(pointer, &output)
+            guard length > 0, let output else {
+                X509_free(pointer)
+                continue
+            }
+            let der = Array(UnsafeBufferPointer(start: output, count: Int(length)))
             CRYPTO_free(output, #fileID, #line)
+            chain.append(VerifiableCertificate(taking: pointer, der: der))
         }
-        return chain.isEmpty ? [leaf.der] : chain
+        return chain.isEmpty ? Array(given.prefix(1)) : chain
     }
 
     /// Checks OpenSSL 3.0 has no purpose for: the code-signing extended key usage.

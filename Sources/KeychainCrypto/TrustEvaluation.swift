@@ -131,7 +131,8 @@ public final class VerifiableCertificate: @unchecked Sendable {
         fingerprint = DigestAlgorithm.sha256.hash(der)
     }
 
-    fileprivate init(taking pointer: OpaquePointer, der: [UInt8]) {
+    /// Takes ownership of one reference to `pointer`, whose encoding `der` is.
+    init(taking pointer: OpaquePointer, der: [UInt8]) {
         self.pointer = pointer
         self.der = der
         fingerprint = DigestAlgorithm.sha256.hash(der)
@@ -183,6 +184,9 @@ public final class TrustAnchorStore: @unchecked Sendable {
     let store: OpaquePointer
     /// SHA-256 fingerprints of the anchors.
     public let fingerprints: Set<[UInt8]>
+    /// The anchors by their X509 pointer: the store hands back the very objects added to it,
+    /// so a built chain's anchor is found without encoding it again.
+    let byPointer: [OpaquePointer: VerifiableCertificate]
 
     public init(_ anchors: [VerifiableCertificate]) throws(CryptoError) {
         guard let store = X509_STORE_new() else {
@@ -195,6 +199,9 @@ public final class TrustAnchorStore: @unchecked Sendable {
         ERR_clear_error()
         self.store = store
         fingerprints = Set(anchors.map(\.fingerprint))
+        var byPointer: [OpaquePointer: VerifiableCertificate] = [:]
+        for anchor in anchors { byPointer[anchor.pointer] = anchor }
+        self.byPointer = byPointer
     }
 
     deinit { X509_STORE_free(store) }

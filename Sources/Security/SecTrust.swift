@@ -2,6 +2,10 @@ public import Dispatch
 public import Foundation
 internal import Keychain
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 // SecTrust (Apple's SecTrust.h): a chain, the policies it is checked for, and the outcome.
 
 /// The outcome of a trust evaluation, as Apple's `SecTrustResultType`.
@@ -122,7 +126,7 @@ public final class SecTrust: @unchecked Sendable, CustomStringConvertible {
         if let known {
             opened = known
         } else {
-            opened = try? Keychain.default
+            opened = DefaultKeychain.shared.current()
             withLock { keychain = .some(opened) }
         }
         let date = snapshot.verifyDate ?? Date()
@@ -147,6 +151,39 @@ public final class SecTrust: @unchecked Sendable, CustomStringConvertible {
             if generation == snapshot.generation { outcome = made }
         }
         return made
+    }
+}
+
+/// The default keychain, for the trust settings of evaluations: opened again when the
+/// environment that chooses it changes, and at least once a second (so a changed
+/// configuration file counts within a second). A TLS client makes a trust object per
+/// connection; opening the keychain for each (reading the environment and the configuration)
+/// cost more than the chain's signatures.
+final class DefaultKeychain: @unchecked Sendable {
+    // @unchecked Sendable: `cached` is read and written under `lock`; Keychain is Sendable.
+    static let shared = DefaultKeychain()
+
+    private static let variables = [
+        "P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME",
+    ]
+    private let lock = NSLock()
+    private var cached: (key: [String?], until: Date, keychain: Keychain?)?
+
+    /// The default keychain, or nil when it cannot be opened.
+    func current() -> Keychain? {
+        let key = Self.variables.map { name in getenv(name).map { String(cString: $0) } }
+        let now = Date()
+        lock.lock()
+        if let cached, cached.key == key, cached.until > now {
+            lock.unlock()
+            return cached.keychain
+        }
+        lock.unlock()
+        let opened = try? Keychain.default
+        lock.lock()
+        cached = (key, now.addingTimeInterval(1), opened)
+        lock.unlock()
+        return opened
     }
 }
 
