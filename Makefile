@@ -1,7 +1,7 @@
 # Convenience targets; each is a script under scripts/ or bench/ that works on its own.
-.PHONY: all demo test bench module register lint format clean
+.PHONY: all demo test bench module cli release register lint format clean install uninstall deb
 
-all: module
+all: release
 
 ## The main job: build, register with p11-kit, store a certificate through the Swift API,
 ## show it with p11tool --list-all.
@@ -19,6 +19,12 @@ bench:
 module:
 	swift build -c release --product p11keychain-pkcs11
 
+cli:
+	swift build -c release --product p11keychain
+
+## The two release products that install: the module and the CLI.
+release: module cli
+
 register: module
 	bash scripts/register-module.sh .build/release/libp11keychain-pkcs11.so
 
@@ -30,3 +36,65 @@ format:
 
 clean:
 	rm -rf .build bench/build
+
+# ------------------------------------------------------------------ install
+## make install [PREFIX=/usr/local] [DESTDIR=]: the files listed in README "Install". Builds the
+## release products only if they are missing (run `make` first to bring them up to date).
+## make uninstall with the same PREFIX and DESTDIR removes exactly those files.
+PREFIX ?= /usr/local
+DESTDIR ?=
+# Debian's multiarch directory (x86_64-linux-gnu) for a system install (PREFIX=/usr), where
+# p11-kit looks for modules (p11_module_path); plain lib/ elsewhere.
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
+ifeq ($(PREFIX),/usr)
+LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+else
+LIBDIR ?= $(PREFIX)/lib
+endif
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/p11keychain
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# p11-kit reads the module files of its package directory whatever PREFIX is.
+P11KIT_MODULE_DIR ?= $(or $(shell pkg-config --variable p11_module_configs p11-kit-1 2>/dev/null),/usr/share/p11-kit/modules)
+MODULE_DIR = $(LIBDIR)/pkcs11
+
+# The products installed; the tests point these at the build under test.
+RELEASE_MODULE ?= .build/release/libp11keychain-pkcs11.so
+RELEASE_CLI ?= .build/release/p11keychain
+
+INSTALLED = \
+	$(MODULE_DIR)/libp11keychain-pkcs11.so \
+	$(P11KIT_MODULE_DIR)/p11keychain.module \
+	$(BINDIR)/p11keychain \
+	$(MANDIR)/man1/p11keychain.1 \
+	$(MANDIR)/man5/p11keychain.conf.5 \
+	$(COMPLETIONDIR)/p11keychain \
+	$(DOCDIR)/p11keychain.conf
+
+$(RELEASE_MODULE):
+	swift build -c release --product p11keychain-pkcs11
+
+$(RELEASE_CLI):
+	swift build -c release --product p11keychain
+
+install: $(RELEASE_MODULE) $(RELEASE_CLI)
+	install -D -m 0644 $(RELEASE_MODULE) $(DESTDIR)$(MODULE_DIR)/libp11keychain-pkcs11.so
+	install -d $(DESTDIR)$(P11KIT_MODULE_DIR)
+	sed 's|^module:.*|module: $(MODULE_DIR)/libp11keychain-pkcs11.so|' conf/p11keychain.module \
+		>$(DESTDIR)$(P11KIT_MODULE_DIR)/p11keychain.module
+	chmod 0644 $(DESTDIR)$(P11KIT_MODULE_DIR)/p11keychain.module
+	install -D -m 0755 $(RELEASE_CLI) $(DESTDIR)$(BINDIR)/p11keychain
+	install -D -m 0644 man/p11keychain.1 $(DESTDIR)$(MANDIR)/man1/p11keychain.1
+	install -D -m 0644 man/p11keychain.conf.5 $(DESTDIR)$(MANDIR)/man5/p11keychain.conf.5
+	install -D -m 0644 conf/p11keychain.bash-completion $(DESTDIR)$(COMPLETIONDIR)/p11keychain
+	install -D -m 0644 conf/p11keychain.conf $(DESTDIR)$(DOCDIR)/p11keychain.conf
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@# Directories only p11keychain puts files in go too, when nothing else is left in them.
+	for dir in $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODULE_DIR); do rmdir "$$dir" 2>/dev/null || true; done
+
+## The Debian package: .build/deb/p11keychain_<VERSION>_<arch>.deb (scripts/build-deb.sh).
+deb:
+	bash scripts/build-deb.sh

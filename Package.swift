@@ -49,7 +49,15 @@ let package = Package(
         // The command-line tool over Keychain; KeychainCore only to count the objects of every
         // class a token holds and read the PIN state of tokens not opened (list-tokens), and for
         // the PIN length limits.
-        .executableTarget(name: "p11keychain", dependencies: ["Keychain", "KeychainCore"]),
+        // The release program links the Swift runtime and Foundation statically, so that the
+        // installed program (make install, the .deb) runs where no Swift toolchain is (issue
+        // 12). Linking alone is not enough: the target must be compiled against swift_static's
+        // Foundation too, whose module names what it needs (CoreFoundation, ICU) to the linker.
+        // Debug builds stay dynamic (fast links for the tests).
+        .executableTarget(
+            name: "p11keychain", dependencies: ["Keychain", "KeychainCore"],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.
         .target(name: "Security", dependencies: ["Keychain"]),
         // Apple's "Storing a Certificate in the Keychain", written as on Apple platforms.
@@ -86,6 +94,11 @@ let package = Package(
         .testTarget(name: "AppleSnippetsTests", dependencies: ["Security", "TestSupport"]),
         // bench/trust.sh: SecTrustEvaluateWithError in a loop, beside bench/trust.c's X509_verify_cert.
         .executableTarget(name: "trust-bench", dependencies: ["Security"], path: "bench/TrustBench"),
+        // Apple-style files that import only Foundation: on Apple platforms Foundation brings
+        // Security's names along; here one build setting does (README, "Swift API").
+        .testTarget(
+            name: "FoundationOnlyTests", dependencies: ["Security"],
+            swiftSettings: [.unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "Security"])]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -30,6 +30,9 @@
 #   BENCH_TRUST=0                  skip the trust-evaluation section (bench/trust.sh:
 #                                  SecTrustEvaluateWithError beside X509_verify_cert;
 #                                  its settings: BENCH_TRUST_SECONDS=5)
+#   BENCH_REMOTE=0                 skip the remote section (bench/remote.sh:
+#                                  find and ECDSA through p11-kit server beside
+#                                  direct use, both modules; BENCH_REMOTE_*)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -254,6 +257,11 @@ main() {
     if [ "${BENCH_TRUST:-1}" != 0 ]; then
         echo
         bash "$here/trust.sh"
+    fi
+    # What p11-kit server + p11-kit-client.so add per call (bench/remote.sh).
+    if [ "${BENCH_REMOTE:-1}" != 0 ]; then
+        echo
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/remote.sh"
     fi
 }
 

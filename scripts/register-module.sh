@@ -3,25 +3,33 @@
 # clients (p11tool, certtool, p11-kit list-modules, GnuTLS and NSS through
 # p11-kit-proxy) find the token without being told where the module is.
 #
-#   scripts/register-module.sh [--user|--system] [MODULE_PATH]
+#   scripts/register-module.sh [--user|--system] [--trust] [MODULE_PATH]
 #   scripts/register-module.sh [--user|--system] --unregister
 #
 #   --user        ${XDG_CONFIG_HOME:-~/.config}/pkcs11/modules/p11keychain.module
 #   --system      /etc/pkcs11/modules/p11keychain.module
 #                 (default: --system when run as root, else --user; p11-kit
 #                 running as root reads only the system directory)
-#   --unregister  remove the registration file instead of writing it
+#   --trust       register the keychain as a trust source too (trust-policy: yes,
+#                 conf/p11keychain-trust.module): `trust list`, GnuTLS and p11-kit's
+#                 trust tools then read its anchors and distrust. Written as
+#                 p11keychain-trust.module in place of p11keychain.module: p11-kit
+#                 loads one module per library, and with both files it keeps the
+#                 plain one and drops the trust-policy flag (measured, p11-kit 0.24).
+#   --unregister  remove the registration file (either kind) instead of writing it
 #   MODULE_PATH   the module to register; default: the release build, else
 #                 the debug build of this checkout. Stored as an absolute path.
 #
-# The file written is the one documented in conf/p11keychain.module.
+# The file written is the one documented in conf/p11keychain.module (with
+# --trust, conf/p11keychain-trust.module).
 set -eu
 
 MODULE_FILE_NAME=p11keychain.module
+TRUST_FILE_NAME=p11keychain-trust.module
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-    echo "usage: register-module.sh [--user|--system] [--unregister] [MODULE_PATH]" >&2
+    echo "usage: register-module.sh [--user|--system] [--trust] [--unregister] [MODULE_PATH]" >&2
     exit 2
 }
 
@@ -50,39 +58,46 @@ modules_dir() {
 }
 
 register() {
-    module=$1 dir=$2
+    module=$1 dir=$2 trust=$3
+    name=$MODULE_FILE_NAME other=$TRUST_FILE_NAME
+    if [ "$trust" = yes ]; then name=$TRUST_FILE_NAME other=$MODULE_FILE_NAME; fi
     [ -f "$module" ] || die "module not found: $module"
     module=$(readlink -f -- "$module")
     mkdir -p -- "$dir"
     # Write a temporary file and rename it: p11-kit never reads half a file.
-    tmp=$(mktemp "$dir/.$MODULE_FILE_NAME.XXXXXX")
+    tmp=$(mktemp "$dir/.$name.XXXXXX")
     {
         echo "# p11keychain token, registered by scripts/register-module.sh"
         echo "module: $module"
         echo "critical: no"
+        if [ "$trust" = yes ]; then echo "trust-policy: yes"; fi
     } >"$tmp"
     chmod 0644 "$tmp"
-    mv -f -- "$tmp" "$dir/$MODULE_FILE_NAME"
-    echo "registered $module in $dir/$MODULE_FILE_NAME"
+    mv -f -- "$tmp" "$dir/$name"
+    rm -f -- "${dir:?}/$other"
+    echo "registered $module in $dir/$name"
 }
 
 unregister() {
-    file=$1/$MODULE_FILE_NAME
-    if [ -e "$file" ]; then
-        rm -f -- "$file"
-        echo "removed $file"
-    else
-        echo "not registered: $file does not exist"
-    fi
+    found=no
+    for file in "$1/$MODULE_FILE_NAME" "$1/$TRUST_FILE_NAME"; do
+        if [ -e "$file" ]; then
+            rm -f -- "$file"
+            echo "removed $file"
+            found=yes
+        fi
+    done
+    [ "$found" = yes ] || echo "not registered: $1/$MODULE_FILE_NAME does not exist"
 }
 
 main() {
-    scope='' action=register module=''
+    scope='' action=register module='' trust=no
     while [ $# -gt 0 ]; do
         case $1 in
         --user) scope=user ;;
         --system) scope=system ;;
         --unregister) action=unregister ;;
+        --trust) trust=yes ;;
         -h | --help) usage ;;
         -*) echo "register-module.sh: unknown option $1" >&2; usage ;;
         *)
@@ -100,7 +115,7 @@ main() {
         unregister "$dir"
     else
         [ -n "$module" ] || module=$(default_module)
-        register "$module" "$dir"
+        register "$module" "$dir" "$trust"
     fi
 }
 

@@ -10,10 +10,21 @@ packages=(
     p11-kit gnutls-bin opensc openssl sqlite3 util-linux
     # OpenSSL's PKCS#11 engine (libp11) for openssl req/s_server with token keys; xxd for the raw scans
     libengine-pkcs11-openssl xxd
-    # SoftHSM2, measured beside p11keychain by the benchmark
-    softhsm2
+    # SoftHSM2, measured beside p11keychain by the benchmark (jq reads its JSON)
+    softhsm2 jq
     # AES-GCM checked independently of OpenSSL's command line (Tests/Integration/secret_lib.sh)
     python3 python3-cryptography
+    # the clients tested with token keys (test_ssh.sh, test_curl.sh, test_gnutls.sh; gnutls-bin above)
+    openssh-client openssh-server curl
+    # p11-kit server / p11-kit-client.so, the remote-token recipe (network namespaces, ssh -R)
+    # and the shipped systemd units (systemd-analyze, systemd-socket-activate)
+    p11-kit-modules iproute2 systemd
+    # NSS, Java (SunPKCS11; the JRE's module image has jdk.compiler, so `java Sign.java` runs
+    # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh;
+    # certutil -M and vfychain also for test_nss_trust.sh)
+    libnss3-tools openjdk-17-jre-headless python3-venv
+    # make install / the .deb (dpkg-architecture, dpkg-shlibdeps) and the man page checks
+    dpkg-dev man-db groff-base
 )
 
 missing=()

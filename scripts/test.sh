@@ -71,6 +71,8 @@ fuzz() {
 
 release_module() {
     swift build -c release --product p11keychain-pkcs11 -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
+    # The release CLI too: test_install.sh installs and packages it beside the module.
+    swift build -c release --product p11keychain -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
     local so=.build/release/libp11keychain-pkcs11.so
     [[ -f $so ]] || { echo "no $so"; return 1; }
     if ldd "$so" | grep -i swift; then

@@ -7,7 +7,7 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-    public var description: String { "0x" + String(rawValue, radix: 16) }
+    public var description: String { PKCS11Names.attribute(rawValue) }
 
     public static let `class` = AttributeType(0x0000)
     public static let token = AttributeType(0x0001)

@@ -78,7 +78,7 @@ extension KeyPairKind {
             }
         default:
             throw CoreError(
-                .mechanismInvalid, "mechanism 0x\(String(mechanism, radix: 16)) generates no key pair")
+                .mechanismInvalid, "mechanism \(PKCS11Names.mechanism(mechanism)) generates no key pair")
         }
     }
 }
@@ -455,7 +455,8 @@ extension NewObject {
             }
         default:
             throw CoreError(
-                .attributeValueInvalid, "key type \(rawType) is not RSA, EC, EC_EDWARDS or EC_MONTGOMERY")
+                .attributeValueInvalid,
+                "key type \(PKCS11Names.keyType(rawType)) is not RSA, EC, EC_EDWARDS or EC_MONTGOMERY")
         }
         let key: AsymmetricKey
         do {

@@ -89,7 +89,8 @@ extension Token {
             throw CoreError(.templateIncomplete, "an unwrapping template needs CKA_KEY_TYPE")
         }
         guard let kind = SecretKeyKind(KeyType(rawValue: rawType)) else {
-            throw CoreError(.templateInconsistent, "key type \(rawType) is not a secret key type")
+            throw CoreError(
+                .templateInconsistent, "key type \(PKCS11Names.keyType(rawType)) is not a secret key type")
         }
         return try storeSecretKey(bytes, kind: kind, template: template, change: .unwrap, context: context)
     }
@@ -141,7 +142,9 @@ extension Token {
         }
         let type = template.ulong(.keyType).map(KeyType.init(rawValue:)) ?? .genericSecret
         guard let kind = SecretKeyKind(type) else {
-            throw CoreError(.templateInconsistent, "key type \(type.rawValue) is not a secret key type")
+            throw CoreError(
+                .templateInconsistent,
+                "key type \(PKCS11Names.keyType(type.rawValue)) is not a secret key type")
         }
         return kind
     }

@@ -443,7 +443,8 @@ extension NewObject {
         }
         guard let policy = ObjectPolicy.forClass(ObjectClass(rawValue: classValue)) else {
             throw CoreError(
-                .attributeValueInvalid, "objects of class \(classValue) cannot be created on this token")
+                .attributeValueInvalid,
+                "objects of class \(PKCS11Names.objectClass(classValue)) cannot be created on this token")
         }
         try policy.check(template, .create, asSecurityOfficer: asSecurityOfficer)
         for spec in policy.specs.values where spec.rules.contains(.requiredOnCreate) {
@@ -464,10 +465,11 @@ extension NewObject {
         if policy.objectClass == .certificate {
             uniqueKey = try NewObject.deriveCertificate(&attributes)
             // CKA_TRUSTED TRUE (from the SO: `check` refused anyone else) is the one trust
-            // setting a template can make: an anchor for every purpose.
-            let settings: TrustSettings =
-                attributes.bool(.trusted) == true ? .anchorForAnyPurpose : .unspecified
-            attributes.merge(settings.storedAttributes) { _, derived in derived }
+            // setting a template can make: an anchor for every purpose. A certificate with no
+            // settings stores none (no lookup row for its marker).
+            if attributes.bool(.trusted) == true {
+                attributes.merge(TrustSettings.anchorForAnyPurpose.storedAttributes) { _, derived in derived }
+            }
         }
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }
@@ -499,6 +501,18 @@ extension NewObject {
                 .duplicateItem, "a certificate with the same issuer and serial number is already stored")
     }
 
+    /// True when a caller's CKA_SERIAL_NUMBER is the certificate's serial given as the bare
+    /// INTEGER content bytes rather than the DER INTEGER PKCS#11 3.0 §4.6.3 asks for. Java's
+    /// SunPKCS11 keystore writes it so (`BigInteger.toByteArray()`, minimal two's complement,
+    /// which is exactly the DER content), and so do other clients that copy X.509 field by
+    /// field. The value is compared with this certificate's own content bytes, so only the
+    /// same number in the same minimal form is accepted (0x80 is not 0x00 0x80); the stored
+    /// attribute is still the DER INTEGER, so finds by the DER form keep working.
+    private static func isSerialContent(_ supplied: [UInt8], of certificate: X509Certificate) -> Bool {
+        let content = certificate.serialNumberContent
+        return !content.isEmpty && supplied == content
+    }
+
     /// Derives the certificate attributes of DESIGN §4 from CKA_VALUE and returns the
     /// uniqueness key (certificate type, issuer, serial).
     private static func deriveCertificate(_ attributes: inout AttributeSet) throws(CoreError)
@@ -525,7 +539,9 @@ extension NewObject {
             .hashOfSubjectPublicKey: certificate.publicKeyHash,
         ]
         for (type, value) in derived {
-            if let supplied = attributes[type], supplied != value {
+            if let supplied = attributes[type], supplied != value,
+                !(type == .serialNumber && isSerialContent(supplied, of: certificate))
+            {
                 throw CoreError(
                     .attributeValueInvalid, "attribute \(type) contradicts the certificate DER")
             }

@@ -78,7 +78,7 @@ public struct SecretKeyKind: Sendable, Equatable {
             kind = SecretKeyKind(named ?? .genericSecret).flatMap { $0.isAES ? nil : $0 }
         default:
             throw CoreError(
-                .mechanismInvalid, "mechanism 0x\(String(mechanism, radix: 16)) generates no secret key")
+                .mechanismInvalid, "mechanism \(PKCS11Names.mechanism(mechanism)) generates no secret key")
         }
         guard let kind else {
             throw CoreError(.templateInconsistent, "CKA_KEY_TYPE contradicts the generation mechanism")
@@ -158,7 +158,8 @@ extension NewObject {
             throw CoreError(.templateIncomplete, "template lacks CKA_KEY_TYPE")
         }
         guard let kind = SecretKeyKind(KeyType(rawValue: rawType)) else {
-            throw CoreError(.attributeValueInvalid, "key type \(rawType) is not a secret key type")
+            throw CoreError(
+                .attributeValueInvalid, "key type \(PKCS11Names.keyType(rawType)) is not a secret key type")
         }
         guard let bytes = template[.value] else {
             throw CoreError(.templateIncomplete, "a secret key needs CKA_VALUE")

@@ -221,7 +221,12 @@ public final class Token: @unchecked Sendable {
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
         try checkImportedKeySize(object)
-        return try lock.withLock { () throws(CoreError) in try insertLocked(object, context: context) }
+        return try lock.withLock { () throws(CoreError) in
+            // A private key a failed multi-object write left behind, written again exactly as
+            // stored, is taken up again rather than stored twice (KeyReimport.swift).
+            if let stored = try storedOrphanTwinLocked(of: object, context: context) { return stored }
+            return try insertLocked(object, context: context)
+        }
     }
 
     /// Creates several objects in one transaction: all are stored, or none (a batch import).

@@ -35,13 +35,18 @@ public enum TrustDisposition: String, Sendable, CaseIterable {
 }
 
 /// A certificate's trust settings: a disposition per purpose. A purpose with no entry of
-/// its own follows `.any`; entries that are `.unspecified` are not kept, so two settings
-/// that mean the same compare equal.
+/// its own follows `.any`; an entry that is `.unspecified` means the same as none, so two
+/// settings that mean the same compare equal and store alike.
 public struct TrustSettings: Sendable, Equatable, CustomStringConvertible {
-    public private(set) var dispositions: [TrustPurpose: TrustDisposition]
+    public var dispositions: [TrustPurpose: TrustDisposition]
 
     public init(_ dispositions: [TrustPurpose: TrustDisposition] = [:]) {
         self.dispositions = dispositions.filter { $0.value != .unspecified }
+    }
+
+    public static func == (lhs: TrustSettings, rhs: TrustSettings) -> Bool {
+        lhs.dispositions.filter { $0.value != .unspecified }
+            == rhs.dispositions.filter { $0.value != .unspecified }
     }
 
     /// No setting for any purpose.
@@ -56,7 +61,8 @@ public struct TrustSettings: Sendable, Equatable, CustomStringConvertible {
 
     /// The disposition for `purpose`: its own entry, else that of `.any`.
     public func disposition(for purpose: TrustPurpose) -> TrustDisposition {
-        dispositions[purpose] ?? dispositions[.any] ?? .unspecified
+        if let own = dispositions[purpose], own != .unspecified { return own }
+        return dispositions[.any] ?? .unspecified
     }
 
     /// Sets (or with `.unspecified` removes) the entry of one purpose.
@@ -65,7 +71,7 @@ public struct TrustSettings: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// True when no purpose has a setting.
-    public var isUnspecified: Bool { dispositions.isEmpty }
+    public var isUnspecified: Bool { dispositions.values.allSatisfy { $0 == .unspecified } }
 
     /// The purposes other than `.any`, each with the disposition it ends up with.
     public var effective: [TrustPurpose: TrustDisposition] {
@@ -86,7 +92,7 @@ public struct TrustSettings: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         TrustPurpose.allCases.compactMap { purpose in
-            dispositions[purpose].map { "\(purpose.rawValue)=\($0.rawValue)" }
+            dispositions[purpose].flatMap { $0 == .unspecified ? nil : "\(purpose.rawValue)=\($0.rawValue)" }
         }.joined(separator: ",")
     }
 

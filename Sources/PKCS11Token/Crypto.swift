@@ -39,7 +39,7 @@ func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePoin
         guard let algorithm = Mechanisms.digests.first(where: { $0.type == mechanism.mechanism })?.algorithm
         else {
             throw P11Error(
-                CKR_MECHANISM_INVALID, "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot digest")
+                CKR_MECHANISM_INVALID, "mechanism \(mechanismName(mechanism.mechanism)) cannot digest")
         }
         guard mechanism.pParameter == nil, mechanism.ulParameterLen == 0 else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "digest mechanisms take no parameter")
@@ -207,7 +207,7 @@ private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, 
     guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
     throw P11Error(
         CKR_MECHANISM_INVALID,
-        "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot \(purpose) on this token")
+        "mechanism \(mechanismName(mechanism.mechanism)) cannot \(purpose) on this token")
 }
 
 private func notStarted(_ what: String) -> P11Error {

@@ -189,7 +189,7 @@ func C_DeriveKey(
         default:
             throw P11Error(
                 CKR_MECHANISM_INVALID,
-                "mechanism 0x\(String(mechanism.mechanism, radix: 16)) derives no key on this token")
+                "mechanism \(mechanismName(mechanism.mechanism)) derives no key on this token")
         }
         adopt(reference, by: session)
         phKey.pointee = ObjectHandle.make(reference, slot: session.slot)

@@ -35,7 +35,7 @@ enum WrapMechanism {
         default:
             throw P11Error(
                 CKR_MECHANISM_INVALID,
-                "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot wrap or unwrap keys")
+                "mechanism \(mechanismName(mechanism.mechanism)) cannot wrap or unwrap keys")
         }
     }
 }

@@ -35,7 +35,7 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
     func noParameter() throws(P11Error) {
         guard mechanism.pParameter == nil || mechanism.ulParameterLen == 0 else {
             throw P11Error(
-                CKR_MECHANISM_PARAM_INVALID, "mechanism 0x\(String(type, radix: 16)) takes no parameter")
+                CKR_MECHANISM_PARAM_INVALID, "mechanism \(mechanismName(type)) takes no parameter")
         }
     }
     // Built once: a dictionary made on every C_SignInit was 2 % of an ECDSA signature.
@@ -93,7 +93,7 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
         }
         return (.ed25519, .ecEdwards)
     }
-    throw P11Error(CKR_MECHANISM_INVALID, "mechanism 0x\(String(type, radix: 16)) cannot sign or verify")
+    throw P11Error(CKR_MECHANISM_INVALID, "mechanism \(mechanismName(type)) cannot sign or verify")
 }
 
 /// The digest a CKM_SHA*/CKG_MGF1_SHA* code names.
@@ -156,6 +156,6 @@ func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> Encryption
     default:
         throw P11Error(
             CKR_MECHANISM_INVALID,
-            "mechanism 0x\(String(mechanism.mechanism, radix: 16)) cannot encrypt or decrypt")
+            "mechanism \(mechanismName(mechanism.mechanism)) cannot encrypt or decrypt")
     }
 }

@@ -11,6 +11,12 @@ func C_CreateObject(
     sessionEntry("C_CreateObject", hSession) { (_, session) throws(P11Error) in
         guard let phObject else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulCount)
+        // A trust object is a view of its certificate's trust settings (TrustObjects.swift).
+        if let view = TrustView(template: template) {
+            let reference = try createTrustObject(view, template, in: session)
+            phObject.pointee = ObjectHandle.make(reference, slot: session.slot)
+            return
+        }
         let reference = try core { () throws(CoreError) in
             try session.slot.token.createObject(template, context: session.context)
         }
@@ -69,6 +75,10 @@ func C_CopyObject(
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
     sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
+        if let trust = TrustView.parse(reference) {
+            try destroyTrustObject(trust.view, trust.certificate, in: session)
+            return
+        }
         try onObject(reference, in: session) { () throws(CoreError) in
             try session.slot.token.destroyObject(reference, context: session.context)
         }
@@ -88,8 +98,13 @@ func C_GetObjectSize(
     sessionEntry("C_GetObjectSize", hSession) { (_, session) throws(P11Error) in
         guard let pulSize else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
-        let attributes = try core { () throws(CoreError) in
-            try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
+        let attributes: AttributeSet
+        if let trust = TrustView.parse(reference) {
+            attributes = try trustObjectAttributes(trust.view, trust.certificate, in: session)
+        } else {
+            attributes = try core { () throws(CoreError) in
+                try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
+            }
         }
         // An approximation, as the spec allows: the bytes of every attribute value.
         pulSize.pointee = CK_ULONG(attributes.values.reduce(0) { $0 + $1.count })
@@ -111,8 +126,13 @@ func C_GetAttributeValue(
         let types = (0..<count).map { AttributeType(UInt64(pTemplate?[$0].type ?? 0)) }
         // The core decides what each attribute reads as, and opens only the sealed values
         // asked for: reading a key's label opens none of its secret parts.
-        let readings = try core { () throws(CoreError) in
-            try session.slot.token.read(types, of: reference, context: session.context)
+        let readings: [Token.AttributeReading]
+        if let trust = TrustView.parse(reference) {
+            readings = try readTrustObject(types, trust.view, trust.certificate, in: session)
+        } else {
+            readings = try core { () throws(CoreError) in
+                try session.slot.token.read(types, of: reference, context: session.context)
+            }
         }
         guard let pTemplate else { return }
         var failure: P11Error? = nil
@@ -203,6 +223,10 @@ func C_SetAttributeValue(
     sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
+        if let trust = TrustView.parse(reference) {
+            try updateTrustObject(trust.view, trust.certificate, with: template, in: session)
+            return
+        }
         try onObject(reference, in: session) { () throws(CoreError) in
             try session.slot.token.updateObject(reference, with: template, context: session.context)
         }
@@ -220,9 +244,10 @@ func C_FindObjectsInit(
                 throw P11Error(CKR_OPERATION_ACTIVE, "a search is already active: call C_FindObjectsFinal")
             }
             // The results are fixed now (DESIGN §8): later changes do not disturb the search.
-            let results = try core { () throws(CoreError) in
+            let stored = try core { () throws(CoreError) in
                 try session.slot.token.findObjects(template, context: session.context)
             }
+            let results = try stored + findTrustObjects(template, in: session)
             session.find = (results, 0, session.context.userLoggedIn)
         }
     }

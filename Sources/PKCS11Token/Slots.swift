@@ -232,7 +232,7 @@ func C_GetMechanismInfo(
         let slot = try state.slot(slotID)
         guard let pInfo else { throw P11Error.argumentsBad }
         guard var info = Mechanisms.info(type) else {
-            throw P11Error(CKR_MECHANISM_INVALID, "mechanism 0x\(String(type, radix: 16)) is not supported")
+            throw P11Error(CKR_MECHANISM_INVALID, "mechanism \(mechanismName(type)) is not supported")
         }
         // `rsa-minimum-bits` raises the smallest RSA key of this token.
         if Mechanisms.rsaMechanisms.contains(type) {

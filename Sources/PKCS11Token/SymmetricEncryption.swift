@@ -37,7 +37,7 @@ func symmetricMode(_ mechanism: CK_MECHANISM) throws(P11Error) -> BlockCipherMod
         guard let pointer = mechanism.pParameter, mechanism.ulParameterLen == CK_ULONG(length) else {
             throw P11Error(
                 CKR_MECHANISM_PARAM_INVALID,
-                "mechanism 0x\(String(type, radix: 16)) needs a \(length)-byte IV")
+                "mechanism \(mechanismName(type)) needs a \(length)-byte IV")
         }
         return Array(UnsafeRawBufferPointer(start: pointer, count: length))
     }

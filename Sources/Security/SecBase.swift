@@ -1,99 +1,48 @@
-internal import Foundation
+public import Foundation
 internal import Keychain
 
 /// A result code: `errSecSuccess` (0) or a negative `errSec…` value, as on Apple platforms.
 public typealias OSStatus = Int32
 
-// Result codes, with Apple's values. Every code a function of this module returns is here.
+// Every result code of Apple's SecBase.h is declared, with Apple's value, in
+// SecBaseCodes.swift (and the CSSM and SecureTransport files beside it); the codes this module
+// returns are `errSecSuccess`, `errSecUnimplemented`, `errSecDiskFull`, `errSecIO`, `errSecParam`,
+// `errSecAllocate`, `errSecNotAvailable`, `errSecReadOnly`, `errSecAuthFailed`,
+// `errSecNoSuchKeychain`, `errSecInvalidKeychain`, `errSecDuplicateItem`, `errSecItemNotFound`,
+// `errSecInvalidItemRef`, `errSecNoSuchClass`, `errSecInteractionNotAllowed`,
+// `errSecReadOnlyAttr`, `errSecDecode`, `errSecInternal` and `errSecVerifyFailed`.
 
-/// No error.
-public let errSecSuccess: OSStatus = 0
-/// Not implemented: internet passwords, hardware tokens (Secure Enclave), key exchange.
-public let errSecUnimplemented: OSStatus = -4
-/// The disk is full.
-public let errSecDiskFull: OSStatus = -34
-/// An I/O error, or the store stayed busy too long.
-public let errSecIO: OSStatus = -36
-/// A parameter is wrong: a missing or unknown key, a value of the wrong type, contradictory
-/// options.
-public let errSecParam: OSStatus = -50
-/// Memory could not be allocated.
-public let errSecAllocate: OSStatus = -108
-/// No keychain is available: the configuration file is invalid.
-public let errSecNotAvailable: OSStatus = -25291
-/// The keychain cannot be modified by this process.
-public let errSecReadOnly: OSStatus = -25292
-/// Authentication failed.
-public let errSecAuthFailed: OSStatus = -25293
-/// The keychain's store does not exist or cannot be opened.
-public let errSecNoSuchKeychain: OSStatus = -25294
-/// The store is not a valid keychain, or was written by a newer version.
-public let errSecInvalidKeychain: OSStatus = -25295
-/// The item already exists.
-public let errSecDuplicateItem: OSStatus = -25299
-/// No item matches.
-public let errSecItemNotFound: OSStatus = -25300
-/// The item reference is no longer valid.
-public let errSecInvalidItemRef: OSStatus = -25304
-/// The item class is not known.
-public let errSecNoSuchClass: OSStatus = -25306
-/// The keychain is locked and no user interaction is possible.
-public let errSecInteractionNotAllowed: OSStatus = -25308
-/// The attribute cannot be modified.
-public let errSecReadOnlyAttr: OSStatus = -25309
-/// The data does not decode (e.g. bytes that are not a DER certificate).
-public let errSecDecode: OSStatus = -26275
-/// An internal error (Apple also returns it for a certificate without a common name).
-public let errSecInternal: OSStatus = -26276
-/// A signature does not verify (`SecKeyVerifySignature`'s error).
-public let errSecVerifyFailed: OSStatus = -67808
+/// No error: Apple's MacTypes name for `errSecSuccess`, which much keychain code compares with.
+public let noErr: OSStatus = 0
 
-/// A sentence describing a result code.
+/// Apple's text for a result code, word for word (SecErrorMessages.swift): "The specified item
+/// could not be found in the keychain." for `errSecItemNotFound`; "OSStatus <code>" for a code
+/// Apple has no text for.
 ///
-/// When the last failing Security call on this thread returned `status`, the sentence also
-/// says what exactly went wrong: the store path that cannot be opened, the key that is not
-/// known, the value of the wrong type. So the usual Apple idiom gives the details:
-///
-///     let status = SecItemAdd(query as CFDictionary, nil)
-///     if status != errSecSuccess {
-///         print(SecCopyErrorMessageString(status, nil) as String? ?? "")
-///     }
+/// The text never carries the details of a failure, as Apple's does not: ask
+/// `SecCopyErrorDiagnostic` what exactly went wrong.
 ///
 /// - Parameters:
 ///   - status: A result code.
 ///   - reserved: Pass `nil`.
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
-    let generic = genericMessage(status)
-    if status != errSecSuccess, let last = LastError.current, last.status == status {
-        return (generic.hasSuffix(".") ? String(generic.dropLast()) : generic) + ": " + last.message
-    }
-    return generic
+    (secErrorMessages[status] ?? "OSStatus \(status)") as NSString
 }
 
-private func genericMessage(_ status: OSStatus) -> String {
-    switch status {
-    case errSecSuccess: "No error."
-    case errSecUnimplemented: "Function or operation not implemented."
-    case errSecDiskFull: "The disk is full."
-    case errSecIO: "I/O error."
-    case errSecParam: "One or more parameters passed to the function were not valid."
-    case errSecAllocate: "Failed to allocate memory."
-    case errSecNotAvailable: "No keychain is available."
-    case errSecReadOnly: "This keychain cannot be modified."
-    case errSecAuthFailed: "Authentication failed."
-    case errSecNoSuchKeychain: "The specified keychain could not be found."
-    case errSecInvalidKeychain: "The specified keychain is not a valid keychain file."
-    case errSecDuplicateItem: "The specified item already exists in the keychain."
-    case errSecItemNotFound: "The specified item could not be found in the keychain."
-    case errSecInvalidItemRef: "The specified item is no longer valid."
-    case errSecNoSuchClass: "The specified item class is not valid."
-    case errSecInteractionNotAllowed: "User interaction is not allowed."
-    case errSecReadOnlyAttr: "The specified attribute could not be modified."
-    case errSecDecode: "Unable to decode the provided data."
-    case errSecInternal: "An internal error occurred in the Security framework."
-    case errSecVerifyFailed: "A cryptographic verification failure has occurred."
-    default: "OSStatus \(status)."
-    }
+/// What exactly went wrong in the last Security call on this thread that failed with `status`:
+/// the store path that cannot be opened, the key that is not known, the value of the wrong
+/// type; nil when the last failure on this thread had another status, or none failed.
+///
+/// A p11keychain addition (Apple has no such call): the details `SecCopyErrorMessageString`
+/// leaves out, so that Apple's texts stay Apple's.
+///
+///     let status = SecItemAdd(query as CFDictionary, nil)
+///     if status != errSecSuccess, let details = SecCopyErrorDiagnostic(status) {
+///         print(details)
+///     }
+public func SecCopyErrorDiagnostic(_ status: OSStatus) -> CFString? {
+    guard status != errSecSuccess, let last = LastError.current, last.status == status else { return nil }
+    return last.message as NSString
 }
 
 /// The details of the last failure on the current thread, for `SecCopyErrorMessageString`.

@@ -39,19 +39,19 @@ public func SecCertificateGetTypeID() -> CFTypeID { TypeIdentifier.certificate }
 /// - Returns: The certificate, or `nil` when the bytes are not exactly one DER X.509
 ///   certificate.
 public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? {
-    guard let certificate = try? Certificate(derEncoded: data) else { return nil }
+    guard let certificate = try? Certificate(derEncoded: Array(data as Data)) else { return nil }
     return SecCertificate(certificate)
 }
 
 /// The certificate's DER encoding.
 public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
-    Data(certificate.certificate.derEncoded)
+    Data(certificate.certificate.derEncoded) as NSData
 }
 
 /// A short human-readable summary of the subject: the common name, else the first e-mail
 /// address, else the first value of the subject.
 public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> CFString? {
-    certificate.certificate.subjectSummary
+    certificate.certificate.subjectSummary.map { $0 as NSString }
 }
 
 /// The subject's common name; with several, the last (most specific), as Apple's.
@@ -68,7 +68,7 @@ public func SecCertificateCopyCommonName(
         commonName.pointee = nil
         return LastError.record(errSecInternal, "the certificate's subject has no common name")
     }
-    commonName.pointee = name
+    commonName.pointee = name as NSString
     return errSecSuccess
 }
 
@@ -80,7 +80,7 @@ public func SecCertificateCopyCommonName(
 public func SecCertificateCopyEmailAddresses(
     _ certificate: SecCertificate, _ emailAddresses: UnsafeMutablePointer<CFArray?>
 ) -> OSStatus {
-    emailAddresses.pointee = certificate.certificate.emailAddresses
+    emailAddresses.pointee = certificate.certificate.emailAddresses as NSArray
     return errSecSuccess
 }
 
@@ -91,17 +91,17 @@ public func SecCertificateCopyEmailAddresses(
 public func SecCertificateCopySerialNumberData(
     _ certificate: SecCertificate, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    Data(certificate.certificate.serialNumber)
+    Data(certificate.certificate.serialNumber) as NSData
 }
 
 /// The issuer Name in Apple's normalized form, as a DER SEQUENCE: PrintableString values
 /// upper-cased with blanks collapsed. `kSecAttrIssuer` queries accept it.
 public func SecCertificateCopyNormalizedIssuerSequence(_ certificate: SecCertificate) -> CFData? {
-    Data(certificate.certificate.normalizedIssuerSequence)
+    Data(certificate.certificate.normalizedIssuerSequence) as NSData
 }
 
 /// The subject Name in Apple's normalized form, as a DER SEQUENCE. `kSecAttrSubject` queries
 /// accept it.
 public func SecCertificateCopyNormalizedSubjectSequence(_ certificate: SecCertificate) -> CFData? {
-    Data(certificate.certificate.normalizedSubjectSequence)
+    Data(certificate.certificate.normalizedSubjectSequence) as NSData
 }

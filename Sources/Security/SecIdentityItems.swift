@@ -20,7 +20,7 @@ struct IdentityItemRequest {
     var returnTypes: ReturnTypes { certificates.returnTypes }
     var limit: MatchLimit? { certificates.limit }
 
-    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+    init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         var certificateDictionary = dictionary
         certificateDictionary[kSecClass] = kSecClassCertificate
         if let value = dictionary[kSecValueRef] {
@@ -42,10 +42,12 @@ struct IdentityItemRequest {
             keyType = try Security.keyType(value)
         }
         if operation == .add {
-            let allowed: Set<String> = [
-                kSecClass, kSecValueRef, kSecAttrLabel, kSecReturnRef, kSecReturnData, kSecReturnAttributes,
-                kSecReturnPersistentRef,
-            ]
+            let allowed = Set(
+                [
+                    kSecClass, kSecValueRef, kSecAttrLabel, kSecReturnRef, kSecReturnData,
+                    kSecReturnAttributes,
+                    kSecReturnPersistentRef,
+                ].map { $0 as String })
             if let key = dictionary.keys.first(where: { !allowed.contains($0) }) {
                 throw KeychainError(.parameter, "'\(key)' is not allowed when adding an identity")
             }

@@ -4,25 +4,25 @@ internal import Keychain
 // SecPKCS12Import (Apple's SecImportExport.h).
 
 /// The password of the PKCS#12 data (CFString), in `SecPKCS12Import`'s options.
-public let kSecImportExportPassphrase: CFString = "passphrase"
+nonisolated(unsafe) public let kSecImportExportPassphrase: CFString = "passphrase"
 /// The keychain to import into (`SecKeychain`), in `SecPKCS12Import`'s options: only the
 /// default keychain exists.
-public let kSecImportExportKeychain: CFString = "keychain"
+nonisolated(unsafe) public let kSecImportExportKeychain: CFString = "keychain"
 /// Whether to keep the imported items in memory only (CFBoolean), in `SecPKCS12Import`'s
 /// options. By default they are stored in the keychain, as on macOS.
-public let kSecImportToMemoryOnly: CFString = "memory"
+nonisolated(unsafe) public let kSecImportToMemoryOnly: CFString = "memory"
 /// An imported item's friendlyName (CFString), in `SecPKCS12Import`'s results.
-public let kSecImportItemLabel: CFString = "label"
+nonisolated(unsafe) public let kSecImportItemLabel: CFString = "label"
 /// An imported item's localKeyId (CFData), in `SecPKCS12Import`'s results.
-public let kSecImportItemKeyID: CFString = "keyid"
+nonisolated(unsafe) public let kSecImportItemKeyID: CFString = "keyid"
 /// An imported item's certificates (an array of `SecCertificate`: the identity's certificate
 /// first, then the file's other certificates), in `SecPKCS12Import`'s results.
-public let kSecImportItemCertChain: CFString = "chain"
+nonisolated(unsafe) public let kSecImportItemCertChain: CFString = "chain"
 /// An imported item's identity (`SecIdentity`), in `SecPKCS12Import`'s results.
-public let kSecImportItemIdentity: CFString = "identity"
+nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
 /// An imported item's trust (`SecTrust`): its certificate and the file's other certificates
 /// with the basic X.509 policy, not yet evaluated, in `SecPKCS12Import`'s results.
-public let kSecImportItemTrust: CFString = "trust"
+nonisolated(unsafe) public let kSecImportItemTrust: CFString = "trust"
 
 /// Imports the identity of a PKCS#12 file (`.p12`, `.pfx`): its private key, its certificate
 /// and the certificates of its chain.
@@ -59,7 +59,7 @@ public func SecPKCS12Import(
         var password = ""
         var memoryOnly = false
         var target: SecKeychain?
-        for (key, value) in options {
+        for (key, value) in try swiftDictionary(options) {
             switch key {
             case kSecImportExportPassphrase:
                 password = try typed(value, "kSecImportExportPassphrase", "a CFString")
@@ -72,7 +72,7 @@ public func SecPKCS12Import(
             default: throw KeychainError(.parameter, "unknown key '\(key)' in SecPKCS12Import's options")
             }
         }
-        let bundle = try PKCS12Bundle(derEncoded: Array(pkcs12_data), password: password)
+        let bundle = try PKCS12Bundle(derEncoded: Array(pkcs12_data as Data), password: password)
         var identities: [SecIdentity] = []
         if memoryOnly {
             if let key = bundle.privateKey, let certificate = bundle.certificate {
@@ -86,17 +86,19 @@ public func SecPKCS12Import(
             let keychain = try resolve(target)
             identities = try keychain.add(bundle).map { SecIdentity($0, in: keychain) }
         }
-        items.pointee = identities.map { identity -> [String: Any] in
-            let chain = [identity.certificate] + bundle.chain.map(SecCertificate.init)
-            var item: [String: Any] = [
-                kSecImportItemIdentity: identity,
-                kSecImportItemCertChain: chain,
-                kSecImportItemTrust: SecTrust(certificates: chain, policies: [SecPolicyCreateBasicX509()]),
-            ]
-            if let label = bundle.friendlyName { item[kSecImportItemLabel] = label }
-            if let keyID = bundle.localKeyID { item[kSecImportItemKeyID] = Data(keyID) }
-            return item
-        }
+        items.pointee =
+            identities.map { identity -> [String: Any] in
+                let chain = [identity.certificate] + bundle.chain.map(SecCertificate.init)
+                var item: [String: Any] = [
+                    kSecImportItemIdentity as String: identity,
+                    kSecImportItemCertChain as String: chain,
+                    kSecImportItemTrust as String: SecTrust(
+                        certificates: chain, policies: [SecPolicyCreateBasicX509()]),
+                ]
+                if let label = bundle.friendlyName { item[kSecImportItemLabel] = label }
+                if let keyID = bundle.localKeyID { item[kSecImportItemKeyID] = Data(keyID) }
+                return item
+            } as NSArray
         return errSecSuccess
     } catch {
         return LastError.record(error)

@@ -1,4 +1,4 @@
-internal import Foundation
+public import Foundation
 internal import Keychain
 
 // SecItemAdd, SecItemCopyMatching, SecItemUpdate and SecItemDelete over the default keychain
@@ -57,6 +57,7 @@ internal import Keychain
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return perform { () throws(KeychainError) in
+        let attributes = try swiftDictionary(attributes)
         switch try ItemClass(attributes, for: .add) {
         case .certificate:
             let request = try ItemRequest(attributes, for: .add)
@@ -101,6 +102,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 {
     result?.pointee = nil
     return perform { () throws(KeychainError) in
+        let query = try swiftDictionary(query)
         let values: [CFTypeRef]
         let limit: MatchLimit
         switch try ItemClass(query, for: .copyMatching) {
@@ -150,6 +152,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 @discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
+        let query = try swiftDictionary(query)
+        let attributesToUpdate = try swiftDictionary(attributesToUpdate)
         let itemClass = try ItemClass(query, for: .update)
         if let changedClass = attributesToUpdate[kSecClass], (changedClass as? String) != itemClass.name {
             throw KeychainError(.parameter, "kSecClass cannot be changed by SecItemUpdate")
@@ -191,6 +195,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
+        let query = try swiftDictionary(query)
         switch try ItemClass(query, for: .delete) {
         case .certificate:
             let request = try ItemRequest(query, for: .delete)
@@ -215,7 +220,7 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
 enum ItemClass {
     case certificate, key, identity, genericPassword
 
-    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+    init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         guard let value = dictionary[kSecClass] else {
             switch dictionary[kSecValueRef] {
             case is SecCertificate: self = .certificate
@@ -248,10 +253,10 @@ enum ItemClass {
     /// The `kSecClass` value.
     var name: String {
         switch self {
-        case .certificate: kSecClassCertificate
-        case .key: kSecClassKey
-        case .identity: kSecClassIdentity
-        case .genericPassword: kSecClassGenericPassword
+        case .certificate: kSecClassCertificate as String
+        case .key: kSecClassKey as String
+        case .identity: kSecClassIdentity as String
+        case .genericPassword: kSecClassGenericPassword as String
         }
     }
 }
@@ -321,7 +326,7 @@ struct KeySpec {
 
 /// The entries of a dictionary but kSecClass (which `ItemClass` reads), each with its key's
 /// name for messages; errSecParam for a key `specs` does not know or `operation` does not take.
-func checkedEntries(_ dictionary: CFDictionary, for operation: ItemOperation, _ specs: [String: KeySpec])
+func checkedEntries(_ dictionary: ItemDictionary, for operation: ItemOperation, _ specs: [String: KeySpec])
     throws(KeychainError) -> [(key: String, name: String, value: Any)]
 {
     var entries: [(key: String, name: String, value: Any)] = []
@@ -345,33 +350,37 @@ private let derivedAttribute =
     "it comes from the certificate; delete the item and add the new certificate instead"
 
 private let keySpecs: [String: KeySpec] = [
-    kSecClass: KeySpec(name: "kSecClass", operations: Set(ItemOperation.allCases)),
-    kSecAttrLabel: KeySpec(name: "kSecAttrLabel", operations: Set(ItemOperation.allCases)),
-    kSecAttrPublicKeyHash: KeySpec(name: "kSecAttrPublicKeyHash", operations: Set(ItemOperation.allCases)),
-    kSecAttrSubject: KeySpec(
+    kSecClass as String: KeySpec(name: "kSecClass", operations: Set(ItemOperation.allCases)),
+    kSecAttrLabel as String: KeySpec(name: "kSecAttrLabel", operations: Set(ItemOperation.allCases)),
+    kSecAttrPublicKeyHash as String: KeySpec(
+        name: "kSecAttrPublicKeyHash", operations: Set(ItemOperation.allCases)),
+    kSecAttrSubject as String: KeySpec(
         name: "kSecAttrSubject", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecAttrIssuer: KeySpec(
+    kSecAttrIssuer as String: KeySpec(
         name: "kSecAttrIssuer", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecAttrSerialNumber: KeySpec(
+    kSecAttrSerialNumber as String: KeySpec(
         name: "kSecAttrSerialNumber", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecAttrSubjectKeyID: KeySpec(
+    kSecAttrSubjectKeyID as String: KeySpec(
         name: "kSecAttrSubjectKeyID", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecAttrCertificateType: KeySpec(
+    kSecAttrCertificateType as String: KeySpec(
         name: "kSecAttrCertificateType", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecAttrCertificateEncoding: KeySpec(
+    kSecAttrCertificateEncoding as String: KeySpec(
         name: "kSecAttrCertificateEncoding", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecValueRef: KeySpec(name: "kSecValueRef", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecValueData: KeySpec(
+    kSecValueRef as String: KeySpec(
+        name: "kSecValueRef", operations: queryOperations, notChangeable: derivedAttribute),
+    kSecValueData as String: KeySpec(
         name: "kSecValueData", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecValuePersistentRef: KeySpec(
+    kSecValuePersistentRef as String: KeySpec(
         name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
-    kSecReturnData: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef: KeySpec(name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
-    kSecMatchSubjectContains: KeySpec(name: "kSecMatchSubjectContains", operations: [.copyMatching]),
-    kSecMatchValidOnDate: KeySpec(name: "kSecMatchValidOnDate", operations: [.copyMatching]),
+    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
+    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
+    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
+    kSecReturnPersistentRef as String: KeySpec(
+        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
+    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
+    kSecMatchSubjectContains as String: KeySpec(
+        name: "kSecMatchSubjectContains", operations: [.copyMatching]),
+    kSecMatchValidOnDate as String: KeySpec(name: "kSecMatchValidOnDate", operations: [.copyMatching]),
 ]
 
 /// A dictionary given to a `SecItem…` call, checked and typed. Creating one changes nothing:
@@ -393,7 +402,7 @@ struct ItemRequest {
     var subjectContains: String?
     var validOnDate: Date?
 
-    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+    init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, keySpecs) {
             try read(key, name, value)
         }
@@ -572,14 +581,14 @@ struct ItemRequest {
     static func attributes(of item: CertificateItem) -> [String: Any] {
         let certificate = item.certificate
         var attributes: [String: Any] = [
-            kSecClass: kSecClassCertificate,
-            kSecAttrLabel: item.label,
-            kSecAttrSubject: Data(certificate.subjectDER),
-            kSecAttrIssuer: Data(certificate.issuerDER),
-            kSecAttrSerialNumber: Data(certificate.serialNumber),
-            kSecAttrPublicKeyHash: Data(item.publicKeyHash),
-            kSecAttrCertificateType: certificate.version,
-            kSecAttrCertificateEncoding: derEncoding,
+            kSecClass as String: kSecClassCertificate,
+            kSecAttrLabel as String: item.label,
+            kSecAttrSubject as String: Data(certificate.subjectDER),
+            kSecAttrIssuer as String: Data(certificate.issuerDER),
+            kSecAttrSerialNumber as String: Data(certificate.serialNumber),
+            kSecAttrPublicKeyHash as String: Data(item.publicKeyHash),
+            kSecAttrCertificateType as String: certificate.version,
+            kSecAttrCertificateEncoding as String: derEncoding,
         ]
         if let identifier = certificate.subjectKeyIdentifier {
             attributes[kSecAttrSubjectKeyID] = Data(identifier)

@@ -108,10 +108,14 @@ public func SecKeyGetTypeID() -> CFTypeID { TypeIdentifier.key }
 /// `.rsaEncryptionOAEPSHA256`…).
 public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// Apple's identifier, e.g. `algid:sign:RSA:message-PKCS1v15:SHA256`.
-    public let rawValue: CFString
+    public var rawValue: CFString { name as NSString }
+    /// The identifier as a Swift string: NSString is not Sendable on Linux.
+    let name: String
 
     /// Wraps an identifier.
-    public init(rawValue: CFString) { self.rawValue = rawValue }
+    public init(rawValue: CFString) { name = rawValue as String }
+
+    init(name: String) { self.name = name }
 
     public static let rsaSignatureRaw = SecKeyAlgorithm(rawValue: "algid:sign:RSA:raw")
     public static let rsaSignatureDigestPKCS1v15Raw = SecKeyAlgorithm(
@@ -157,11 +161,11 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
     public static let rsaEncryptionOAEPSHA512 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA512")
 
     private static func rsa(_ suffix: String) -> SecKeyAlgorithm {
-        SecKeyAlgorithm(rawValue: "algid:sign:RSA:" + suffix)
+        SecKeyAlgorithm(name: "algid:sign:RSA:" + suffix)
     }
 
     private static func ecdsa(_ suffix: String) -> SecKeyAlgorithm {
-        SecKeyAlgorithm(rawValue: "algid:sign:ECDSA:" + suffix)
+        SecKeyAlgorithm(name: "algid:sign:ECDSA:" + suffix)
     }
 
     /// The signature algorithm this names, or nil.
@@ -248,7 +252,7 @@ public func SecKeyCreateRandomKey(
     -> SecKey?
 {
     keyOperation(error) { () throws(KeychainError) in
-        let request = try NewKeyRequest(parameters)
+        let request = try NewKeyRequest(swiftDictionary(parameters))
         guard request.isPermanent else {
             return SecKey(.privateKey(try PrivateKey.generate(request.algorithm)))
         }
@@ -269,6 +273,7 @@ public func SecKeyCreateWithData(
     _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecKey? {
     keyOperation(error) { () throws(KeychainError) in
+        let attributes = try swiftDictionary(attributes)
         guard let typeName = attributes[kSecAttrKeyType] else {
             throw KeychainError(.parameter, "SecKeyCreateWithData needs kSecAttrKeyType")
         }
@@ -276,7 +281,7 @@ public func SecKeyCreateWithData(
         guard let classValue = attributes[kSecAttrKeyClass] else {
             throw KeychainError(.parameter, "SecKeyCreateWithData needs kSecAttrKeyClass")
         }
-        let bytes = Array(keyData)
+        let bytes = Array(keyData as Data)
         switch try keyClass(classValue) {
         case .public: return SecKey(.publicKey(try PublicKey(externalRepresentation: bytes, type: type)))
         case .private: return SecKey(.privateKey(try PrivateKey(externalRepresentation: bytes, type: type)))
@@ -301,7 +306,7 @@ public func SecKeyCopyExternalRepresentation(
 )
     -> CFData?
 {
-    keyOperation(error) { () throws(KeychainError) in Data(try externalRepresentation(of: key)) }
+    dataOperation(error) { () throws(KeychainError) in Data(try externalRepresentation(of: key)) }
 }
 
 func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
@@ -319,47 +324,50 @@ func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
 /// labels, tag, usage flags, permanence; a public key's data as `kSecValueData`.
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     switch key.storage {
-    case .item(_, let item): return keyAttributes(of: item)
-    case .secretKeyItem(_, let item): return secretKeyAttributes(of: item)
+    case .item(_, let item): return keyAttributes(of: item) as NSDictionary
+    case .secretKeyItem(_, let item): return secretKeyAttributes(of: item) as NSDictionary
     case .publicKey, .privateKey:
         guard let publicKey = key.publicKey else { return nil }
         let algorithm = publicKey.algorithm
         var attributes: [String: Any] = [
-            kSecClass: kSecClassKey,
-            kSecAttrKeyClass: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
-            kSecAttrKeyType: keyTypeConstant(algorithm.type),
-            kSecAttrKeySizeInBits: algorithm.sizeInBits,
-            kSecAttrEffectiveKeySize: algorithm.sizeInBits,
-            kSecAttrApplicationLabel: Data(publicKey.publicKeyHash),
-            kSecAttrIsPermanent: false,
-            kSecAttrCanSign: key.isPrivate, kSecAttrCanDecrypt: key.isPrivate && algorithm.type == .rsa,
-            kSecAttrCanVerify: !key.isPrivate, kSecAttrCanEncrypt: !key.isPrivate && algorithm.type == .rsa,
+            kSecClass as String: kSecClassKey,
+            kSecAttrKeyClass as String: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
+            kSecAttrKeyType as String: keyTypeConstant(algorithm.type),
+            kSecAttrKeySizeInBits as String: algorithm.sizeInBits,
+            kSecAttrEffectiveKeySize as String: algorithm.sizeInBits,
+            kSecAttrApplicationLabel as String: Data(publicKey.publicKeyHash),
+            kSecAttrIsPermanent as String: false,
+            kSecAttrCanSign as String: key.isPrivate,
+            kSecAttrCanDecrypt as String: key.isPrivate && algorithm.type == .rsa,
+            kSecAttrCanVerify as String: !key.isPrivate,
+            kSecAttrCanEncrypt as String: !key.isPrivate && algorithm.type == .rsa,
         ]
         if !key.isPrivate { attributes[kSecValueData] = Data(publicKey.externalRepresentation) }
-        return attributes
+        return attributes as NSDictionary
     }
 }
 
 /// A stored key item's attributes, keyed as Apple's.
 func keyAttributes(of item: KeyItem) -> [String: Any] {
     var attributes: [String: Any] = [
-        kSecClass: kSecClassKey,
-        kSecAttrKeyClass: item.keyClass == .private ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
-        kSecAttrKeyType: keyTypeConstant(item.algorithm.type),
-        kSecAttrKeySizeInBits: item.algorithm.sizeInBits,
-        kSecAttrEffectiveKeySize: item.algorithm.sizeInBits,
-        kSecAttrLabel: item.label,
-        kSecAttrApplicationLabel: Data(item.applicationLabel),
-        kSecAttrIsPermanent: true,
-        kSecAttrIsSensitive: item.isSensitive,
-        kSecAttrIsExtractable: item.isExtractable,
-        kSecAttrCanSign: item.usage.contains(.sign),
-        kSecAttrCanVerify: item.usage.contains(.verify),
-        kSecAttrCanEncrypt: item.usage.contains(.encrypt),
-        kSecAttrCanDecrypt: item.usage.contains(.decrypt),
-        kSecAttrCanDerive: item.usage.contains(.derive),
-        kSecAttrCanWrap: item.usage.contains(.wrap),
-        kSecAttrCanUnwrap: item.usage.contains(.unwrap),
+        kSecClass as String: kSecClassKey,
+        kSecAttrKeyClass as String: item.keyClass == .private
+            ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
+        kSecAttrKeyType as String: keyTypeConstant(item.algorithm.type),
+        kSecAttrKeySizeInBits as String: item.algorithm.sizeInBits,
+        kSecAttrEffectiveKeySize as String: item.algorithm.sizeInBits,
+        kSecAttrLabel as String: item.label,
+        kSecAttrApplicationLabel as String: Data(item.applicationLabel),
+        kSecAttrIsPermanent as String: true,
+        kSecAttrIsSensitive as String: item.isSensitive,
+        kSecAttrIsExtractable as String: item.isExtractable,
+        kSecAttrCanSign as String: item.usage.contains(.sign),
+        kSecAttrCanVerify as String: item.usage.contains(.verify),
+        kSecAttrCanEncrypt as String: item.usage.contains(.encrypt),
+        kSecAttrCanDecrypt as String: item.usage.contains(.decrypt),
+        kSecAttrCanDerive as String: item.usage.contains(.derive),
+        kSecAttrCanWrap as String: item.usage.contains(.wrap),
+        kSecAttrCanUnwrap as String: item.usage.contains(.unwrap),
     ]
     if let tag = item.applicationTag { attributes[kSecAttrApplicationTag] = Data(tag) }
     if item.keyClass == .public { attributes[kSecValueData] = Data(item.publicKey.externalRepresentation) }
@@ -408,9 +416,9 @@ public func SecKeyCreateSignature(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    keyOperation(error) { () throws(KeychainError) in
+    dataOperation(error) { () throws(KeychainError) in
         let signatureAlgorithm = try supported(algorithm, for: key, .sign, algorithm.signature)
-        let data = Array(dataToSign)
+        let data = Array(dataToSign as Data)
         switch key.storage {
         case .item(let keychain, let item):
             return Data(try keychain.sign(data, with: item, algorithm: signatureAlgorithm))
@@ -433,7 +441,7 @@ public func SecKeyVerifySignature(
         let signatureAlgorithm = try supported(algorithm, for: key, .verify, algorithm.signature)
         guard
             try publicHalf(of: key).isValidSignature(
-                Array(signature), for: Array(signedData), algorithm: signatureAlgorithm)
+                Array(signature as Data), for: Array(signedData as Data), algorithm: signatureAlgorithm)
         else { throw KeychainError(.init(rawValue: errSecVerifyFailed), "the signature does not verify") }
         return true
     }
@@ -450,12 +458,12 @@ public func SecKeyCreateEncryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    keyOperation(error) { () throws(KeychainError) in
+    dataOperation(error) { () throws(KeychainError) in
         if let ecies = algorithm.ecies {
-            return Data(try eciesEncrypt(key, algorithm, ecies, Array(plaintext)))
+            return Data(try eciesEncrypt(key, algorithm, ecies, Array(plaintext as Data)))
         }
         let encryption = try supported(algorithm, for: key, .encrypt, algorithm.encryption)
-        return Data(try publicHalf(of: key).encrypt(Array(plaintext), algorithm: encryption))
+        return Data(try publicHalf(of: key).encrypt(Array(plaintext as Data), algorithm: encryption))
     }
 }
 
@@ -470,12 +478,12 @@ public func SecKeyCreateDecryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    keyOperation(error) { () throws(KeychainError) in
+    dataOperation(error) { () throws(KeychainError) in
         if let ecies = algorithm.ecies {
-            return Data(try eciesDecrypt(key, algorithm, ecies, Array(ciphertext)))
+            return Data(try eciesDecrypt(key, algorithm, ecies, Array(ciphertext as Data)))
         }
         let encryption = try supported(algorithm, for: key, .decrypt, algorithm.encryption)
-        let data = Array(ciphertext)
+        let data = Array(ciphertext as Data)
         switch key.storage {
         case .item(let keychain, let item):
             return Data(try keychain.decrypt(data, with: item, algorithm: encryption))
@@ -511,6 +519,14 @@ func publicHalf(of key: SecKey) throws(KeychainError) -> PublicKey {
     return publicKey
 }
 
+/// Runs a key function that makes bytes: CFData, or nil with the error recorded and handed to
+/// `error`.
+func dataOperation(
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> Data?
+) -> CFData? {
+    keyOperation(error, body).map { $0 as NSData }
+}
+
 /// Runs a key function: a result, or nil with the error recorded and handed to `error`.
 func keyOperation<T>(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> T?
@@ -529,9 +545,9 @@ func keyOperation<T>(
 /// The `kSecAttrKeyType` constant of a key type.
 func keyTypeConstant(_ type: KeyType) -> String {
     switch type {
-    case .rsa: kSecAttrKeyTypeRSA
-    case .ellipticCurve: kSecAttrKeyTypeECSECPrimeRandom
-    case .ed25519: kSecAttrKeyTypeEd25519
+    case .rsa: kSecAttrKeyTypeRSA as String
+    case .ellipticCurve: kSecAttrKeyTypeECSECPrimeRandom as String
+    case .ed25519: kSecAttrKeyTypeEd25519 as String
     }
 }
 

@@ -52,7 +52,7 @@ extension SecKeyAlgorithm {
         "ECDHC:KDFX963:SHA512:AESGCM-KDFIV")
 
     private static func ecies(_ suffix: String) -> SecKeyAlgorithm {
-        SecKeyAlgorithm(rawValue: "algid:encrypt:ECIES:" + suffix)
+        SecKeyAlgorithm(name: "algid:encrypt:ECIES:" + suffix)
     }
 
     /// The ECIES algorithm this names, or nil. (Apple has no VariableIV form with SHA-1.)

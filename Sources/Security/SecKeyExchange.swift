@@ -8,10 +8,12 @@ internal import Keychain
 /// (`SecKeyKeyExchangeParameter.requestedSize.rawValue`).
 public struct SecKeyKeyExchangeParameter: RawRepresentable, Hashable, Sendable {
     /// The dictionary key.
-    public let rawValue: CFString
+    public var rawValue: CFString { name as NSString }
+    /// The key as a Swift string: NSString is not Sendable on Linux.
+    let name: String
 
     /// Wraps a dictionary key.
-    public init(rawValue: CFString) { self.rawValue = rawValue }
+    public init(rawValue: CFString) { name = rawValue as String }
 
     /// The number of bytes the X9.63 forms derive (CFNumber). Required by them; the Standard
     /// and Cofactor forms return the whole raw secret and ignore it, as Apple's do.
@@ -21,10 +23,12 @@ public struct SecKeyKeyExchangeParameter: RawRepresentable, Hashable, Sendable {
 }
 
 /// `SecKeyKeyExchangeParameter.requestedSize`'s key, under its C name.
-public let kSecKeyKeyExchangeParameterRequestedSize: CFString = SecKeyKeyExchangeParameter.requestedSize
+nonisolated(unsafe) public let kSecKeyKeyExchangeParameterRequestedSize: CFString = SecKeyKeyExchangeParameter
+    .requestedSize
     .rawValue
 /// `SecKeyKeyExchangeParameter.sharedInfo`'s key, under its C name.
-public let kSecKeyKeyExchangeParameterSharedInfo: CFString = SecKeyKeyExchangeParameter.sharedInfo.rawValue
+nonisolated(unsafe) public let kSecKeyKeyExchangeParameterSharedInfo: CFString = SecKeyKeyExchangeParameter
+    .sharedInfo.rawValue
 
 extension SecKeyAlgorithm {
     /// ECDH (SEC 1 §3.3.1): the raw shared secret, the x-coordinate as wide as the field.
@@ -53,7 +57,7 @@ extension SecKeyAlgorithm {
     public static let ecdhKeyExchangeCofactorX963SHA512 = exchange("ECDHC:KDFX963:SHA512")
 
     private static func exchange(_ suffix: String) -> SecKeyAlgorithm {
-        SecKeyAlgorithm(rawValue: "algid:keyexchange:" + suffix)
+        SecKeyAlgorithm(name: "algid:keyexchange:" + suffix)
     }
 
     /// The key exchange this names: cofactor or not, and the X9.63 KDF's hash (nil: raw).
@@ -97,7 +101,8 @@ public func SecKeyCopyKeyExchangeResult(
     _ privateKey: SecKey, _ algorithm: SecKeyAlgorithm, _ publicKey: SecKey, _ parameters: CFDictionary,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    keyOperation(error) { () throws(KeychainError) in
+    dataOperation(error) { () throws(KeychainError) in
+        let parameters = try swiftDictionary(parameters)
         guard let exchange = algorithm.keyExchange, supportsKeyExchange(privateKey, algorithm) else {
             throw KeychainError(
                 .parameter, "\(algorithm.rawValue): algorithm not supported by the key (an EC private key)")
@@ -124,7 +129,7 @@ public func SecKeyCopyKeyExchangeResult(
 }
 
 /// The X9.63 forms' parameters, checked as Apple checks them.
-private func x963Derivation(_ digest: DigestAlgorithm, _ parameters: CFDictionary) throws(KeychainError)
+private func x963Derivation(_ digest: DigestAlgorithm, _ parameters: ItemDictionary) throws(KeychainError)
     -> SharedSecretDerivation
 {
     guard let sizeValue = parameters[kSecKeyKeyExchangeParameterRequestedSize] else {

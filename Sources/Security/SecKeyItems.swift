@@ -9,46 +9,48 @@ private let allOperations = Set(ItemOperation.allCases)
 private let searchOperations: Set<ItemOperation> = [.copyMatching, .update, .delete]
 
 private let keyItemSpecs: [String: KeySpec] = [
-    kSecAttrKeyClass: KeySpec(
+    kSecAttrKeyClass as String: KeySpec(
         name: "kSecAttrKeyClass", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrKeyType: KeySpec(
+    kSecAttrKeyType as String: KeySpec(
         name: "kSecAttrKeyType", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrKeySizeInBits: KeySpec(
+    kSecAttrKeySizeInBits as String: KeySpec(
         name: "kSecAttrKeySizeInBits", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrEffectiveKeySize: KeySpec(
+    kSecAttrEffectiveKeySize as String: KeySpec(
         name: "kSecAttrEffectiveKeySize", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrLabel: KeySpec(name: "kSecAttrLabel", operations: allOperations),
-    kSecAttrApplicationLabel: KeySpec(name: "kSecAttrApplicationLabel", operations: allOperations),
-    kSecAttrApplicationTag: KeySpec(name: "kSecAttrApplicationTag", operations: allOperations),
-    kSecAttrIsPermanent: KeySpec(
+    kSecAttrLabel as String: KeySpec(name: "kSecAttrLabel", operations: allOperations),
+    kSecAttrApplicationLabel as String: KeySpec(name: "kSecAttrApplicationLabel", operations: allOperations),
+    kSecAttrApplicationTag as String: KeySpec(name: "kSecAttrApplicationTag", operations: allOperations),
+    kSecAttrIsPermanent as String: KeySpec(
         name: "kSecAttrIsPermanent", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrIsSensitive: KeySpec(
+    kSecAttrIsSensitive as String: KeySpec(
         name: "kSecAttrIsSensitive", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrIsExtractable: KeySpec(
+    kSecAttrIsExtractable as String: KeySpec(
         name: "kSecAttrIsExtractable", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanSign: KeySpec(
+    kSecAttrCanSign as String: KeySpec(
         name: "kSecAttrCanSign", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanVerify: KeySpec(
+    kSecAttrCanVerify as String: KeySpec(
         name: "kSecAttrCanVerify", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanEncrypt: KeySpec(
+    kSecAttrCanEncrypt as String: KeySpec(
         name: "kSecAttrCanEncrypt", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanDecrypt: KeySpec(
+    kSecAttrCanDecrypt as String: KeySpec(
         name: "kSecAttrCanDecrypt", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanDerive: KeySpec(
+    kSecAttrCanDerive as String: KeySpec(
         name: "kSecAttrCanDerive", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanWrap: KeySpec(
+    kSecAttrCanWrap as String: KeySpec(
         name: "kSecAttrCanWrap", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecAttrCanUnwrap: KeySpec(
+    kSecAttrCanUnwrap as String: KeySpec(
         name: "kSecAttrCanUnwrap", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecValueRef: KeySpec(
+    kSecValueRef as String: KeySpec(
         name: "kSecValueRef", operations: queryOperations, notChangeable: changeableKeyAttribute),
-    kSecValueData: KeySpec(name: "kSecValueData", operations: [.add], notChangeable: changeableKeyAttribute),
-    kSecValuePersistentRef: KeySpec(name: "kSecValuePersistentRef", operations: searchOperations),
-    kSecReturnData: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef: KeySpec(name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit: KeySpec(name: "kSecMatchLimit", operations: searchOperations),
+    kSecValueData as String: KeySpec(
+        name: "kSecValueData", operations: [.add], notChangeable: changeableKeyAttribute),
+    kSecValuePersistentRef as String: KeySpec(name: "kSecValuePersistentRef", operations: searchOperations),
+    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
+    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
+    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
+    kSecReturnPersistentRef as String: KeySpec(
+        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
+    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: searchOperations),
 ]
 
 /// A `SecItem…` dictionary for keys, checked and typed. Creating one changes nothing.
@@ -74,7 +76,7 @@ struct KeyItemRequest {
     var returnTypes: ReturnTypes = []
     var limit: MatchLimit?
 
-    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+    init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, keyItemSpecs) {
             try read(key, name, value)
         }
@@ -88,9 +90,11 @@ struct KeyItemRequest {
     private mutating func read(_ key: String, _ name: String, _ value: Any) throws(KeychainError) {
         if try readReturnType(key, name, value, into: &returnTypes) { return }
         let usageFlags: [String: KeyUsage] = [
-            kSecAttrCanSign: .sign, kSecAttrCanVerify: .verify, kSecAttrCanEncrypt: .encrypt,
-            kSecAttrCanDecrypt: .decrypt, kSecAttrCanDerive: .derive, kSecAttrCanWrap: .wrap,
-            kSecAttrCanUnwrap: .unwrap,
+            kSecAttrCanSign as String: .sign, kSecAttrCanVerify as String: .verify,
+            kSecAttrCanEncrypt as String: .encrypt,
+            kSecAttrCanDecrypt as String: .decrypt, kSecAttrCanDerive as String: .derive,
+            kSecAttrCanWrap as String: .wrap,
+            kSecAttrCanUnwrap as String: .unwrap,
         ]
         if let flag = usageFlags[key] {
             usages.append((flag, try boolean(value, name)))

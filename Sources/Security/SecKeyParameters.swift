@@ -12,20 +12,22 @@ struct NewKeyRequest {
     var publicAttributes: NewKeyAttributes
 
     /// The keys of one level of the parameters (the top level, or one half's dictionary).
-    private static let perKeyAttributes: Set<String> = [
-        kSecAttrLabel, kSecAttrApplicationTag, kSecAttrApplicationLabel, kSecAttrIsPermanent,
-        kSecAttrIsExtractable, kSecAttrIsSensitive, kSecAttrCanSign, kSecAttrCanVerify, kSecAttrCanEncrypt,
-        kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanWrap, kSecAttrCanUnwrap,
-    ]
+    private static let perKeyAttributes = Set(
+        [
+            kSecAttrLabel, kSecAttrApplicationTag, kSecAttrApplicationLabel, kSecAttrIsPermanent,
+            kSecAttrIsExtractable, kSecAttrIsSensitive, kSecAttrCanSign, kSecAttrCanVerify,
+            kSecAttrCanEncrypt,
+            kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanWrap, kSecAttrCanUnwrap,
+        ].map { $0 as String })
 
-    init(_ parameters: CFDictionary) throws(KeychainError) {
+    init(_ parameters: ItemDictionary) throws(KeychainError) {
         for key in parameters.keys
         where !NewKeyRequest.perKeyAttributes.contains(key)
             && ![
                 kSecAttrKeyType, kSecAttrKeySizeInBits, kSecPrivateKeyAttrs, kSecPublicKeyAttrs,
                 kSecAttrTokenID,
             ]
-            .contains(key)
+            .contains(key as NSString)
         {
             throw KeychainError(.parameter, "unknown key '\(key)' in SecKeyCreateRandomKey's parameters")
         }
@@ -59,7 +61,8 @@ struct NewKeyRequest {
         publicAttributes = try NewKeyRequest.attributes(merged.public, isPrivate: false)
     }
 
-    private static func level(_ parameters: CFDictionary, _ key: String, _ name: String) throws(KeychainError)
+    private static func level(_ parameters: ItemDictionary, _ key: NSString, _ name: String)
+        throws(KeychainError)
         -> [String: Any]
     {
         guard let value = parameters[key] else { return [:] }
@@ -72,8 +75,8 @@ struct NewKeyRequest {
         return dictionary
     }
 
-    private static func bool(_ level: [String: Any], _ key: String) throws(KeychainError) -> Bool? {
-        try level[key].map { value throws(KeychainError) in try boolean(value, key) }
+    private static func bool(_ level: [String: Any], _ key: NSString) throws(KeychainError) -> Bool? {
+        try level[key].map { value throws(KeychainError) in try boolean(value, key as String) }
     }
 
     private static func attributes(_ level: [String: Any], isPrivate: Bool) throws(KeychainError)
@@ -88,7 +91,7 @@ struct NewKeyRequest {
             attributes.applicationLabel = Array(
                 try typed(label, "kSecAttrApplicationLabel", "CFData") as Data)
         }
-        let usages: [(String, KeyUsage)] = [
+        let usages: [(NSString, KeyUsage)] = [
             (kSecAttrCanSign, .sign), (kSecAttrCanVerify, .verify), (kSecAttrCanEncrypt, .encrypt),
             (kSecAttrCanDecrypt, .decrypt), (kSecAttrCanDerive, .derive), (kSecAttrCanWrap, .wrap),
             (kSecAttrCanUnwrap, .unwrap),

@@ -8,13 +8,13 @@ internal import Keychain
 /// The `kSecAttrKeyType` constant of a secret key type.
 func secretKeyTypeConstant(_ type: SecretKeyType) -> String {
     switch type {
-    case .aes: kSecAttrKeyTypeAES
-    case .generic: kSecAttrKeyTypeGenericSecret
-    case .hmac(.sha1): kSecAttrKeyTypeHMACSHA1
-    case .hmac(.sha224): kSecAttrKeyTypeHMACSHA224
-    case .hmac(.sha256): kSecAttrKeyTypeHMACSHA256
-    case .hmac(.sha384): kSecAttrKeyTypeHMACSHA384
-    case .hmac(.sha512): kSecAttrKeyTypeHMACSHA512
+    case .aes: kSecAttrKeyTypeAES as String
+    case .generic: kSecAttrKeyTypeGenericSecret as String
+    case .hmac(.sha1): kSecAttrKeyTypeHMACSHA1 as String
+    case .hmac(.sha224): kSecAttrKeyTypeHMACSHA224 as String
+    case .hmac(.sha256): kSecAttrKeyTypeHMACSHA256 as String
+    case .hmac(.sha384): kSecAttrKeyTypeHMACSHA384 as String
+    case .hmac(.sha512): kSecAttrKeyTypeHMACSHA512 as String
     }
 }
 
@@ -42,23 +42,23 @@ let symmetricKeyValueWithheld = KeychainError(
 /// usage flags, sensitivity.
 func secretKeyAttributes(of item: SecretKeyItem) -> [String: Any] {
     var attributes: [String: Any] = [
-        kSecClass: kSecClassKey,
-        kSecAttrKeyClass: kSecAttrKeyClassSymmetric,
-        kSecAttrKeyType: secretKeyTypeConstant(item.type),
-        kSecAttrKeySizeInBits: item.sizeInBits,
-        kSecAttrEffectiveKeySize: item.sizeInBits,
-        kSecAttrLabel: item.label,
-        kSecAttrApplicationLabel: Data(item.applicationLabel),
-        kSecAttrIsPermanent: true,
-        kSecAttrIsSensitive: item.isSensitive,
-        kSecAttrIsExtractable: item.isExtractable,
-        kSecAttrCanSign: item.usage.contains(.sign),
-        kSecAttrCanVerify: item.usage.contains(.verify),
-        kSecAttrCanEncrypt: item.usage.contains(.encrypt),
-        kSecAttrCanDecrypt: item.usage.contains(.decrypt),
-        kSecAttrCanDerive: item.usage.contains(.derive),
-        kSecAttrCanWrap: item.usage.contains(.wrap),
-        kSecAttrCanUnwrap: item.usage.contains(.unwrap),
+        kSecClass as String: kSecClassKey,
+        kSecAttrKeyClass as String: kSecAttrKeyClassSymmetric,
+        kSecAttrKeyType as String: secretKeyTypeConstant(item.type),
+        kSecAttrKeySizeInBits as String: item.sizeInBits,
+        kSecAttrEffectiveKeySize as String: item.sizeInBits,
+        kSecAttrLabel as String: item.label,
+        kSecAttrApplicationLabel as String: Data(item.applicationLabel),
+        kSecAttrIsPermanent as String: true,
+        kSecAttrIsSensitive as String: item.isSensitive,
+        kSecAttrIsExtractable as String: item.isExtractable,
+        kSecAttrCanSign as String: item.usage.contains(.sign),
+        kSecAttrCanVerify as String: item.usage.contains(.verify),
+        kSecAttrCanEncrypt as String: item.usage.contains(.encrypt),
+        kSecAttrCanDecrypt as String: item.usage.contains(.decrypt),
+        kSecAttrCanDerive as String: item.usage.contains(.derive),
+        kSecAttrCanWrap as String: item.usage.contains(.wrap),
+        kSecAttrCanUnwrap as String: item.usage.contains(.unwrap),
     ]
     if let tag = item.applicationTag { attributes[kSecAttrApplicationTag] = Data(tag) }
     return attributes

@@ -33,7 +33,7 @@ public func SecKeychainGetTypeID() -> CFTypeID { TypeIdentifier.keychain }
 /// The default keychain.
 ///
 /// - Returns: `errSecSuccess`; `errSecNoSuchKeychain` or `errSecNotAvailable` when it cannot
-///   be opened (`SecCopyErrorMessageString` says why).
+///   be opened (`SecCopyErrorDiagnostic` says why).
 @discardableResult
 public func SecKeychainCopyDefault(_ keychain: UnsafeMutablePointer<SecKeychain?>) -> OSStatus {
     keychain.pointee = nil

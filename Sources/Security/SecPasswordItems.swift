@@ -6,17 +6,18 @@ internal import Keychain
 private let allOperations = Set(ItemOperation.allCases)
 
 private let passwordItemSpecs: [String: KeySpec] = [
-    kSecAttrService: KeySpec(name: "kSecAttrService", operations: allOperations),
-    kSecAttrAccount: KeySpec(name: "kSecAttrAccount", operations: allOperations),
-    kSecAttrLabel: KeySpec(name: "kSecAttrLabel", operations: allOperations),
-    kSecValueData: KeySpec(name: "kSecValueData", operations: [.add, .changes]),
-    kSecValuePersistentRef: KeySpec(
+    kSecAttrService as String: KeySpec(name: "kSecAttrService", operations: allOperations),
+    kSecAttrAccount as String: KeySpec(name: "kSecAttrAccount", operations: allOperations),
+    kSecAttrLabel as String: KeySpec(name: "kSecAttrLabel", operations: allOperations),
+    kSecValueData as String: KeySpec(name: "kSecValueData", operations: [.add, .changes]),
+    kSecValuePersistentRef as String: KeySpec(
         name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
-    kSecReturnData: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef: KeySpec(name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
+    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
+    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
+    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
+    kSecReturnPersistentRef as String: KeySpec(
+        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
+    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
 ]
 
 /// A `SecItem…` dictionary for generic passwords, checked and typed. Creating one changes
@@ -30,7 +31,7 @@ struct PasswordItemRequest {
     var returnTypes: ReturnTypes = []
     var limit: MatchLimit?
 
-    init(_ dictionary: CFDictionary, for operation: ItemOperation) throws(KeychainError) {
+    init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, passwordItemSpecs) {
             if try readReturnType(key, name, value, into: &returnTypes) { continue }
             switch key {
@@ -99,9 +100,9 @@ struct PasswordItemRequest {
             returnTypes,
             attributes: {
                 [
-                    kSecClass: kSecClassGenericPassword, kSecAttrService: item.service,
-                    kSecAttrAccount: item.account,
-                    kSecAttrLabel: item.label,
+                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: item.service,
+                    kSecAttrAccount as String: item.account,
+                    kSecAttrLabel as String: item.label,
                 ]
             },
             reference: { () throws(KeychainError) in

@@ -1,11 +1,7 @@
-internal import Foundation
+public import Foundation
 internal import Keychain
 
 // SecPolicy (Apple's SecPolicy.h): what a trust evaluation checks a chain for.
-
-/// Option flags, as CoreFoundation's `CFOptionFlags` (`SecPolicyCreateRevocation`'s argument).
-/// Declared here because only the revocation policy takes them.
-public typealias CFOptionFlags = UInt
 
 /// A trust policy, as Apple's `SecPolicyRef`: basic X.509, SSL (server or client, with a host
 /// name), or revocation. Immutable.
@@ -52,17 +48,17 @@ public final class SecPolicy: Hashable, Sendable, CustomStringConvertible {
 public func SecPolicyGetTypeID() -> CFTypeID { 0x5EC0_0010 }
 
 /// The OID of Apple's basic X.509 policy, as `SecPolicyCopyProperties` reports it.
-public let kSecPolicyAppleX509Basic: CFString = "1.2.840.113635.100.1.2"
+nonisolated(unsafe) public let kSecPolicyAppleX509Basic: CFString = "1.2.840.113635.100.1.2"
 /// The OID of Apple's SSL policy.
-public let kSecPolicyAppleSSL: CFString = "1.2.840.113635.100.1.3"
+nonisolated(unsafe) public let kSecPolicyAppleSSL: CFString = "1.2.840.113635.100.1.3"
 /// The OID of Apple's revocation policy.
-public let kSecPolicyAppleRevocation: CFString = "1.2.840.113635.100.1.32"
+nonisolated(unsafe) public let kSecPolicyAppleRevocation: CFString = "1.2.840.113635.100.1.32"
 /// `SecPolicyCopyProperties` key: the policy's OID (CFString).
-public let kSecPolicyOid: CFString = "SecPolicyOid"
+nonisolated(unsafe) public let kSecPolicyOid: CFString = "SecPolicyOid"
 /// `SecPolicyCopyProperties` key: the SSL policy's host name (CFString).
-public let kSecPolicyName: CFString = "SecPolicyName"
+nonisolated(unsafe) public let kSecPolicyName: CFString = "SecPolicyName"
 /// `SecPolicyCopyProperties` key: true for the SSL policy of a client (CFBoolean).
-public let kSecPolicyClient: CFString = "SecPolicyClient"
+nonisolated(unsafe) public let kSecPolicyClient: CFString = "SecPolicyClient"
 
 /// Revocation flags (`SecPolicyCreateRevocation`): accepted, not acted on.
 public let kSecRevocationOCSPMethod: CFOptionFlags = 1 << 0

@@ -387,21 +387,21 @@ public func SecTrustCopyKey(_ trust: SecTrust) -> SecKey? {
 public func SecTrustCopyPublicKey(_ trust: SecTrust) -> SecKey? { SecTrustCopyKey(trust) }
 
 /// `SecTrustCopyResult` key: the result type (CFNumber of `SecTrustResultType.rawValue`).
-public let kSecTrustResultValue: CFString = "TrustResultValue"
+nonisolated(unsafe) public let kSecTrustResultValue: CFString = "TrustResultValue"
 /// `SecTrustCopyResult` key: the time the evaluation checked validity at (CFDate).
-public let kSecTrustEvaluationDate: CFString = "TrustEvaluationDate"
+nonisolated(unsafe) public let kSecTrustEvaluationDate: CFString = "TrustEvaluationDate"
 /// `SecTrustCopyResult` key: whether revocation was checked (CFBoolean): always false here.
-public let kSecTrustRevocationChecked: CFString = "TrustRevocationChecked"
+nonisolated(unsafe) public let kSecTrustRevocationChecked: CFString = "TrustRevocationChecked"
 /// `SecTrustCopyProperties` key: the kind of entry (`kSecPropertyTypeTitle` or `…Error`).
-public let kSecPropertyKeyType: CFString = "type"
+nonisolated(unsafe) public let kSecPropertyKeyType: CFString = "type"
 /// `SecTrustCopyProperties` key: the entry's label.
-public let kSecPropertyKeyLabel: CFString = "label"
+nonisolated(unsafe) public let kSecPropertyKeyLabel: CFString = "label"
 /// `SecTrustCopyProperties` key: the entry's text.
-public let kSecPropertyKeyValue: CFString = "value"
+nonisolated(unsafe) public let kSecPropertyKeyValue: CFString = "value"
 /// `SecTrustCopyProperties` entry type: a certificate's name.
-public let kSecPropertyTypeTitle: CFString = "title"
+nonisolated(unsafe) public let kSecPropertyTypeTitle: CFString = "title"
 /// `SecTrustCopyProperties` entry type: what is wrong with it.
-public let kSecPropertyTypeError: CFString = "error"
+nonisolated(unsafe) public let kSecPropertyTypeError: CFString = "error"
 
 /// The last evaluation's outcome as a dictionary: `kSecTrustResultValue`,
 /// `kSecTrustEvaluationDate`, `kSecTrustRevocationChecked` (false).

@@ -1,39 +1,7 @@
 internal import Keychain
 
-// The result codes of trust evaluation, with Apple's values (SecBase.h). Declared here, beside
-// the one table that maps evaluation failures to them, rather than in SecBase.swift, which
-// lists the codes of the keychain calls.
-
-/// The certificate is not trusted: its chain reaches no anchor.
-public let errSecNotTrusted: OSStatus = -67843
-/// A certificate of the chain has expired.
-public let errSecCertificateExpired: OSStatus = -67818
-/// A certificate of the chain is not valid yet.
-public let errSecCertificateNotValidYet: OSStatus = -67819
-/// The leaf does not carry the host name the SSL policy asks for.
-public let errSecHostNameMismatch: OSStatus = -67602
-/// A certificate has a critical extension that is not understood.
-public let errSecUnknownCriticalExtensionFlag: OSStatus = -67603
-/// An issuer of the chain is not a CA.
-public let errSecNoBasicConstraintsCA: OSStatus = -67605
-/// The extended key usage does not allow the policy's use.
-public let errSecInvalidExtendedKeyUsage: OSStatus = -67609
-/// A path length constraint was exceeded.
-public let errSecPathLengthConstraintExceeded: OSStatus = -67611
-/// A name is outside an issuer's name constraints.
-public let errSecInvalidName: OSStatus = -67689
-/// A signature of the chain does not verify.
-public let errSecInvalidSignature: OSStatus = -67688
-/// The trust settings deny a certificate of the chain.
-public let errSecTrustSettingDeny: OSStatus = -67654
-/// The chain could not be built: too many certificates.
-public let errSecCreateChainFailed: OSStatus = -25318
-/// No trust settings were found (`SecTrustSettingsCopyTrustSettings`).
-public let errSecNoTrustSettings: OSStatus = -25263
-/// A trust setting is not valid (`SecTrustSettingsSetTrustSettings`).
-public let errSecInvalidTrustSetting: OSStatus = -25242
-/// The item cannot be modified: the system trust domain is read-only.
-public let errSecDataNotModifiable: OSStatus = -25317
+// The one table from trust evaluation's failures to Apple's result codes (SecBase.h; the
+// codes themselves are declared with the others in SecBase*.swift).
 
 /// The one table from evaluation failures to Apple's codes and error descriptions.
 enum TrustErrors {

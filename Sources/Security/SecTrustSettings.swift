@@ -1,4 +1,4 @@
-internal import Foundation
+public import Foundation
 internal import Keychain
 
 // Trust settings (Apple's SecTrustSettings.h, macOS): how Apple code marks a root trusted.
@@ -39,18 +39,18 @@ public struct SecTrustSettingsResult: RawRepresentable, Hashable, Sendable {
 }
 
 /// Trust settings key: the policy the setting is for (`SecPolicy`); none means every policy.
-public let kSecTrustSettingsPolicy: CFString = "kSecTrustSettingsPolicy"
+nonisolated(unsafe) public let kSecTrustSettingsPolicy: CFString = "kSecTrustSettingsPolicy"
 /// Trust settings key: the result (CFNumber of `SecTrustSettingsResult.rawValue`); default
 /// `trustRoot`.
-public let kSecTrustSettingsResult: CFString = "kSecTrustSettingsResult"
+nonisolated(unsafe) public let kSecTrustSettingsResult: CFString = "kSecTrustSettingsResult"
 /// Trust settings key: a policy string such as a host name; accepted, not matched.
-public let kSecTrustSettingsPolicyString: CFString = "kSecTrustSettingsPolicyString"
+nonisolated(unsafe) public let kSecTrustSettingsPolicyString: CFString = "kSecTrustSettingsPolicyString"
 /// Trust settings key: an application; accepted, not matched (no per-application trust here).
-public let kSecTrustSettingsApplication: CFString = "kSecTrustSettingsApplication"
+nonisolated(unsafe) public let kSecTrustSettingsApplication: CFString = "kSecTrustSettingsApplication"
 /// Trust settings key: an error to allow; refused (no error is ever allowed).
-public let kSecTrustSettingsAllowedError: CFString = "kSecTrustSettingsAllowedError"
+nonisolated(unsafe) public let kSecTrustSettingsAllowedError: CFString = "kSecTrustSettingsAllowedError"
 /// Trust settings key: key usage; accepted, not matched.
-public let kSecTrustSettingsKeyUsage: CFString = "kSecTrustSettingsKeyUsage"
+nonisolated(unsafe) public let kSecTrustSettingsKeyUsage: CFString = "kSecTrustSettingsKeyUsage"
 
 /// Sets the trust settings of a certificate of the default keychain, replacing any it had.
 ///

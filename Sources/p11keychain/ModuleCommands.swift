@@ -26,9 +26,10 @@ enum ModuleCommands {
 
     private static let lookupNote = """
         The module is, in this order: --module PATH; $P11KEYCHAIN_MODULE;
-        \(libraryName) in the directory of the p11keychain program; or in
-        ../lib/p11keychain/ from that directory (an installed layout such as
-        /usr/local/bin and /usr/local/lib/p11keychain).
+        \(libraryName) in the directory of the p11keychain program; or, from that
+        directory, in ../lib/pkcs11/ (make install: /usr/local/bin, /usr/local/lib/pkcs11),
+        ../lib/<multiarch>/pkcs11/ (the Debian package: /usr/lib/x86_64-linux-gnu/pkcs11)
+        or ../lib/p11keychain/.
         """
 
     // MARK: register
@@ -125,19 +126,29 @@ enum ModuleCommands {
             throw .failed("cannot find the p11keychain program's directory (give --module PATH)")
         }
         let directory = String(program[..<(program.lastIndex(of: "/") ?? program.startIndex)])
-        let candidates = [
-            directory + "/" + libraryName,
-            directory + "/../lib/p11keychain/" + libraryName,
-        ]
+        let candidates =
+            [directory + "/" + libraryName, directory + "/../lib/pkcs11/" + libraryName]
+            + (multiarch.map { [directory + "/../lib/\($0)/pkcs11/" + libraryName] } ?? [])
+            + [directory + "/../lib/p11keychain/" + libraryName]
         for candidate in candidates where Files.isRegularFile(candidate) {
             if let resolved = Files.canonical(candidate) { return resolved }
         }
         throw .failed(
-            "no \(libraryName) in \(directory) or \(directory)/../lib/p11keychain "
+            "no \(libraryName) in \(directory) or \(directory)/../lib/{pkcs11,<multiarch>/pkcs11,p11keychain} "
                 + "(build it: swift build --product p11keychain-pkcs11; "
                 + "or give --module PATH or set P11KEYCHAIN_MODULE)"
         )
     }
+
+    /// Debian's multiarch tuple, the library directory of an install with PREFIX=/usr (the
+    /// package), where p11-kit looks for modules.
+    #if arch(x86_64)
+        private static let multiarch: String? = "x86_64-linux-gnu"
+    #elseif arch(arm64)
+        private static let multiarch: String? = "aarch64-linux-gnu"
+    #else
+        private static let multiarch: String? = nil
+    #endif
 
     /// True when the file starts like an ELF shared object: a cheap check that catches a
     /// wrong path before p11-kit meets it (the command never loads the module itself).

@@ -9,7 +9,7 @@ import Testing
 /// Runs `body` with a fresh default keychain whose PINs are set the way a user sets them
 /// without Swift: `pkcs11-tool` on the built module (SO PIN 12345678, user PIN 1234), holding
 /// the environment lock every test target of the package takes.
-private func withPINKeychain(_ body: (String) throws -> Void) throws {
+func withPINKeychain(_ body: (String) throws -> Void) throws {
     let lock = open(
         NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
     guard lock >= 0 else { throw KeychainError.noCertificate }

@@ -211,6 +211,19 @@ assert_integrity() {
         fail "PRAGMA integrity_check on $db: expected 'ok', got ($(describe_status "$RUN_STATUS")): $(summarize "$RUN_OUT")"
 }
 
+# swift_toolchain_dir: the installed toolchain's root (e.g. /opt/swift), or nothing; the
+# tests that hide it (test_notoolchain.sh, test_install.sh) cover it with an empty tmpfs.
+swift_toolchain_dir() {
+    local swift bin
+    swift=$(command -v swift 2>/dev/null) || true
+    if [[ -n $swift ]]; then
+        bin=$(readlink -f "$(dirname "$swift")")
+        echo "${bin%/usr/bin}"
+    elif [[ -d /opt/swift ]]; then
+        echo /opt/swift
+    fi
+}
+
 require_module() {
     [[ -f $P11KEYCHAIN_MODULE ]] ||
         fail "module not found: $P11KEYCHAIN_MODULE (build it: swift build --product p11keychain-pkcs11, or set P11KEYCHAIN_MODULE)"
@@ -230,6 +243,8 @@ it_run_test() {
         XDG_CONFIG_HOME=$TEST_TMP/home/.config
     # No PIN from the environment; no module trace lines in outputs the tests compare.
     unset GNUTLS_PIN GNUTLS_SO_PIN P11KEYCHAIN_DEBUG
+    # No agent of the user running the tests: ssh would offer its keys first.
+    unset SSH_AUTH_SOCK
     cd "$TEST_TMP"
     require_module
     [[ -x $P11DRIVE ]] || fail "helper $P11DRIVE is missing (run.sh builds it)"
@@ -309,6 +324,67 @@ wait_for_line() {
         fi
         sleep 0.02
     done
+}
+
+# wait_for_socket PATH SECONDS PID WHAT: waits until PATH is a socket, or fails
+# the test after SECONDS or as soon as process PID (which makes it) is gone.
+wait_for_socket() {
+    local deadline=$((SECONDS + $2))
+    until [[ -S $1 ]]; do
+        kill -0 "$3" 2>/dev/null || fail "$4 exited before making its socket $1"
+        ((SECONDS < deadline)) || fail "$4 made no socket $1 within $2 s"
+        sleep 0.05
+    done
+}
+
+# wait_for_s_server_port OUT PID: waits (30 s) for `openssl s_server -accept
+# 127.0.0.1:0` (output in OUT, process PID) to say where it listens, and sets
+# $PORT. The line may be seen half written ("ACCEPT 127.0.0.1:42"): the port is
+# read once the file ends with the line's newline.
+wait_for_s_server_port() {
+    wait_for_line "$1" '^ACCEPT ' 30 "$2" ||
+        fail "openssl s_server did not start listening: $(summarize "$(cat "$1")")"
+    local deadline=$((SECONDS + 5))
+    PORT=
+    while [[ -z $PORT ]] && ((SECONDS < deadline)); do
+        [[ -z $(tail -c 1 "$1") ]] && PORT=$(sed -nE 's/^ACCEPT 127\.0\.0\.1:([0-9]+)$/\1/p' "$1")
+        [[ -n $PORT ]] || sleep 0.02
+    done
+    [[ -n $PORT ]] || fail "no port in s_server's ACCEPT line: $(grep ACCEPT "$1")"
+}
+
+# ensure_run_sshd: sshd's privilege-separation directory, removed after the
+# test if the test made it.
+ensure_run_sshd() {
+    if [[ ! -d /run/sshd ]]; then
+        mkdir -p /run/sshd
+        defer "rmdir /run/sshd 2>/dev/null || true"
+    fi
+}
+
+# p11-kit's RPC client module (Debian package p11-kit-modules).
+P11KIT_CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
+
+# start_p11kit_server SOCKET URI: `p11-kit server` in the foreground serving
+# the module's token URI on the Unix socket SOCKET, bounded (120 s) and stopped
+# when the test ends; returns once the server has printed its address (it
+# listens then). $P11KIT_SERVER_PID.
+start_p11kit_server() {
+    [[ -f $P11KIT_CLIENT ]] || fail "$P11KIT_CLIENT is missing (Debian package p11-kit-modules; scripts/setup.sh installs it)"
+    local log=$TEST_TMP/p11kit-server.$(basename "$1").log
+    timeout -k 5 120 p11-kit server --foreground --name "$1" --provider "$P11KEYCHAIN_MODULE" "$2" \
+        >"$log" 2>&1 &
+    P11KIT_SERVER_PID=$!
+    defer "kill $P11KIT_SERVER_PID 2>/dev/null; wait $P11KIT_SERVER_PID 2>/dev/null || true"
+    wait_for_line "$log" '^P11_KIT_SERVER_ADDRESS=unix:path=' 10 "$P11KIT_SERVER_PID" ||
+        fail "p11-kit server did not start: $(summarize "$(cat "$log")")"
+}
+
+# assert_sha256_signature_verifies PUBLIC_PEM SIGNATURE DATA WHAT: openssl checks
+# an ECDSA or RSA PKCS#1 signature of SHA-256(DATA) made by the token.
+assert_sha256_signature_verifies() {
+    ok openssl dgst -sha256 -verify "$1" -signature "$2" "$3"
+    assert_contains "$RUN_OUT" "Verified OK" "$4"
 }
 
 # ---------------------------------------------------------------- PINs and keys

@@ -1,18 +1,6 @@
 # The module is a guest in other programs' processes: it must load and work
 # where no Swift toolchain is installed, and must not pull in the Swift runtime.
 
-# swift_toolchain_dir: the installed toolchain's root (e.g. /opt/swift), or nothing.
-swift_toolchain_dir() {
-    local swift bin
-    swift=$(command -v swift 2>/dev/null) || true
-    if [[ -n $swift ]]; then
-        bin=$(readlink -f "$(dirname "$swift")")
-        echo "${bin%/usr/bin}"
-    elif [[ -d /opt/swift ]]; then
-        echo /opt/swift
-    fi
-}
-
 test_module_links_no_swift_runtime_or_foundation() {
     ok ldd "$P11KEYCHAIN_MODULE"
     assert_no_line "$RUN_OUT" 'libswift|libFoundation|libdispatch|libicu|libBlocksRuntime' \

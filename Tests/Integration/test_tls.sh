@@ -15,10 +15,7 @@ start_server() {
         </dev/null >"$out" 2>&1 &
     SERVER_PID=$!
     defer "kill $SERVER_PID 2>/dev/null || true"
-    wait_for_line "$out" '^ACCEPT ' 30 "$SERVER_PID" ||
-        fail "openssl s_server did not start listening: $(summarize "$(cat "$out")")"
-    PORT=$(sed -nE 's/^ACCEPT 127\.0\.0\.1:([0-9]+)$/\1/p' "$out")
-    [[ -n $PORT ]] || fail "no port in s_server's ACCEPT line: $(grep ACCEPT "$out")"
+    wait_for_s_server_port "$out" "$SERVER_PID"
     note "s_server (pid $SERVER_PID) listens on 127.0.0.1:$PORT"
 }
 

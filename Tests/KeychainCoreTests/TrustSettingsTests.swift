@@ -196,5 +196,10 @@ struct TrustSettingsTests {
         #expect(settings.isUnspecified == (disposition == .unspecified))
         settings.set(.unspecified, for: .codeSigning)
         #expect(settings == .unspecified)
+        // Written straight into the dictionary, an unspecified entry still means none.
+        settings.dispositions[.serverAuth] = .unspecified
+        #expect(settings == .unspecified)
+        #expect(settings.isUnspecified)
+        #expect(settings.disposition(for: .serverAuth) == .unspecified)
     }
 }

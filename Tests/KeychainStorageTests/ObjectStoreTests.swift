@@ -20,6 +20,8 @@ private let value: UInt64 = 0x11
 private let vendor: UInt64 = 0x8000_0001
 /// p11keychain's vendor attribute for Apple's kSecAttrApplicationTag (searchable).
 private let applicationTag: UInt64 = 0x8050_4B11
+/// A certificate's trust marker (KeychainCore Trust.swift): finds the certificates with trust settings.
+private let trustMarker: UInt64 = 0x8050_4B21
 
 @Suite("Objects in a store")
 struct ObjectTests {
@@ -204,6 +206,7 @@ struct FindTests {
         #expect(
             ObjectStore.indexedTypes == [
                 label, application, objectID, issuer, serial, subject, id, applicationTag,
+                trustMarker,
             ])
     }
 

@@ -91,6 +91,45 @@ extension ModuleTests {
             }
         }
 
+        @Test("The trace names return codes, object classes, attributes and mechanisms (issue 12)")
+        func traceNamesConstants() throws {
+            try withStore { token throws in
+                setenv("P11KEYCHAIN_DEBUG", "1", 1)
+                let (_, trace) = try capturingStandardError {
+                    #expect(try token.m.C_Initialize(nil) == CKR_OK)
+                    let session = try token.loggedInSession()
+                    #expect(try token.generateRSA(bits: 1023, in: session).0 == CKR_KEY_SIZE_RANGE)
+                    // A class the token stores no object of.
+                    let (classRV, _) = try token.create(
+                        [Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_MECHANISM))], in: session)
+                    #expect(classRV == CKR_ATTRIBUTE_VALUE_INVALID)
+                    // A serial number (DER INTEGER 127) that is not the certificate's.
+                    let (serialRV, _) = try token.create(
+                        TestToken.certificateTemplate(try Fixtures.alice.get().der) + [
+                            Attribute(CKA_SERIAL_NUMBER, [0x02, 0x01, 0x7F])
+                        ],
+                        in: session)
+                    #expect(serialRV == CKR_ATTRIBUTE_VALUE_INVALID)
+                    var mechanism = CK_MECHANISM(
+                        mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), pParameter: nil, ulParameterLen: 0)
+                    #expect(try token.m.C_DigestInit(session, &mechanism) == CKR_MECHANISM_INVALID)
+                    #expect(try token.m.C_Finalize(nil) == CKR_OK)
+                }
+                unsetenv("P11KEYCHAIN_DEBUG")
+                for text in [
+                    "C_GenerateKeyPair -> CKR_KEY_SIZE_RANGE",
+                    "C_CreateObject -> CKR_ATTRIBUTE_VALUE_INVALID (objects of class CKO_MECHANISM ",
+                    "(attribute CKA_SERIAL_NUMBER contradicts the certificate DER)",
+                    "C_DigestInit -> CKR_MECHANISM_INVALID (mechanism CKM_RSA_PKCS cannot digest)",
+                ] {
+                    #expect(trace.contains(text), "missing \(text) in trace:\n\(trace)")
+                }
+                for number in ["CKR_0x", "class 7 ", "attribute 0x", "mechanism 0x"] {
+                    #expect(!trace.contains(number), "\(number) in trace:\n\(trace)")
+                }
+            }
+        }
+
         @Test("Without P11KEYCHAIN_DEBUG the module writes nothing to stderr")
         func quietByDefault() throws {
             try withStore { token throws in

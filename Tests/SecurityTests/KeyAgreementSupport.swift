@@ -49,7 +49,7 @@ struct ECIESCase: Sendable, CustomTestStringConvertible {
     let digest: String
     let variableIV: Bool
 
-    var testDescription: String { algorithm.rawValue }
+    var testDescription: String { algorithm.rawValue as String }
 
     /// Every ECIES algorithm of Apple's SecKey.h (the VariableIV forms have no SHA-1).
     static let all: [ECIESCase] = [
@@ -105,7 +105,7 @@ func externalHex(_ key: SecKey) throws -> String {
     guard let data = SecKeyCopyExternalRepresentation(key, &error) else {
         throw takeError(error) ?? FixtureError(message: "no external representation")
     }
-    return data.hex
+    return (data as Data).hex
 }
 
 /// An EC key in memory from hex: a public point, or (with `scalar`) the private key.

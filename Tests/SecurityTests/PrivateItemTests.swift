@@ -67,7 +67,7 @@ struct IdentityFlowTests {
             let wrong = [kSecImportExportPassphrase as String: "wrong"]
             #expect(SecPKCS12Import(p12 as CFData, wrong as CFDictionary, &items) == errSecAuthFailed)
             #expect(items == nil)
-            #expect(SecCopyErrorMessageString(errSecAuthFailed, nil)?.contains("wrong password") == true)
+            #expect((SecCopyErrorDiagnostic(errSecAuthFailed) as String?)?.contains("wrong password") == true)
             let right = [kSecImportExportPassphrase as String: "secret"]
             #expect(
                 SecPKCS12Import(Data("garbage".utf8) as CFData, right as CFDictionary, &items) == errSecDecode
@@ -134,7 +134,8 @@ struct UnlockTests {
     func wrongPIN() throws {
         try withPINKeychain(unlocked: false) { _ in
             #expect(unlock("0000") == errSecAuthFailed)
-            #expect(SecCopyErrorMessageString(errSecAuthFailed, nil)?.contains("9 attempts left") == true)
+            #expect(
+                (SecCopyErrorDiagnostic(errSecAuthFailed) as String?)?.contains("9 attempts left") == true)
             let failures = try failedUnlockAttempts()
             #expect(failures == 1)
             var status: SecKeychainStatus = 0
@@ -155,7 +156,7 @@ struct UnlockTests {
         try withPINKeychain(unlocked: false) { _ in
             for _ in 1...10 { #expect(unlock("9999") == errSecAuthFailed) }
             #expect(unlock(TestPIN.user) == errSecAuthFailed)
-            #expect(SecCopyErrorMessageString(errSecAuthFailed, nil)?.contains("locked") == true)
+            #expect((SecCopyErrorDiagnostic(errSecAuthFailed) as String?)?.contains("locked") == true)
             let status = try Keychain().authenticationStatus
             #expect(status.isUserPINLocked)
         }
@@ -228,7 +229,7 @@ struct KeyTests {
             #expect(SecKeyCreateWithData(ecPrivateData, ecAttributes as CFDictionary, &error) == ec)
             let copied = try #require(SecKeyCopyAttributes(ecPublic))
             #expect(copied[kSecAttrKeySizeInBits as String] as? Int == 256)
-            #expect(copied[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPublic)
+            #expect(copied[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPublic as String)
         }
     }
 
@@ -291,7 +292,9 @@ struct KeyTests {
             let dictionaries = try #require(attributes as? [[String: Any]])
             #expect(dictionaries.count == 2, "the private key and the public key")
             let privateAttributes = try #require(
-                dictionaries.first { $0[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPrivate })
+                dictionaries.first {
+                    $0[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassPrivate as String
+                })
             #expect(privateAttributes[kSecAttrApplicationTag as String] as? Data == tag)
             #expect(privateAttributes[kSecAttrLabel as String] as? String == "my key")
             #expect(privateAttributes[kSecAttrIsPermanent as String] as? Bool == true)
@@ -326,7 +329,7 @@ struct KeyTests {
             #expect(SecItemCopyMatching(all as CFDictionary, &attributes) == errSecSuccess)
             #expect(
                 (attributes as? [[String: Any]])?.map { $0[kSecAttrKeyClass as String] as? String } == [
-                    kSecAttrKeyClassPublic
+                    kSecAttrKeyClassPublic as String
                 ])
             #expect(SecItemDelete([kSecClass as String: kSecClassKey] as CFDictionary) == errSecSuccess)
             #expect(SecItemCopyMatching(all as CFDictionary, &attributes) == errSecItemNotFound)

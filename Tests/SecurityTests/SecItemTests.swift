@@ -151,13 +151,13 @@ struct CopyMatchingTests {
                     == errSecSuccess)
             let attributes = try #require(item as? [String: Any])
             let alice = try Fixture.alice.certificate
-            #expect(attributes[kSecClass as String] as? String == kSecClassCertificate)
+            #expect(attributes[kSecClass as String] as? String == kSecClassCertificate as String)
             #expect(attributes[kSecAttrLabel as String] as? String == "Alice Example")
             #expect(
                 attributes[kSecAttrSerialNumber as String] as? Data == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
             #expect(
                 attributes[kSecAttrSerialNumber as String] as? Data
-                    == SecCertificateCopySerialNumberData(alice, nil))
+                    == SecCertificateCopySerialNumberData(alice, nil) as Data?)
             #expect(attributes[kSecAttrIssuer as String] as? Data == (try Fixture.ca.subjectDER))
             #expect(attributes[kSecAttrSubject as String] as? Data == (try Fixture.alice.subjectDER))
             #expect((attributes[kSecAttrPublicKeyHash as String] as? Data)?.count == 20)
@@ -590,7 +590,7 @@ struct KeychainLocationTests {
             setenv("P11KEYCHAIN_DIR", blocker, 1)
             let status = try add(.alice)
             #expect(status == errSecNoSuchKeychain)
-            let message = SecCopyErrorMessageString(status, nil) as String?
+            let message = SecCopyErrorDiagnostic(status) as String?
             #expect(message?.contains(blocker + "/login.sqlite3") == true, "\(message ?? "nil")")
             var item: CFTypeRef?
             #expect(
@@ -609,7 +609,7 @@ struct KeychainLocationTests {
         try withDefaultKeychain(configuration: configuration) { _ in
             let status = try add(.alice)
             #expect(status == errSecNotAvailable)
-            let message = SecCopyErrorMessageString(status, nil) as String? ?? ""
+            let message = SecCopyErrorDiagnostic(status) as String? ?? ""
             #expect(message.contains(configuration + ":3"), "\(message)")
         }
     }
@@ -650,7 +650,7 @@ struct KeychainLocationTests {
             setenv("P11KEYCHAIN_CONF", configuration, 1)
             let status = try add(.bob)
             #expect(status == errSecReadOnly)
-            #expect(SecCopyErrorMessageString(status, nil)?.contains("write-protected") == true)
+            #expect((SecCopyErrorDiagnostic(status) as String?)?.contains("write-protected") == true)
             #expect(SecItemDelete(certificateClass as CFDictionary) == errSecReadOnly)
             #expect(
                 SecItemUpdate(
@@ -680,7 +680,7 @@ struct CertificateTests {
     @Test("the accessors return what the DER says")
     func accessors() throws {
         let alice = try Fixture.alice.certificate
-        #expect(SecCertificateCopyData(alice) == Fixture.alice.der)
+        #expect(SecCertificateCopyData(alice) as Data == Fixture.alice.der)
         #expect(SecCertificateCopySubjectSummary(alice) == "Alice Example")
         var commonName: CFString?
         #expect(SecCertificateCopyCommonName(alice, &commonName) == errSecSuccess)
@@ -688,8 +688,9 @@ struct CertificateTests {
         var emails: CFArray?
         #expect(SecCertificateCopyEmailAddresses(alice, &emails) == errSecSuccess)
         #expect(emails as? [String] == ["alice@example.org", "alice.alt@example.org"])
-        #expect(SecCertificateCopySerialNumberData(alice, nil) == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
-        #expect(SecCertificateCopyNormalizedIssuerSequence(alice) == (try Fixture.ca.subjectDER))
+        #expect(
+            SecCertificateCopySerialNumberData(alice, nil) as Data? == Data([0x00, 0x80, 0xA1, 0xB2, 0xC3]))
+        #expect(SecCertificateCopyNormalizedIssuerSequence(alice) as Data? == (try Fixture.ca.subjectDER))
         #expect(CFGetTypeID(alice) == SecCertificateGetTypeID())
         #expect(CFGetTypeID(alice) != CFDataGetTypeID())
         #expect(alice == (try Fixture.alice.certificate))
@@ -711,7 +712,7 @@ struct CertificateTests {
     @Test("normalized names upper-case PrintableStrings and collapse blanks")
     func normalizedNames() throws {
         let printable = try Fixture.printable.certificate
-        let normalized = try #require(SecCertificateCopyNormalizedSubjectSequence(printable))
+        let normalized = try #require(SecCertificateCopyNormalizedSubjectSequence(printable)) as Data
         #expect(String(decoding: normalized, as: UTF8.self).contains("ACME PRINTABLE CORP"))
         #expect(normalized != (try Fixture.printable.subjectDER))
     }
@@ -730,9 +731,9 @@ struct CertificateTests {
                 -25306, -25308, -25309, -26275, -26276,
             ])
         for code in codes {
-            #expect(SecCopyErrorMessageString(code, nil)?.isEmpty == false)
+            #expect((SecCopyErrorMessageString(code, nil) as String?)?.isEmpty == false)
         }
-        #expect(SecCopyErrorMessageString(-1, nil) == "OSStatus -1.")
+        #expect(SecCopyErrorMessageString(-1, nil) == "OSStatus -1")
     }
 }
 

@@ -13,13 +13,13 @@ struct SecKeyECIESTests {
     private func encrypt(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ data: Data) -> (Data?, NSError?) {
         var error: Unmanaged<CFError>?
         let result = SecKeyCreateEncryptedData(key, algorithm, data as CFData, &error)
-        return (result, takeError(error))
+        return (result as Data?, takeError(error))
     }
 
     private func decrypt(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ data: Data) -> (Data?, NSError?) {
         var error: Unmanaged<CFError>?
         let result = SecKeyCreateDecryptedData(key, algorithm, data as CFData, &error)
-        return (result, takeError(error))
+        return (result as Data?, takeError(error))
     }
 
     /// Messages the model made for `key`'s public key, one per algorithm.
@@ -132,7 +132,7 @@ struct SecKeyECIESTests {
                     SecKeyCreateWithData(keyData as CFData, attributes as CFDictionary, &error))
                 #expect(decrypt(key, algorithm, message).0 == known)
 
-                let tag = Data(algorithm.rawValue.utf8)
+                let tag = Data((algorithm.rawValue as String).utf8)
                 let add: [String: Any] = [
                     kSecClass as String: kSecClassKey, kSecValueRef as String: key,
                     kSecAttrApplicationTag as String: tag,

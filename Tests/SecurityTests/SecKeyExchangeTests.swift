@@ -14,7 +14,7 @@ struct SecKeyExchangeTests {
         var error: Unmanaged<CFError>?
         let result = SecKeyCopyKeyExchangeResult(
             privateKey, algorithm, publicKey, parameters as CFDictionary, &error)
-        return (result, takeError(error))
+        return (result as Data?, takeError(error))
     }
 
     /// A PEM file of a public key, for openssl.
@@ -53,7 +53,8 @@ struct SecKeyExchangeTests {
                 exchange(key, .ecdhKeyExchangeCofactor, peer).0 == expected, "cofactor 1: the same secret")
             // RequestedSize means nothing to the raw forms, as on Apple platforms.
             let sized = exchange(
-                key, .ecdhKeyExchangeStandard, peer, [SecKeyKeyExchangeParameter.requestedSize.rawValue: 16])
+                key, .ecdhKeyExchangeStandard, peer,
+                [SecKeyKeyExchangeParameter.requestedSize.rawValue as String: 16])
             #expect(sized.0 == expected)
         }
     }
@@ -74,8 +75,8 @@ struct SecKeyExchangeTests {
         let ours = try externalHex(try #require(SecKeyCopyPublicKey(key)))
         let sharedInfo = Data("p11keychain key exchange".utf8)
         let parameters: [String: Any] = [
-            SecKeyKeyExchangeParameter.requestedSize.rawValue: 32,
-            SecKeyKeyExchangeParameter.sharedInfo.rawValue: sharedInfo,
+            SecKeyKeyExchangeParameter.requestedSize.rawValue as String: 32,
+            SecKeyKeyExchangeParameter.sharedInfo.rawValue as String: sharedInfo,
         ]
         let expected = try AppleModel.run(
             SecKeyExchangeTests.x963Algorithms.map { _, digest in
@@ -128,13 +129,16 @@ struct SecKeyExchangeTests {
         #expect(error?.localizedDescription.contains("RequestedSize") == true)
         let badInfo = exchange(
             key, .ecdhKeyExchangeStandardX963SHA256, peer,
-            [kSecKeyKeyExchangeParameterRequestedSize: 32, kSecKeyKeyExchangeParameterSharedInfo: "text"])
+            [
+                kSecKeyKeyExchangeParameterRequestedSize as String: 32,
+                kSecKeyKeyExchangeParameterSharedInfo as String: "text",
+            ])
         #expect(badInfo.0 == nil)
         #expect(badInfo.1?.code == Int(errSecParam))
         for size in [0, -1, 1 << 30] {
             let result = exchange(
                 key, .ecdhKeyExchangeStandardX963SHA256, peer,
-                [kSecKeyKeyExchangeParameterRequestedSize: size])
+                [kSecKeyKeyExchangeParameterRequestedSize as String: size])
             #expect(result.0 == nil, "size \(size)")
             #expect(result.1?.code == Int(errSecParam))
         }
@@ -209,7 +213,7 @@ struct SecKeyExchangeTests {
                 return try #require(item as? SecKey)
             }
             let peer = try #require(SecKeyCopyPublicKey(try newECKey(bits: 256)))
-            let size = [kSecKeyKeyExchangeParameterRequestedSize: 16]
+            let size: [String: Any] = [kSecKeyKeyExchangeParameterRequestedSize as String: 16]
             let ecdh = try key("ecdh only")
             #expect(exchange(ecdh, .ecdhKeyExchangeStandard, peer).0?.count == 32)
             #expect(exchange(ecdh, .ecdhKeyExchangeStandardX963SHA256, peer, size).0?.count == 16)

@@ -35,14 +35,14 @@ struct SymmetricKeyItemTests {
             let items = try #require(result as? [[String: Any]])
             #expect(items.count == 2)
             let aes = try #require(items.first { $0[kSecAttrLabel as String] as? String == "backup key" })
-            #expect(aes[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassSymmetric)
-            #expect(aes[kSecAttrKeyType as String] as? String == kSecAttrKeyTypeAES)
+            #expect(aes[kSecAttrKeyClass as String] as? String == kSecAttrKeyClassSymmetric as String)
+            #expect(aes[kSecAttrKeyType as String] as? String == kSecAttrKeyTypeAES as String)
             #expect(aes[kSecAttrKeySizeInBits as String] as? Int == 256)
             #expect(aes[kSecAttrApplicationTag as String] as? Data == Data(tag))
             #expect((aes[kSecAttrApplicationLabel as String] as? Data)?.isEmpty == false)
             #expect(aes[kSecAttrIsPermanent as String] as? Bool == true)
             let mac = try #require(items.first { $0[kSecAttrLabel as String] as? String == "mac key" })
-            #expect(mac[kSecAttrKeyType as String] as? String == kSecAttrKeyTypeHMACSHA256)
+            #expect(mac[kSecAttrKeyType as String] as? String == kSecAttrKeyTypeHMACSHA256 as String)
 
             let byTag = copy(
                 symmetric.merging([
@@ -145,9 +145,11 @@ struct SymmetricKeyItemTests {
                 $0[kSecAttrKeyClass as String] as? String
             }
             #expect(
-                Set(classes ?? []) == [
-                    kSecAttrKeyClassPrivate, kSecAttrKeyClassPublic, kSecAttrKeyClassSymmetric,
-                ])
+                Set(classes ?? [])
+                    == Set(
+                        [kSecAttrKeyClassPrivate, kSecAttrKeyClassPublic, kSecAttrKeyClassSymmetric].map {
+                            $0 as String
+                        }))
             let onlySymmetric = copy(
                 symmetric.merging([
                     kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
@@ -159,7 +161,7 @@ struct SymmetricKeyItemTests {
             ])
             #expect(
                 (onlyPrivate.1 as? [[String: Any]])?.map { $0[kSecAttrKeyClass as String] as? String } == [
-                    kSecAttrKeyClassPrivate
+                    kSecAttrKeyClassPrivate as String
                 ])
             // A limit of one over both kinds still returns one item.
             let one = copy([kSecClass as String: kSecClassKey, kSecReturnAttributes as String: true])

@@ -1,0 +1,477 @@
+// The texts `SecCopyErrorMessageString` returns, word for word Apple's: the comments of
+// SecBase.h, from which Apple generates SecErrorMessages.strings. A code without a text there
+// gives "OSStatus <code>", as Apple's implementation does. Details of a failure are not part of
+// these texts: `SecCopyErrorDiagnostic` gives them (SecBase.swift).
+
+/// Apple's message of each result code that has one.
+let secErrorMessages: [OSStatus: String] = [
+    0: "No error.",  // errSecSuccess
+    -4: "Function or operation not implemented.",  // errSecUnimplemented
+    -34: "The disk is full.",  // errSecDiskFull
+    -36: "I/O error.",  // errSecIO
+    -49: "File already open with write permission.",  // errSecOpWr
+    -50: "One or more parameters passed to a function were not valid.",  // errSecParam
+    -61: "Write permissions error.",  // errSecWrPerm
+    -108: "Failed to allocate memory.",  // errSecAllocate
+    -128: "User canceled the operation.",  // errSecUserCanceled
+    -909: "Bad parameter or invalid state for operation.",  // errSecBadReq
+    -34018: "A required entitlement isn't present.",  // errSecMissingEntitlement
+    -34020: "Client is restricted and is not permitted to perform this operation.",  // errSecRestrictedAPI
+    -25291: "No keychain is available. You may need to restart your computer.",  // errSecNotAvailable
+    -25292: "This keychain cannot be modified.",  // errSecReadOnly
+    -25293: "The user name or passphrase you entered is not correct.",  // errSecAuthFailed
+    -25294: "The specified keychain could not be found.",  // errSecNoSuchKeychain
+    -25295: "The specified keychain is not a valid keychain file.",  // errSecInvalidKeychain
+    -25296: "A keychain with the same name already exists.",  // errSecDuplicateKeychain
+    -25297: "The specified callback function is already installed.",  // errSecDuplicateCallback
+    -25298: "The specified callback function is not valid.",  // errSecInvalidCallback
+    -25299: "The specified item already exists in the keychain.",  // errSecDuplicateItem
+    -25300: "The specified item could not be found in the keychain.",  // errSecItemNotFound
+    -25301: "There is not enough memory available to use the specified item.",  // errSecBufferTooSmall
+    // errSecDataTooLarge
+    -25302: "This item contains information which is too large or in a format that cannot be displayed.",
+    -25303: "The specified attribute does not exist.",  // errSecNoSuchAttr
+    // errSecInvalidItemRef
+    -25304: "The specified item is no longer valid. It may have been deleted from the keychain.",
+    -25305: "Unable to search the current keychain.",  // errSecInvalidSearchRef
+    -25306: "The specified item does not appear to be a valid keychain item.",  // errSecNoSuchClass
+    -25307: "A default keychain could not be found.",  // errSecNoDefaultKeychain
+    -25308: "User interaction is not allowed.",  // errSecInteractionNotAllowed
+    -25309: "The specified attribute could not be modified.",  // errSecReadOnlyAttr
+    // errSecWrongSecVersion
+    -25310: "This keychain was created by a different version of the system software and cannot be opened.",
+    -25311: "This item specifies a key size which is too large or too small.",  // errSecKeySizeNotAllowed
+    // errSecNoStorageModule
+    -25312:
+        "A required component (data storage module) could not be loaded. You may need to restart your computer.",
+    // errSecNoCertificateModule
+    -25313:
+        "A required component (certificate module) could not be loaded. You may need to restart your computer.",
+    // errSecNoPolicyModule
+    -25314:
+        "A required component (policy module) could not be loaded. You may need to restart your computer.",
+    -25315: "User interaction is required, but is currently not allowed.",  // errSecInteractionRequired
+    -25316: "The contents of this item cannot be retrieved.",  // errSecDataNotAvailable
+    -25317: "The contents of this item cannot be modified.",  // errSecDataNotModifiable
+    // errSecCreateChainFailed
+    -25318: "One or more certificates required to validate this certificate cannot be found.",
+    -25319: "The specified preferences domain is not valid.",  // errSecInvalidPrefsDomain
+    -25320: "In dark wake, no UI possible",  // errSecInDarkWake
+    -25240: "The specified access control list is not in standard (simple) form.",  // errSecACLNotSimple
+    -25241: "The specified policy cannot be found.",  // errSecPolicyNotFound
+    -25242: "The specified trust setting is invalid.",  // errSecInvalidTrustSetting
+    -25243: "The specified item has no access control.",  // errSecNoAccessForItem
+    -25244: "Invalid attempt to change the owner of this item.",  // errSecInvalidOwnerEdit
+    -25245: "No trust results are available.",  // errSecTrustNotAvailable
+    -25256: "Import/Export format unsupported.",  // errSecUnsupportedFormat
+    -25257: "Unknown format in import.",  // errSecUnknownFormat
+    -25258: "Key material must be wrapped for export.",  // errSecKeyIsSensitive
+    -25259: "An attempt was made to import multiple private keys.",  // errSecMultiplePrivKeys
+    -25260: "Passphrase is required for import/export.",  // errSecPassphraseRequired
+    -25261: "The password reference was invalid.",  // errSecInvalidPasswordRef
+    -25262: "The Trust Settings Record was corrupted.",  // errSecInvalidTrustSettings
+    -25263: "No Trust Settings were found.",  // errSecNoTrustSettings
+    -25264: "MAC verification failed during PKCS12 import (wrong password?)",  // errSecPkcs12VerifyFailure
+    -26267: "A certificate was not signed by its proposed parent.",  // errSecNotSigner
+    -26275: "Unable to decode the provided data.",  // errSecDecode
+    -26276: "An internal error occurred in the Security framework.",  // errSecInternal
+    -67585: "The required service is not available.",  // errSecServiceNotAvailable
+    -67586: "The client ID is not correct.",  // errSecInsufficientClientID
+    -67587: "A device reset has occurred.",  // errSecDeviceReset
+    -67588: "A device failure has occurred.",  // errSecDeviceFailed
+    -67589: "Adding an application ACL subject failed.",  // errSecAppleAddAppACLSubject
+    -67590: "The public key is incomplete.",  // errSecApplePublicKeyIncomplete
+    -67591: "A signature mismatch has occurred.",  // errSecAppleSignatureMismatch
+    -67592: "The specified key has an invalid start date.",  // errSecAppleInvalidKeyStartDate
+    -67593: "The specified key has an invalid end date.",  // errSecAppleInvalidKeyEndDate
+    -67594: "A conversion error has occurred.",  // errSecConversionError
+    -67595: "A SSLv2 rollback error has occurred.",  // errSecAppleSSLv2Rollback
+    -67596: "The quota was exceeded.",  // errSecQuotaExceeded
+    -67597: "The file is too big.",  // errSecFileTooBig
+    -67598: "The specified database has an invalid blob.",  // errSecInvalidDatabaseBlob
+    -67599: "The specified database has an invalid key blob.",  // errSecInvalidKeyBlob
+    -67600: "The specified database has an incompatible blob.",  // errSecIncompatibleDatabaseBlob
+    -67601: "The specified database has an incompatible key blob.",  // errSecIncompatibleKeyBlob
+    -67602: "A host name mismatch has occurred.",  // errSecHostNameMismatch
+    -67603: "There is an unknown critical extension flag.",  // errSecUnknownCriticalExtensionFlag
+    -67604: "No basic constraints were found.",  // errSecNoBasicConstraints
+    -67605: "No basic CA constraints were found.",  // errSecNoBasicConstraintsCA
+    -67606: "The authority key ID is not valid.",  // errSecInvalidAuthorityKeyID
+    -67607: "The subject key ID is not valid.",  // errSecInvalidSubjectKeyID
+    -67608: "The key usage is not valid for the specified policy.",  // errSecInvalidKeyUsageForPolicy
+    -67609: "The extended key usage is not valid.",  // errSecInvalidExtendedKeyUsage
+    -67610: "The ID linkage is not valid.",  // errSecInvalidIDLinkage
+    -67611: "The path length constraint was exceeded.",  // errSecPathLengthConstraintExceeded
+    -67612: "The root or anchor certificate is not valid.",  // errSecInvalidRoot
+    -67613: "The CRL has expired.",  // errSecCRLExpired
+    -67614: "The CRL is not yet valid.",  // errSecCRLNotValidYet
+    -67615: "The CRL was not found.",  // errSecCRLNotFound
+    -67616: "The CRL server is down.",  // errSecCRLServerDown
+    -67617: "The CRL has a bad Uniform Resource Identifier.",  // errSecCRLBadURI
+    -67618: "An unknown certificate extension was encountered.",  // errSecUnknownCertExtension
+    -67619: "An unknown CRL extension was encountered.",  // errSecUnknownCRLExtension
+    -67620: "The CRL is not trusted.",  // errSecCRLNotTrusted
+    -67621: "The CRL policy failed.",  // errSecCRLPolicyFailed
+    -67622: "The issuing distribution point was not valid.",  // errSecIDPFailure
+    -67623: "An email address mismatch was encountered.",  // errSecSMIMEEmailAddressesNotFound
+    -67624: "The appropriate extended key usage for SMIME was not found.",  // errSecSMIMEBadExtendedKeyUsage
+    -67625: "The key usage is not compatible with SMIME.",  // errSecSMIMEBadKeyUsage
+    -67626: "The key usage extension is not marked as critical.",  // errSecSMIMEKeyUsageNotCritical
+    -67627: "No email address was found in the certificate.",  // errSecSMIMENoEmailAddress
+    // errSecSMIMESubjAltNameNotCritical
+    -67628: "The subject alternative name extension is not marked as critical.",
+    -67629: "The appropriate extended key usage for SSL was not found.",  // errSecSSLBadExtendedKeyUsage
+    -67630: "The OCSP response was incorrect or could not be parsed.",  // errSecOCSPBadResponse
+    -67631: "The OCSP request was incorrect or could not be parsed.",  // errSecOCSPBadRequest
+    -67632: "OCSP service is unavailable.",  // errSecOCSPUnavailable
+    -67633: "The OCSP server did not recognize this certificate.",  // errSecOCSPStatusUnrecognized
+    -67634: "An end-of-data was detected.",  // errSecEndOfData
+    -67635: "An incomplete certificate revocation check occurred.",  // errSecIncompleteCertRevocationCheck
+    -67636: "A network failure occurred.",  // errSecNetworkFailure
+    // errSecOCSPNotTrustedToAnchor
+    -67637: "The OCSP response was not trusted to a root or anchor certificate.",
+    -67638: "The record was modified.",  // errSecRecordModified
+    -67639: "The OCSP response had an invalid signature.",  // errSecOCSPSignatureError
+    -67640: "The OCSP response had no signer.",  // errSecOCSPNoSigner
+    -67641: "The OCSP responder was given a malformed request.",  // errSecOCSPResponderMalformedReq
+    -67642: "The OCSP responder encountered an internal error.",  // errSecOCSPResponderInternalError
+    -67643: "The OCSP responder is busy, try again later.",  // errSecOCSPResponderTryLater
+    -67644: "The OCSP responder requires a signature.",  // errSecOCSPResponderSignatureRequired
+    -67645: "The OCSP responder rejected this request as unauthorized.",  // errSecOCSPResponderUnauthorized
+    -67646: "The OCSP response nonce did not match the request.",  // errSecOCSPResponseNonceMismatch
+    // errSecCodeSigningBadCertChainLength
+    -67647: "Code signing encountered an incorrect certificate chain length.",
+    -67648: "Code signing found no basic constraints.",  // errSecCodeSigningNoBasicConstraints
+    // errSecCodeSigningBadPathLengthConstraint
+    -67649: "Code signing encountered an incorrect path length constraint.",
+    -67650: "Code signing found no extended key usage.",  // errSecCodeSigningNoExtendedKeyUsage
+    -67651: "Code signing indicated use of a development-only certificate.",  // errSecCodeSigningDevelopment
+    // errSecResourceSignBadCertChainLength
+    -67652: "Resource signing has encountered an incorrect certificate chain length.",
+    // errSecResourceSignBadExtKeyUsage
+    -67653: "Resource signing has encountered an error in the extended key usage.",
+    -67654: "The trust setting for this policy was set to Deny.",  // errSecTrustSettingDeny
+    -67655: "An invalid certificate subject name was encountered.",  // errSecInvalidSubjectName
+    // errSecUnknownQualifiedCertStatement
+    -67656: "An unknown qualified certificate statement was encountered.",
+    -67667: "A function was called without initializing CSSM.",  // errSecNotInitialized
+    -67668: "The CSSM handle does not match with the service type.",  // errSecInvalidHandleUsage
+    // errSecPVCReferentNotFound
+    -67669: "A reference to the calling module was not found in the list of authorized callers.",
+    -67670: "A function address was not within the verified module.",  // errSecFunctionIntegrityFail
+    -67671: "An internal error has occurred.",  // errSecInternalError
+    -67672: "A memory error has occurred.",  // errSecMemoryError
+    -67673: "Invalid data was encountered.",  // errSecInvalidData
+    -67674: "A Module Directory Service error has occurred.",  // errSecMDSError
+    -67675: "An invalid pointer was encountered.",  // errSecInvalidPointer
+    -67676: "Self-check has failed.",  // errSecSelfCheckFailed
+    -67677: "A function has failed.",  // errSecFunctionFailed
+    -67678: "A module manifest verification failure has occurred.",  // errSecModuleManifestVerifyFailed
+    -67679: "An invalid GUID was encountered.",  // errSecInvalidGUID
+    -67680: "An invalid handle was encountered.",  // errSecInvalidHandle
+    -67681: "An invalid DB list was encountered.",  // errSecInvalidDBList
+    -67682: "An invalid passthrough ID was encountered.",  // errSecInvalidPassthroughID
+    -67683: "An invalid network address was encountered.",  // errSecInvalidNetworkAddress
+    -67684: "The certificate revocation list is already signed.",  // errSecCRLAlreadySigned
+    -67685: "An invalid number of fields were encountered.",  // errSecInvalidNumberOfFields
+    -67686: "A verification failure occurred.",  // errSecVerificationFailure
+    -67687: "An unknown tag was encountered.",  // errSecUnknownTag
+    -67688: "An invalid signature was encountered.",  // errSecInvalidSignature
+    -67689: "An invalid name was encountered.",  // errSecInvalidName
+    -67690: "An invalid certificate reference was encountered.",  // errSecInvalidCertificateRef
+    -67691: "An invalid certificate group was encountered.",  // errSecInvalidCertificateGroup
+    -67692: "The specified tag was not found.",  // errSecTagNotFound
+    -67693: "The specified query was not valid.",  // errSecInvalidQuery
+    -67694: "An invalid value was detected.",  // errSecInvalidValue
+    -67695: "A callback has failed.",  // errSecCallbackFailed
+    -67696: "An ACL delete operation has failed.",  // errSecACLDeleteFailed
+    -67697: "An ACL replace operation has failed.",  // errSecACLReplaceFailed
+    -67698: "An ACL add operation has failed.",  // errSecACLAddFailed
+    -67699: "An ACL change operation has failed.",  // errSecACLChangeFailed
+    -67700: "Invalid access credentials were encountered.",  // errSecInvalidAccessCredentials
+    -67701: "An invalid record was encountered.",  // errSecInvalidRecord
+    -67702: "An invalid ACL was encountered.",  // errSecInvalidACL
+    -67703: "An invalid sample value was encountered.",  // errSecInvalidSampleValue
+    -67704: "An incompatible version was encountered.",  // errSecIncompatibleVersion
+    -67705: "The privilege was not granted.",  // errSecPrivilegeNotGranted
+    -67706: "An invalid scope was encountered.",  // errSecInvalidScope
+    -67707: "The PVC is already configured.",  // errSecPVCAlreadyConfigured
+    -67708: "An invalid PVC was encountered.",  // errSecInvalidPVC
+    -67709: "The EMM load has failed.",  // errSecEMMLoadFailed
+    -67710: "The EMM unload has failed.",  // errSecEMMUnloadFailed
+    -67711: "The add-in load operation has failed.",  // errSecAddinLoadFailed
+    -67712: "An invalid key was encountered.",  // errSecInvalidKeyRef
+    -67713: "An invalid key hierarchy was encountered.",  // errSecInvalidKeyHierarchy
+    -67714: "The add-in unload operation has failed.",  // errSecAddinUnloadFailed
+    -67715: "A library reference was not found.",  // errSecLibraryReferenceNotFound
+    -67716: "An invalid add-in function table was encountered.",  // errSecInvalidAddinFunctionTable
+    -67717: "An invalid service mask was encountered.",  // errSecInvalidServiceMask
+    -67718: "A module was not loaded.",  // errSecModuleNotLoaded
+    -67719: "An invalid subservice ID was encountered.",  // errSecInvalidSubServiceID
+    -67720: "An attribute was not in the context.",  // errSecAttributeNotInContext
+    -67721: "A module failed to initialize.",  // errSecModuleManagerInitializeFailed
+    -67722: "A module was not found.",  // errSecModuleManagerNotFound
+    -67723: "An event notification callback was not found.",  // errSecEventNotificationCallbackNotFound
+    -67724: "An input length error was encountered.",  // errSecInputLengthError
+    -67725: "An output length error was encountered.",  // errSecOutputLengthError
+    -67726: "The privilege is not supported.",  // errSecPrivilegeNotSupported
+    -67727: "A device error was encountered.",  // errSecDeviceError
+    -67728: "The CSP handle was busy.",  // errSecAttachHandleBusy
+    -67729: "You are not logged in.",  // errSecNotLoggedIn
+    -67730: "An algorithm mismatch was encountered.",  // errSecAlgorithmMismatch
+    -67731: "The key usage is incorrect.",  // errSecKeyUsageIncorrect
+    -67732: "The key blob type is incorrect.",  // errSecKeyBlobTypeIncorrect
+    -67733: "The key header is inconsistent.",  // errSecKeyHeaderInconsistent
+    -67734: "The key header format is not supported.",  // errSecUnsupportedKeyFormat
+    -67735: "The key size is not supported.",  // errSecUnsupportedKeySize
+    -67736: "The key usage mask is not valid.",  // errSecInvalidKeyUsageMask
+    -67737: "The key usage mask is not supported.",  // errSecUnsupportedKeyUsageMask
+    -67738: "The key attribute mask is not valid.",  // errSecInvalidKeyAttributeMask
+    -67739: "The key attribute mask is not supported.",  // errSecUnsupportedKeyAttributeMask
+    -67740: "The key label is not valid.",  // errSecInvalidKeyLabel
+    -67741: "The key label is not supported.",  // errSecUnsupportedKeyLabel
+    -67742: "The key format is not valid.",  // errSecInvalidKeyFormat
+    -67743: "The vector of buffers is not supported.",  // errSecUnsupportedVectorOfBuffers
+    -67744: "The input vector is not valid.",  // errSecInvalidInputVector
+    -67745: "The output vector is not valid.",  // errSecInvalidOutputVector
+    -67746: "An invalid context was encountered.",  // errSecInvalidContext
+    -67747: "An invalid algorithm was encountered.",  // errSecInvalidAlgorithm
+    -67748: "A key attribute was not valid.",  // errSecInvalidAttributeKey
+    -67749: "A key attribute was missing.",  // errSecMissingAttributeKey
+    -67750: "An init vector attribute was not valid.",  // errSecInvalidAttributeInitVector
+    -67751: "An init vector attribute was missing.",  // errSecMissingAttributeInitVector
+    -67752: "A salt attribute was not valid.",  // errSecInvalidAttributeSalt
+    -67753: "A salt attribute was missing.",  // errSecMissingAttributeSalt
+    -67754: "A padding attribute was not valid.",  // errSecInvalidAttributePadding
+    -67755: "A padding attribute was missing.",  // errSecMissingAttributePadding
+    -67756: "A random number attribute was not valid.",  // errSecInvalidAttributeRandom
+    -67757: "A random number attribute was missing.",  // errSecMissingAttributeRandom
+    -67758: "A seed attribute was not valid.",  // errSecInvalidAttributeSeed
+    -67759: "A seed attribute was missing.",  // errSecMissingAttributeSeed
+    -67760: "A passphrase attribute was not valid.",  // errSecInvalidAttributePassphrase
+    -67761: "A passphrase attribute was missing.",  // errSecMissingAttributePassphrase
+    -67762: "A key length attribute was not valid.",  // errSecInvalidAttributeKeyLength
+    -67763: "A key length attribute was missing.",  // errSecMissingAttributeKeyLength
+    -67764: "A block size attribute was not valid.",  // errSecInvalidAttributeBlockSize
+    -67765: "A block size attribute was missing.",  // errSecMissingAttributeBlockSize
+    -67766: "An output size attribute was not valid.",  // errSecInvalidAttributeOutputSize
+    -67767: "An output size attribute was missing.",  // errSecMissingAttributeOutputSize
+    -67768: "The number of rounds attribute was not valid.",  // errSecInvalidAttributeRounds
+    -67769: "The number of rounds attribute was missing.",  // errSecMissingAttributeRounds
+    -67770: "An algorithm parameters attribute was not valid.",  // errSecInvalidAlgorithmParms
+    -67771: "An algorithm parameters attribute was missing.",  // errSecMissingAlgorithmParms
+    -67772: "A label attribute was not valid.",  // errSecInvalidAttributeLabel
+    -67773: "A label attribute was missing.",  // errSecMissingAttributeLabel
+    -67774: "A key type attribute was not valid.",  // errSecInvalidAttributeKeyType
+    -67775: "A key type attribute was missing.",  // errSecMissingAttributeKeyType
+    -67776: "A mode attribute was not valid.",  // errSecInvalidAttributeMode
+    -67777: "A mode attribute was missing.",  // errSecMissingAttributeMode
+    -67778: "An effective bits attribute was not valid.",  // errSecInvalidAttributeEffectiveBits
+    -67779: "An effective bits attribute was missing.",  // errSecMissingAttributeEffectiveBits
+    -67780: "A start date attribute was not valid.",  // errSecInvalidAttributeStartDate
+    -67781: "A start date attribute was missing.",  // errSecMissingAttributeStartDate
+    -67782: "An end date attribute was not valid.",  // errSecInvalidAttributeEndDate
+    -67783: "An end date attribute was missing.",  // errSecMissingAttributeEndDate
+    -67784: "A version attribute was not valid.",  // errSecInvalidAttributeVersion
+    -67785: "A version attribute was missing.",  // errSecMissingAttributeVersion
+    -67786: "A prime attribute was not valid.",  // errSecInvalidAttributePrime
+    -67787: "A prime attribute was missing.",  // errSecMissingAttributePrime
+    -67788: "A base attribute was not valid.",  // errSecInvalidAttributeBase
+    -67789: "A base attribute was missing.",  // errSecMissingAttributeBase
+    -67790: "A subprime attribute was not valid.",  // errSecInvalidAttributeSubprime
+    -67791: "A subprime attribute was missing.",  // errSecMissingAttributeSubprime
+    -67792: "An iteration count attribute was not valid.",  // errSecInvalidAttributeIterationCount
+    -67793: "An iteration count attribute was missing.",  // errSecMissingAttributeIterationCount
+    -67794: "A database handle attribute was not valid.",  // errSecInvalidAttributeDLDBHandle
+    -67795: "A database handle attribute was missing.",  // errSecMissingAttributeDLDBHandle
+    -67796: "An access credentials attribute was not valid.",  // errSecInvalidAttributeAccessCredentials
+    -67797: "An access credentials attribute was missing.",  // errSecMissingAttributeAccessCredentials
+    -67798: "A public key format attribute was not valid.",  // errSecInvalidAttributePublicKeyFormat
+    -67799: "A public key format attribute was missing.",  // errSecMissingAttributePublicKeyFormat
+    -67800: "A private key format attribute was not valid.",  // errSecInvalidAttributePrivateKeyFormat
+    -67801: "A private key format attribute was missing.",  // errSecMissingAttributePrivateKeyFormat
+    -67802: "A symmetric key format attribute was not valid.",  // errSecInvalidAttributeSymmetricKeyFormat
+    -67803: "A symmetric key format attribute was missing.",  // errSecMissingAttributeSymmetricKeyFormat
+    -67804: "A wrapped key format attribute was not valid.",  // errSecInvalidAttributeWrappedKeyFormat
+    -67805: "A wrapped key format attribute was missing.",  // errSecMissingAttributeWrappedKeyFormat
+    -67806: "A staged operation is in progress.",  // errSecStagedOperationInProgress
+    -67807: "A staged operation was not started.",  // errSecStagedOperationNotStarted
+    -67808: "A cryptographic verification failure has occurred.",  // errSecVerifyFailed
+    -67809: "The query size is unknown.",  // errSecQuerySizeUnknown
+    -67810: "A block size mismatch occurred.",  // errSecBlockSizeMismatch
+    -67811: "The public key was inconsistent.",  // errSecPublicKeyInconsistent
+    -67812: "A device verification failure has occurred.",  // errSecDeviceVerifyFailed
+    -67813: "An invalid login name was detected.",  // errSecInvalidLoginName
+    -67814: "The user is already logged in.",  // errSecAlreadyLoggedIn
+    -67815: "An invalid digest algorithm was detected.",  // errSecInvalidDigestAlgorithm
+    -67816: "An invalid CRL group was detected.",  // errSecInvalidCRLGroup
+    -67817: "The certificate cannot operate.",  // errSecCertificateCannotOperate
+    -67818: "An expired certificate was detected.",  // errSecCertificateExpired
+    -67819: "The certificate is not yet valid.",  // errSecCertificateNotValidYet
+    -67820: "The certificate was revoked.",  // errSecCertificateRevoked
+    -67821: "The certificate was suspended.",  // errSecCertificateSuspended
+    -67822: "Insufficient credentials were detected.",  // errSecInsufficientCredentials
+    -67823: "The action was not valid.",  // errSecInvalidAction
+    -67824: "The authority was not valid.",  // errSecInvalidAuthority
+    -67825: "A verify action has failed.",  // errSecVerifyActionFailed
+    -67826: "The certificate authority was not valid.",  // errSecInvalidCertAuthority
+    -67827: "The CRL authority was not valid.",  // errSecInvaldCRLAuthority
+    -67828: "The CRL encoding was not valid.",  // errSecInvalidCRLEncoding
+    -67829: "The CRL type was not valid.",  // errSecInvalidCRLType
+    -67830: "The CRL was not valid.",  // errSecInvalidCRL
+    -67831: "The form type was not valid.",  // errSecInvalidFormType
+    -67832: "The ID was not valid.",  // errSecInvalidID
+    -67833: "The identifier was not valid.",  // errSecInvalidIdentifier
+    -67834: "The index was not valid.",  // errSecInvalidIndex
+    -67835: "The policy identifiers are not valid.",  // errSecInvalidPolicyIdentifiers
+    -67836: "The time specified was not valid.",  // errSecInvalidTimeString
+    -67837: "The trust policy reason was not valid.",  // errSecInvalidReason
+    -67838: "The request inputs are not valid.",  // errSecInvalidRequestInputs
+    -67839: "The response vector was not valid.",  // errSecInvalidResponseVector
+    -67840: "The stop-on policy was not valid.",  // errSecInvalidStopOnPolicy
+    -67841: "The tuple was not valid.",  // errSecInvalidTuple
+    -67842: "Multiple values are not supported.",  // errSecMultipleValuesUnsupported
+    -67843: "The certificate was not trusted.",  // errSecNotTrusted
+    -67844: "No default authority was detected.",  // errSecNoDefaultAuthority
+    -67845: "The trust policy had a rejected form.",  // errSecRejectedForm
+    -67846: "The request was lost.",  // errSecRequestLost
+    -67847: "The request was rejected.",  // errSecRequestRejected
+    -67848: "The address type is not supported.",  // errSecUnsupportedAddressType
+    -67849: "The service is not supported.",  // errSecUnsupportedService
+    -67850: "The tuple group was not valid.",  // errSecInvalidTupleGroup
+    -67851: "The base ACLs are not valid.",  // errSecInvalidBaseACLs
+    -67852: "The tuple credentials are not valid.",  // errSecInvalidTupleCredendtials
+    -67853: "The encoding was not valid.",  // errSecInvalidEncoding
+    -67854: "The validity period was not valid.",  // errSecInvalidValidityPeriod
+    -67855: "The requestor was not valid.",  // errSecInvalidRequestor
+    -67856: "The request descriptor was not valid.",  // errSecRequestDescriptor
+    -67857: "The bundle information was not valid.",  // errSecInvalidBundleInfo
+    -67858: "The CRL index was not valid.",  // errSecInvalidCRLIndex
+    -67859: "No field values were detected.",  // errSecNoFieldValues
+    -67860: "The field format is not supported.",  // errSecUnsupportedFieldFormat
+    -67861: "The index information is not supported.",  // errSecUnsupportedIndexInfo
+    -67862: "The locality is not supported.",  // errSecUnsupportedLocality
+    -67863: "The number of attributes is not supported.",  // errSecUnsupportedNumAttributes
+    -67864: "The number of indexes is not supported.",  // errSecUnsupportedNumIndexes
+    -67865: "The number of record types is not supported.",  // errSecUnsupportedNumRecordTypes
+    -67866: "Too many fields were specified.",  // errSecFieldSpecifiedMultiple
+    -67867: "The field format was incompatible.",  // errSecIncompatibleFieldFormat
+    -67868: "The parsing module was not valid.",  // errSecInvalidParsingModule
+    -67869: "The database is locked.",  // errSecDatabaseLocked
+    -67870: "The data store is open.",  // errSecDatastoreIsOpen
+    -67871: "A missing value was detected.",  // errSecMissingValue
+    -67872: "The query limits are not supported.",  // errSecUnsupportedQueryLimits
+    -67873: "The number of selection predicates is not supported.",  // errSecUnsupportedNumSelectionPreds
+    -67874: "The operator is not supported.",  // errSecUnsupportedOperator
+    -67875: "The database location is not valid.",  // errSecInvalidDBLocation
+    -67876: "The access request is not valid.",  // errSecInvalidAccessRequest
+    -67877: "The index information is not valid.",  // errSecInvalidIndexInfo
+    -67878: "The new owner is not valid.",  // errSecInvalidNewOwner
+    -67879: "The modify mode is not valid.",  // errSecInvalidModifyMode
+    -67880: "A required certificate extension is missing.",  // errSecMissingRequiredExtension
+    -67881: "The extended key usage extension was not marked critical.",  // errSecExtendedKeyUsageNotCritical
+    -67882: "A timestamp was expected but was not found.",  // errSecTimestampMissing
+    -67883: "The timestamp was not valid.",  // errSecTimestampInvalid
+    -67884: "The timestamp was not trusted.",  // errSecTimestampNotTrusted
+    -67885: "The timestamp service is not available.",  // errSecTimestampServiceNotAvailable
+    -67886: "An unrecognized or unsupported Algorithm Identifier in timestamp.",  // errSecTimestampBadAlg
+    -67887: "The timestamp transaction is not permitted or supported.",  // errSecTimestampBadRequest
+    -67888: "The timestamp data submitted has the wrong format.",  // errSecTimestampBadDataFormat
+    // errSecTimestampTimeNotAvailable
+    -67889: "The time source for the Timestamp Authority is not available.",
+    // errSecTimestampUnacceptedPolicy
+    -67890: "The requested policy is not supported by the Timestamp Authority.",
+    // errSecTimestampUnacceptedExtension
+    -67891: "The requested extension is not supported by the Timestamp Authority.",
+    -67892: "The additional information requested is not available.",  // errSecTimestampAddInfoNotAvailable
+    -67893: "The timestamp request cannot be handled due to system failure.",  // errSecTimestampSystemFailure
+    -67894: "A signing time was expected but was not found.",  // errSecSigningTimeMissing
+    -67895: "A timestamp transaction was rejected.",  // errSecTimestampRejection
+    -67896: "A timestamp transaction is waiting.",  // errSecTimestampWaiting
+    -67897: "A timestamp authority revocation warning was issued.",  // errSecTimestampRevocationWarning
+    // errSecTimestampRevocationNotification
+    -67898: "A timestamp authority revocation notification was issued.",
+    -67899: "The requested policy is not allowed for this certificate.",  // errSecCertificatePolicyNotAllowed
+    -67900: "The requested name is not allowed for this certificate.",  // errSecCertificateNameNotAllowed
+    // errSecCertificateValidityPeriodTooLong
+    -67901: "The validity period in the certificate exceeds the maximum allowed.",
+    -67902: "The verified certificate is a CA rather than an end-entity",  // errSecCertificateIsCA
+    -9800: "SSL protocol error",  // errSSLProtocol
+    -9801: "Cipher Suite negotiation failure",  // errSSLNegotiation
+    -9802: "Fatal alert",  // errSSLFatalAlert
+    -9803: "I/O would block (not fatal)",  // errSSLWouldBlock
+    -9804: "attempt to restore an unknown session",  // errSSLSessionNotFound
+    -9805: "connection closed gracefully",  // errSSLClosedGraceful
+    -9806: "connection closed via error",  // errSSLClosedAbort
+    -9807: "invalid certificate chain",  // errSSLXCertChainInvalid
+    -9808: "bad certificate format",  // errSSLBadCert
+    -9809: "underlying cryptographic error",  // errSSLCrypto
+    -9810: "Internal error",  // errSSLInternal
+    -9811: "module attach failure",  // errSSLModuleAttach
+    -9812: "valid cert chain, untrusted root",  // errSSLUnknownRootCert
+    -9813: "cert chain not verified by root",  // errSSLNoRootCert
+    -9814: "chain had an expired cert",  // errSSLCertExpired
+    -9815: "chain had a cert not yet valid",  // errSSLCertNotYetValid
+    -9816: "server closed session with no notification",  // errSSLClosedNoNotify
+    -9817: "insufficient buffer provided",  // errSSLBufferOverflow
+    -9818: "bad SSLCipherSuite",  // errSSLBadCipherSuite
+    -9819: "unexpected message received",  // errSSLPeerUnexpectedMsg
+    -9820: "bad MAC",  // errSSLPeerBadRecordMac
+    -9821: "decryption failed",  // errSSLPeerDecryptionFail
+    -9822: "record overflow",  // errSSLPeerRecordOverflow
+    -9823: "decompression failure",  // errSSLPeerDecompressFail
+    -9824: "handshake failure",  // errSSLPeerHandshakeFail
+    -9825: "misc. bad certificate",  // errSSLPeerBadCert
+    -9826: "bad unsupported cert format",  // errSSLPeerUnsupportedCert
+    -9827: "certificate revoked",  // errSSLPeerCertRevoked
+    -9828: "certificate expired",  // errSSLPeerCertExpired
+    -9829: "unknown certificate",  // errSSLPeerCertUnknown
+    -9830: "illegal parameter",  // errSSLIllegalParam
+    -9831: "unknown Cert Authority",  // errSSLPeerUnknownCA
+    -9832: "access denied",  // errSSLPeerAccessDenied
+    -9833: "decoding error",  // errSSLPeerDecodeError
+    -9834: "decryption error",  // errSSLPeerDecryptError
+    -9835: "export restriction",  // errSSLPeerExportRestriction
+    -9836: "bad protocol version",  // errSSLPeerProtocolVersion
+    -9837: "insufficient security",  // errSSLPeerInsufficientSecurity
+    -9838: "internal error",  // errSSLPeerInternalError
+    -9839: "user canceled",  // errSSLPeerUserCancelled
+    -9840: "no renegotiation allowed",  // errSSLPeerNoRenegotiation
+    -9841: "peer cert is valid, or was ignored if verification disabled",  // errSSLPeerAuthCompleted
+    -9842: "server has requested a client cert",  // errSSLClientCertRequested
+    -9843: "peer host name mismatch",  // errSSLHostNameMismatch
+    -9844: "peer dropped connection before responding",  // errSSLConnectionRefused
+    -9845: "decryption failure",  // errSSLDecryptionFail
+    -9846: "bad MAC",  // errSSLBadRecordMac
+    -9847: "record overflow",  // errSSLRecordOverflow
+    -9848: "configuration error",  // errSSLBadConfiguration
+    -9849: "unexpected (skipped) record in DTLS",  // errSSLUnexpectedRecord
+    -9850: "weak ephemeral dh key",  // errSSLWeakPeerEphemeralDHKey
+    -9851: "SNI",  // errSSLClientHelloReceived
+    -9852: "transport (socket) shutdown, e.g., TCP RST or FIN.",  // errSSLTransportReset
+    -9853: "network timeout triggered",  // errSSLNetworkTimeout
+    -9854: "TLS configuration failed",  // errSSLConfigurationFailed
+    -9855: "unsupported TLS extension",  // errSSLUnsupportedExtension
+    -9856: "peer rejected unexpected message",  // errSSLUnexpectedMessage
+    -9857: "decompression failed",  // errSSLDecompressFail
+    -9858: "handshake failed",  // errSSLHandshakeFail
+    -9859: "decode failed",  // errSSLDecodeError
+    -9860: "inappropriate fallback",  // errSSLInappropriateFallback
+    -9861: "missing extension",  // errSSLMissingExtension
+    -9862: "bad OCSP response",  // errSSLBadCertificateStatusResponse
+    -9863: "certificate required",  // errSSLCertificateRequired
+    -9864: "unknown PSK identity",  // errSSLUnknownPSKIdentity
+    -9865: "unknown or unrecognized name",  // errSSLUnrecognizedName
+    -9880: "ATS violation",  // errSSLATSViolation
+    // errSSLATSMinimumVersionViolation
+    -9881: "ATS violation: minimum protocol version is not ATS compliant",
+    -9882: "ATS violation: selected ciphersuite is not ATS compliant",  // errSSLATSCiphersuiteViolation
+    -9883: "ATS violation: peer key size is not ATS compliant",  // errSSLATSMinimumKeySizeViolation
+    // errSSLATSLeafCertificateHashAlgorithmViolation
+    -9884: "ATS violation: peer leaf certificate hash algorithm is not ATS compliant",
+    // errSSLATSCertificateHashAlgorithmViolation
+    -9885: "ATS violation: peer certificate hash algorithm is not ATS compliant",
+    // errSSLATSCertificateTrustViolation
+    -9886: "ATS violation: peer certificate is not issued by trusted peer",
+    -9890: "Early application data rejected by peer",  // errSSLEarlyDataRejected
+]
