@@ -97,8 +97,11 @@ let package = Package(
         // The cross-face tests hand the built .so to p11tool; they do not depend on
         // P11KeychainModule (its linker flags must not reach a test bundle).
         .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain"]),
-        // Apple's documented snippets, compiled with only `import Foundation` and `import Security`.
-        .testTarget(name: "AppleSnippetsTests", dependencies: ["Security"]),
+        // Apple's documented snippets, compiled with only `import Foundation` and `import Security`
+        // (the tests beside them also use TestSupport's trust fixtures and `openssl verify`).
+        .testTarget(name: "AppleSnippetsTests", dependencies: ["Security", "TestSupport"]),
+        // bench/trust.sh: SecTrustEvaluateWithError in a loop, beside bench/trust.c's X509_verify_cert.
+        .executableTarget(name: "trust-bench", dependencies: ["Security"], path: "bench/TrustBench"),
         // Apple-style files that import only Foundation: on Apple platforms Foundation brings
         // Security's names along; here one build setting does (README, "Swift API").
         .testTarget(

@@ -27,6 +27,9 @@
 #                                  AES-GCM, HMAC, ECDH beside openssl speed, run
 #                                  after signing with the same module; its
 #                                  settings: BENCH_SYMMETRIC_SECONDS=3)
+#   BENCH_TRUST=0                  skip the trust-evaluation section (bench/trust.sh:
+#                                  SecTrustEvaluateWithError beside X509_verify_cert;
+#                                  its settings: BENCH_TRUST_SECONDS=5)
 #   BENCH_REMOTE=0                 skip the remote section (bench/remote.sh:
 #                                  find and ECDSA through p11-kit server beside
 #                                  direct use, both modules; BENCH_REMOTE_*)
@@ -251,6 +254,11 @@ main() {
     if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/symmetric.sh"
+    fi
+    # Trust evaluation (bench/trust.sh): the Swift face beside OpenSSL's verify loop.
+    if [ "${BENCH_TRUST:-1}" != 0 ]; then
+        echo
+        bash "$here/trust.sh"
     fi
     # What p11-kit server + p11-kit-client.so add per call (bench/remote.sh).
     if [ "${BENCH_REMOTE:-1}" != 0 ]; then

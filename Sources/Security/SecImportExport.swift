@@ -20,6 +20,9 @@ nonisolated(unsafe) public let kSecImportItemKeyID: CFString = "keyid"
 nonisolated(unsafe) public let kSecImportItemCertChain: CFString = "chain"
 /// An imported item's identity (`SecIdentity`), in `SecPKCS12Import`'s results.
 nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
+/// An imported item's trust (`SecTrust`): its certificate and the file's other certificates
+/// with the basic X.509 policy, not yet evaluated, in `SecPKCS12Import`'s results.
+nonisolated(unsafe) public let kSecImportItemTrust: CFString = "trust"
 
 /// Imports the identity of a PKCS#12 file (`.p12`, `.pfx`): its private key, its certificate
 /// and the certificates of its chain.
@@ -40,8 +43,8 @@ nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
 ///   - options: `kSecImportExportPassphrase` (default: empty), `kSecImportToMemoryOnly`,
 ///     `kSecImportExportKeychain`.
 ///   - items: Receives an array with one dictionary per identity: `kSecImportItemIdentity`,
-///     `kSecImportItemCertChain`, and, when the file has them, `kSecImportItemLabel` and
-///     `kSecImportItemKeyID`. Empty for a file without a key and its certificate.
+///     `kSecImportItemCertChain`, `kSecImportItemTrust`, and, when the file has them,
+///     `kSecImportItemLabel` and `kSecImportItemKeyID`. Empty for a file without a key and its certificate.
 /// - Returns: `errSecSuccess`; `errSecAuthFailed` for a wrong password; `errSecDecode` for
 ///   data that is not PKCS#12; `errSecInteractionNotAllowed` when the keychain is locked;
 ///   `errSecParam` for unknown options.
@@ -85,10 +88,12 @@ public func SecPKCS12Import(
         }
         items.pointee =
             identities.map { identity -> [String: Any] in
+                let chain = [identity.certificate] + bundle.chain.map(SecCertificate.init)
                 var item: [String: Any] = [
                     kSecImportItemIdentity as String: identity,
-                    kSecImportItemCertChain as String: [identity.certificate]
-                        + bundle.chain.map(SecCertificate.init),
+                    kSecImportItemCertChain as String: chain,
+                    kSecImportItemTrust as String: SecTrust(
+                        certificates: chain, policies: [SecPolicyCreateBasicX509()]),
                 ]
                 if let label = bundle.friendlyName { item[kSecImportItemLabel] = label }
                 if let keyID = bundle.localKeyID { item[kSecImportItemKeyID] = Data(keyID) }

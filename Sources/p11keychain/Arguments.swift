@@ -34,6 +34,9 @@ struct Option: Sendable {
     var value: String?
     /// One line for the command's help.
     var help: String
+    /// May be given more than once (`verify-cert -c leaf.pem -c ca.pem`); its values are
+    /// read with `ParsedArguments.values(_:)`, in order.
+    var repeatable = false
 
     /// How handlers ask for it: the long name, else the letter.
     var key: String { long ?? short.map(String.init) ?? "" }
@@ -58,10 +61,13 @@ struct Operands: Sendable {
 struct ParsedArguments {
     private(set) var flags: Set<String> = []
     private(set) var values: [String: String] = [:]
+    /// Every value of a repeatable option, in order (`values` holds the first).
+    private(set) var repeated: [String: [String]] = [:]
     var operands: [String] = []
 
     func has(_ key: String) -> Bool { flags.contains(key) || values[key] != nil }
     func value(_ key: String) -> String? { values[key] }
+    func values(_ key: String) -> [String] { repeated[key] ?? values[key].map { [$0] } ?? [] }
 
     /// A copy with one more option value.
     func setting(_ key: String, _ value: String) -> ParsedArguments {
@@ -89,7 +95,10 @@ struct ParsedArguments {
 
         func record(_ option: Option, _ value: String?, as spelled: String) throws(Failure) -> Bool {
             if option.key == Option.help.key { return false }
-            if let value {
+            if let value, option.repeatable {
+                result.repeated[option.key, default: []].append(value)
+                if result.values[option.key] == nil { result.values[option.key] = value }
+            } else if let value {
                 guard result.values[option.key] == nil else {
                     throw .usage("option \(spelled) is given twice")
                 }

@@ -93,7 +93,8 @@ enum Tool {
 
     /// Every command, in the order help lists them.
     static let commands: [Command] =
-        CertificateCommands.all + IdentityCommands.all + KeyCommands.all + SecretKeyCommands.all
+        CertificateCommands.all + TrustCommands.all + IdentityCommands.all + KeyCommands.all
+        + SecretKeyCommands.all
         + PasswordCommands.all
         + PINCommands.all + SessionCommands.all + TokenCommands.all + ModuleCommands.all
 

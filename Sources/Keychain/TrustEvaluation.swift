@@ -1,0 +1,230 @@
+public import Foundation
+internal import KeychainCore
+internal import KeychainCrypto
+
+/// What a chain is evaluated for.
+///
+///     let result = try keychain.evaluate(chain: [leaf, intermediate], policy: .ssl(hostName: "example.com"))
+public struct TrustPolicy: Hashable, Sendable {
+    /// The purpose the leaf must serve; ``TrustPurpose/any`` checks no extended key usage.
+    public var purpose: TrustPurpose
+    /// The DNS name or IP address the leaf must carry, or nil for none.
+    public var hostName: String?
+
+    /// Creates a policy for `purpose` (and `hostName`, when given).
+    public init(purpose: TrustPurpose, hostName: String? = nil) {
+        self.purpose = purpose
+        self.hostName = hostName
+    }
+
+    /// Apple's basic X.509 policy: a valid chain to an anchor, for no particular use.
+    public static let basic = TrustPolicy(purpose: .any)
+
+    /// Apple's SSL policy: the server (or client) purpose and, when given, the host name.
+    /// An IP address is matched against the certificate's IP addresses only, a DNS name
+    /// against its DNS names, with a wildcard only as a whole left-most label.
+    public static func ssl(server: Bool = true, hostName: String? = nil) -> TrustPolicy {
+        TrustPolicy(purpose: server ? .serverAuth : .clientAuth, hostName: server ? hostName : nil)
+    }
+}
+
+/// Why a chain is not trusted.
+public struct TrustFailure: Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Reason: String, Hashable, Sendable {
+        case expired, notYetValid, hostNameMismatch
+        /// An issuer was found neither among the given certificates nor among the anchors.
+        case missingIssuer
+        /// The chain ends at a root that is not an anchor.
+        case untrustedRoot
+        /// A certificate of the chain is distrusted in this keychain.
+        case distrusted
+        /// The extended key usage does not allow the policy's purpose.
+        case wrongPurpose
+        case unknownCriticalExtension
+        /// An issuer is not a CA.
+        case notCertificateAuthority
+        case pathLengthExceeded
+        case chainTooLong
+        case nameConstraintViolation
+        case invalidSignature
+        case malformed
+        case other
+    }
+
+    /// The kind of failure.
+    public var reason: Reason
+    /// Where in the chain: 0 is the leaf.
+    public var depth: Int
+    /// What OpenSSL (or the check) says, for a person.
+    public var message: String
+
+    /// `message (depth n)`.
+    public var description: String { "\(message) (depth \(depth))" }
+}
+
+/// The outcome of ``Keychain/evaluate(chain:policy:at:anchors:anchorsOnly:)``.
+public struct TrustEvaluation: Sendable {
+    /// Where the anchor that ended the chain came from.
+    public enum AnchorSource: Hashable, Sendable {
+        /// A certificate this keychain trusts by an explicit setting.
+        case keychain
+        /// A certificate given to the evaluation as an anchor.
+        case given
+        /// The system's CA bundle.
+        case system
+    }
+
+    /// The chain built, leaf first, ending at the anchor when one was reached.
+    public let chain: [Certificate]
+    /// Every reason found; empty when trusted.
+    public let failures: [TrustFailure]
+    /// Where the chain's anchor came from; nil when no anchor was reached.
+    public let anchorSource: AnchorSource?
+
+    /// True when the chain is trusted for the policy.
+    public var isTrusted: Bool { failures.isEmpty }
+    /// True when a failure is one a person could override (an expired or wrongly named
+    /// certificate, an unknown anchor) rather than a distrusted or broken chain: Apple's
+    /// recoverable trust failure.
+    public var isRecoverable: Bool {
+        !failures.isEmpty && !failures.contains { Self.fatal.contains($0.reason) }
+    }
+
+    /// The outcome of evaluating the same chain for this policy and another: a chain is
+    /// trusted only when it passes both; the failures of both, this chain.
+    public func merging(_ other: TrustEvaluation) -> TrustEvaluation {
+        var failures = self.failures
+        for failure in other.failures where !failures.contains(failure) { failures.append(failure) }
+        return TrustEvaluation(
+            chain: chain, failures: failures, anchorSource: anchorSource ?? other.anchorSource)
+    }
+
+    private static let fatal: Set<TrustFailure.Reason> = [
+        .distrusted, .invalidSignature, .malformed, .unknownCriticalExtension, .chainTooLong,
+    ]
+}
+
+extension Keychain {
+    /// Builds and checks a chain for `policy` with OpenSSL (RFC 5280 path validation: signatures,
+    /// validity at `date`, basic and name constraints, unknown critical extensions, the
+    /// policy's extended key usage and host name).
+    ///
+    /// Anchors are `anchors`, plus, unless `anchorsOnly`, this keychain's certificates set as
+    /// trusted anchors for the policy's purpose and the system's CA bundle
+    /// (`/etc/ssl/certs/ca-certificates.crt`, or `$P11KEYCHAIN_SYSTEM_ANCHORS`; read once and
+    /// read again when the file changes). A certificate this keychain distrusts for the
+    /// purpose fails any chain it is in, even one it anchors. Revocation is not checked.
+    ///
+    /// - Parameters:
+    ///   - chain: The leaf first, then any certificates that may help build the chain, in any order.
+    ///   - date: The time the chain must be valid at; now when nil.
+    /// - Throws: ``KeychainError/Code/parameter`` for an empty chain or an unusable host name;
+    ///   errors reading this keychain's trust settings. An untrusted chain is not an error:
+    ///   it is a result with failures.
+    public func evaluate(
+        chain: [Certificate], policy: TrustPolicy = .basic, at date: Date? = nil, anchors: [Certificate] = [],
+        anchorsOnly: Bool = false
+    ) throws(KeychainError) -> TrustEvaluation {
+        let stored = try TrustSettingsCache.shared.settings(of: token)
+        return try Keychain.evaluate(
+            chain: chain, policy: policy, at: date, anchors: anchors, anchorsOnly: anchorsOnly, stored: stored
+        )
+    }
+
+    /// Evaluates `chain` as ``evaluate(chain:policy:at:anchors:anchorsOnly:)`` does, with no
+    /// keychain: the anchors are `anchors` and, unless `anchorsOnly`, the system's; nothing is
+    /// distrusted. For programs that verify without a keychain of their own.
+    public static func evaluate(
+        chain: [Certificate], policy: TrustPolicy = .basic, at date: Date? = nil, anchors: [Certificate] = [],
+        anchorsOnly: Bool = false
+    ) throws(KeychainError) -> TrustEvaluation {
+        try evaluate(
+            chain: chain, policy: policy, at: date, anchors: anchors, anchorsOnly: anchorsOnly, stored: [])
+    }
+
+    private static func evaluate(
+        chain: [Certificate], policy: TrustPolicy, at date: Date?, anchors: [Certificate], anchorsOnly: Bool,
+        stored: [(der: [UInt8], settings: KeychainCore.TrustSettings)]
+    ) throws(KeychainError) -> TrustEvaluation {
+        guard let leaf = chain.first else {
+            throw KeychainError(.parameter, "the chain to evaluate is empty")
+        }
+        let purpose = KeychainCore.TrustPurpose(rawValue: policy.purpose.rawValue) ?? .any
+        var keychainAnchors: [[UInt8]] = []
+        var distrusted = Set<[UInt8]>()
+        var distrustedDER: [[UInt8]] = []
+        var peers = Set<[UInt8]>()
+        for entry in stored {
+            switch entry.settings.disposition(for: purpose) {
+            case .trustedAnchor: keychainAnchors.append(entry.der)
+            case .distrusted:
+                distrusted.insert(fingerprint(entry.der))
+                distrustedDER.append(entry.der)
+            case .trustedPeer: peers.insert(entry.der)
+            case .unspecified: break
+            }
+        }
+        var given = anchors.map(\.derEncoded)
+        if !anchorsOnly, peers.contains(leaf.derEncoded) {
+            // Trusted as itself: the leaf is its own anchor, for this evaluation only.
+            given.append(leaf.derEncoded)
+        }
+        let verifyTime = try date.map { (date) throws(KeychainError) in try seconds(date) }
+        do throws(CryptoError) {
+            let anchorSet = try AnchorCache.shared.anchors(
+                given: given, keychain: anchorsOnly ? [] : keychainAnchors, system: !anchorsOnly)
+            // The distrusted certificates join the helpers, so that a chain through one is built
+            // to it and fails as distrusted, not as merely incomplete (within the input bound).
+            var helpers = chain.dropFirst().map(\.derEncoded)
+            for der in distrustedDER where helpers.count < ChainVerifier.maximumInputCertificates - 1 {
+                if !helpers.contains(der) { helpers.append(der) }
+            }
+            let result = try ChainVerifier.verify(
+                try VerifiableCache.shared.certificate(leaf.derEncoded),
+                intermediates: try helpers.map { (der) throws(CryptoError) in
+                    try VerifiableCache.shared.certificate(der)
+                },
+                anchors: anchorSet.store, distrusted: distrusted,
+                policy: ChainPolicy(
+                    purpose: ChainPolicy.Purpose(rawValue: policy.purpose.rawValue) ?? .any,
+                    hostName: policy.hostName,
+                    verifyTime: verifyTime))
+            // The chain's certificates are mostly the ones given: reuse them, parse only the others.
+            let known = chain + anchors
+            let built = result.chain.compactMap { der in
+                known.first { $0.derEncoded == der } ?? (try? Certificate(derEncoded: der))
+            }
+            var source: TrustEvaluation.AnchorSource?
+            if result.reachedAnchor, let last = result.chain.last {
+                let anchor = fingerprint(last)
+                source =
+                    anchorSet.given.contains(anchor)
+                    ? .given : anchorSet.keychain.contains(anchor) ? .keychain : .system
+            }
+            return TrustEvaluation(
+                chain: built.isEmpty ? [leaf] : built, failures: result.failures.map(TrustFailure.init),
+                anchorSource: source)
+        } catch {
+            throw KeychainError(error.code == .invalidInput ? .parameter : .internal, error.message)
+        }
+    }
+}
+
+/// A verify date as whole seconds since 1970; a date no certificate can name (beyond year
+/// 9999, or not a number) is a parameter error, not a trap.
+private func seconds(_ date: Date) throws(KeychainError) -> Int64 {
+    let value = date.timeIntervalSince1970.rounded(.down)
+    guard value.isFinite, abs(value) <= 253_402_300_799, let whole = Int64(exactly: value) else {
+        throw KeychainError(.parameter, "the verify date is out of range (years 1 to 9999)")
+    }
+    return whole
+}
+
+extension TrustFailure {
+    init(_ failure: ChainFailure) {
+        self.init(
+            reason: Reason(rawValue: failure.reason.rawValue) ?? .other, depth: failure.depth,
+            message: failure.message)
+    }
+}

@@ -1,0 +1,12 @@
+/// What lets a face keep the trust settings it read (DESIGN §3: caches are checked against
+/// the store's change counter, which every process's write moves).
+extension Token {
+    /// The token store's change count, or nil when a kept copy of the trust settings must not
+    /// be used: a write is under way, the counter is unknown (deleted, replaced), or this
+    /// process has session objects (their store has no counter, and a session certificate
+    /// may carry settings). A reader that sees the same non-nil value before and after reading
+    /// `certificatesWithTrustSettings()` may keep the result while the value stays the same.
+    public var trustSettingsGeneration: UInt64? {
+        lock.withLock { sessionStore == nil ? persistentStore?.changeCount : nil }
+    }
+}
