@@ -50,7 +50,10 @@ extension Token {
                 StoredAttribute(AttributeType.class.rawValue, wanted[.class] ?? []),
             ])
         }
-        let ignored = Token.sealedTypes(of: wanted).union([.sealID, .uniqueID])
+        // The token stamps the dates when it stores an object: they are not the caller's.
+        let ignored = Token.sealedTypes(of: wanted).union([
+            .sealID, .uniqueID, .creationDate, .modificationDate,
+        ])
         let visible = wanted.filter { !ignored.contains($0.key) }
         for rowID in candidates {
             let reference = ObjectReference(isSessionObject: false, rowID: rowID)
