@@ -1,7 +1,7 @@
 internal import KeychainCore
 
 // What generic and internet passwords share: both are private data objects, found by an
-// indexed term (service or server as CKA_APPLICATION), filtered on the rest, unique by the
+// indexed term (the account, else service or server as CKA_APPLICATION), filtered on the rest, unique by the
 // core's rule for their class (`NewObject.passwordKey`), and their secret is read apart from
 // their attributes, with the PIN when their access control needs it.
 
@@ -33,6 +33,10 @@ extension Keychain {
         template[.class] = AttributeValue.encode(ObjectClass.data.rawValue)
         template[.token] = [1]
         template[.private] = [1]
+        // The account is indexed: a password found by service and account is one seek among
+        // every password of the service. An empty account also matches objects without one,
+        // so it is checked on each candidate instead.
+        if let account = selection.account, !account.isEmpty { template[.account] = Array(account.utf8) }
         let candidates = try KeychainError.mapping { () throws(CoreError) in
             try token.findObjects(template, context: context)
         }

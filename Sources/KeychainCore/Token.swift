@@ -477,7 +477,7 @@ public final class Token: @unchecked Sendable {
     private static func selectivity(_ type: AttributeType) -> Int {
         switch type {
         case .serialNumber: 0
-        case .id: 1
+        case .id, .account: 1
         case .label: 2
         case .subject: 3
         case .hashOfSubjectPublicKey, .checkValue: 4

@@ -164,7 +164,11 @@ public final class ObjectStore {
             name TEXT PRIMARY KEY,
             value BLOB NOT NULL
         ) WITHOUT ROWID;
-        """
+        """,
+        // 2: the lookup index gains kSecAttrAccount (vendor 0x80504B10) and the trust marker
+        //    (0x80504B41). SQL cannot read the attribute blobs: `migrate` rebuilds the index
+        //    from every object's attributes after this step (`lookupRebuilds`).
+        "DELETE FROM lookup",
     ]
 
     /// The attribute types finds are driven by, and so the only ones in the `lookup` index:
@@ -178,9 +182,16 @@ public final class ObjectStore {
     /// A certificate's trust marker (vendor 0x80504B41, KeychainCore's Trust.swift) joined
     /// later the same way: evaluation finds the few certificates with trust settings among
     /// thousands by one seek.
+    /// A generic or internet password's account (vendor 0x80504B10, kSecAttrAccount) joined
+    /// with schema version 2, which rebuilt the index of existing stores: a keychain finds a
+    /// password by service and account among thousands of the same service by one seek.
     public static let indexedTypes: Set<UInt64> = [
-        3, 0x10, 0x12, 0x81, 0x82, 0x101, 0x102, 0x8050_4B11, 0x8050_4B41,
+        3, 0x10, 0x12, 0x81, 0x82, 0x101, 0x102, 0x8050_4B10, 0x8050_4B11, 0x8050_4B41,
     ]
+
+    /// The schema versions whose step empties the lookup index for `migrate` to rebuild it
+    /// from every object's attributes (the index gained types the objects already hold).
+    private static let lookupRebuilds: Set<Int64> = [2]
 
     public static var schemaVersion: Int64 { Int64(migrations.count) }
 
@@ -193,9 +204,12 @@ public final class ObjectStore {
             try changes.beginWrite()
             // Another process may have migrated while we waited for the lock.
             let current = try checkedUserVersion()
-            for migration in ObjectStore.migrations.dropFirst(Int(current)) {
+            var rebuild = false
+            for (index, migration) in ObjectStore.migrations.enumerated() where Int64(index) >= current {
                 try database.execute(migration)
+                rebuild = rebuild || ObjectStore.lookupRebuilds.contains(Int64(index) + 1)
             }
+            if rebuild { try rebuildLookups() }
             try database.execute("PRAGMA user_version = \(ObjectStore.schemaVersion)")
             try database.execute("COMMIT")
         } catch {
@@ -325,6 +339,21 @@ public final class ObjectStore {
             statement.bind(2, AttributeCoding.encode(attributes))
             if let uniqueKey { statement.bind(3, uniqueKey) }
             try statement.run()
+        }
+    }
+
+    /// Fills the (empty) lookup index from every object's attributes: a migration step.
+    private func rebuildLookups() throws(StorageError) {
+        do {
+            let statement = try database.statement("SELECT id, attributes FROM objects ORDER BY id")
+            var objects: [(Int64, [UInt8])] = []
+            while try statement.step() { objects.append((statement.int64(0), statement.bytes(1))) }
+            statement.finish()
+            for (id, bytes) in objects { try addLookups(try decode(bytes, of: id), of: id) }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.corrupt, "store \(path): rebuilding its lookup index failed: \(error)")
         }
     }
 

@@ -20,6 +20,7 @@ private let value: UInt64 = 0x11
 private let vendor: UInt64 = 0x8000_0001
 /// p11keychain's vendor attribute for Apple's kSecAttrApplicationTag (searchable).
 private let applicationTag: UInt64 = 0x8050_4B11
+private let account: UInt64 = 0x8050_4B10
 /// A certificate's trust marker (KeychainCore Trust.swift): finds the certificates with trust settings.
 private let trustMarker: UInt64 = 0x8050_4B41
 
@@ -205,7 +206,7 @@ struct FindTests {
     func indexedTypes() {
         #expect(
             ObjectStore.indexedTypes == [
-                label, application, objectID, issuer, serial, subject, id, applicationTag,
+                label, application, objectID, issuer, serial, subject, id, account, applicationTag,
                 trustMarker,
             ])
     }
