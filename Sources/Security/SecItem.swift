@@ -57,7 +57,7 @@ internal import Keychain
 ///   `errSecInteractionNotAllowed` for a private item while the keychain is locked;
 ///   `errSecParam` for a bad dictionary; `errSecReadOnly`, `errSecNoSuchKeychain` or
 ///   `errSecNotAvailable` when the keychain cannot be written or opened
-///   (`SecCopyErrorMessageString` says why).
+///   (`SecCopyErrorDiagnostic` says why; `SecCopyErrorMessageString` gives Apple's text).
 @discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
@@ -294,7 +294,7 @@ func requireResultPointer(_ returnTypes: ReturnTypes, _ result: UnsafeMutablePoi
 }
 
 /// Runs one Security call: maps its error to an OSStatus and records the details for
-/// `SecCopyErrorMessageString`.
+/// `SecCopyErrorDiagnostic` (Apple's text stays `SecCopyErrorMessageString`'s).
 func perform(_ body: () throws(KeychainError) -> Void) -> OSStatus {
     do {
         try body()
