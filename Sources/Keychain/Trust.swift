@@ -127,6 +127,8 @@ extension Keychain {
             try token.certificatesWithTrustSettings()
         }
         return stored.compactMap { entry in
+            // try?: the store holds only certificates that parsed when written; one that no
+            // longer does carries no trust anyone could check, so it is left out.
             guard let certificate = try? Certificate(derEncoded: entry.der) else { return nil }
             return (certificate, TrustSettings(entry.settings))
         }

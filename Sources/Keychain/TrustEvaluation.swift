@@ -192,6 +192,8 @@ extension Keychain {
                     verifyTime: verifyTime))
             // The chain's certificates are mostly the ones given: reuse them, parse only the others.
             let known = chain + anchors
+            // try?: every other certificate of the chain OpenSSL built is one it parsed; a
+            // re-parse that fails would leave it out of the shown chain, never decide trust.
             let built = result.chain.compactMap { der in
                 known.first { $0.derEncoded == der } ?? (try? Certificate(derEncoded: der))
             }

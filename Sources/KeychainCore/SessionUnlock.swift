@@ -102,6 +102,8 @@ extension Token {
                 }
                 return !sessionUnlockDeclined
             }
+            // try? (both): fail closed. An entry that cannot be read, or does not open the
+            // token key, leaves the keychain locked, as if there were none.
             guard wantsEntry, let found = try? currentSessionEntry() else { return }
             lock.withLock {
                 guard login == nil, let opened = try? openWithSession(found.entry) else { return }

@@ -39,6 +39,7 @@ public func SecCertificateGetTypeID() -> CFTypeID { TypeIdentifier.certificate }
 /// - Returns: The certificate, or `nil` when the bytes are not exactly one DER X.509
 ///   certificate.
 public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? {
+    // try?: Apple's contract is nil for bytes that are not one DER certificate.
     guard let certificate = try? Certificate(derEncoded: Array(data as Data)) else { return nil }
     return SecCertificate(certificate)
 }

@@ -179,6 +179,8 @@ final class DefaultKeychain: @unchecked Sendable {
             return cached.keychain
         }
         lock.unlock()
+        // try?: no default keychain (unreadable store, bad configuration) means evaluation
+        // uses the given and system anchors only, as documented; it is retried after 1 s.
         let opened = try? Keychain.default
         lock.lock()
         cached = (key, now.addingTimeInterval(1), opened)
@@ -370,6 +372,7 @@ public func SecTrustGetTrustResult(_ trust: SecTrust, _ result: UnsafeMutablePoi
 /// The chain the evaluation built, leaf first, ending at its anchor when one was reached
 /// (evaluating first when needed); nil when the evaluation could not run.
 public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? {
+    // try?: Apple's signature has no error out-parameter; nil is its "could not evaluate".
     guard let (evaluation, _) = try? trust.evaluation() else { return nil }
     return evaluation.chain.map(SecCertificate.init) as CFArray
 }
