@@ -46,6 +46,8 @@ trap cleanup EXIT
 
 log() { printf '== %s\n' "$*" >&2; }
 fail() { printf 'bench/remote.sh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 for cmd in gcc jq p11-kit pkcs11-tool softhsm2-util; do
     command -v "$cmd" >/dev/null 2>&1 || fail "$cmd is missing (scripts/setup.sh installs it)"
@@ -56,28 +58,6 @@ mkdir -p "$build" "$results"
 log "building p11bench and p11sign"
 gcc -O2 -Wall -Wextra -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
 gcc -O2 -Wall -Wextra -std=gnu11 -pthread -o "$build/p11sign" "$here/p11sign.c" -ldl
-
-p11keychain_module() {
-    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
-        echo "$BENCH_P11KEYCHAIN_MODULE"
-        return 0
-    fi
-    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
-        PATH=$PATH:/opt/swift/usr/bin
-    fi
-    command -v swift >/dev/null 2>&1 || fail "swift not found: set BENCH_P11KEYCHAIN_MODULE"
-    log "building p11keychain (release)"
-    (cd "$root" && swift build -c release --product p11keychain-pkcs11) >&2
-    echo "$root/.build/release/libp11keychain-pkcs11.so"
-}
-
-softhsm_module() {
-    local m
-    for m in "${BENCH_SOFTHSM_MODULE:-}" /usr/lib/*/softhsm/libsofthsm2.so /usr/lib/softhsm/libsofthsm2.so; do
-        [ -n "$m" ] && [ -f "$m" ] && { echo "$m"; return 0; }
-    done
-    fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
-}
 
 # fresh_token NAME MODULE: an empty token "login" with PINs for NAME.
 fresh_token() {

@@ -57,6 +57,8 @@ trap 'rm -rf "$work"' EXIT
 
 log() { printf '== %s\n' "$*" >&2; }
 fail() { printf 'bench/run.sh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 # --- tools ------------------------------------------------------------------
 
@@ -77,14 +79,6 @@ ensure_tools() {
     [ "$(id -u)" -eq 0 ] || sudo=sudo
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-}
-
-softhsm_module() {
-    local m
-    for m in "${BENCH_SOFTHSM_MODULE:-}" /usr/lib/*/softhsm/libsofthsm2.so /usr/lib/softhsm/libsofthsm2.so; do
-        [ -n "$m" ] && [ -f "$m" ] && { echo "$m"; return 0; }
-    done
-    fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
 }
 
 build_p11bench() {

@@ -44,6 +44,8 @@ trap 'rm -rf "$work"' EXIT
 
 log() { printf '== %s\n' "$*" >&2; }
 fail() { printf 'bench/symmetric.sh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 for cmd in gcc openssl pkcs11-tool softhsm2-util; do
     command -v "$cmd" >/dev/null 2>&1 || fail "$cmd is missing (scripts/setup.sh installs it)"
@@ -53,29 +55,6 @@ build_p11symmetric() {
     mkdir -p "$build"
     log "building p11symmetric"
     gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/p11symmetric" "$here/p11symmetric.c" -ldl
-}
-
-p11keychain_module() {
-    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
-        echo "$BENCH_P11KEYCHAIN_MODULE"
-        return 0
-    fi
-    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
-        PATH=$PATH:/opt/swift/usr/bin
-    fi
-    command -v swift >/dev/null 2>&1 ||
-        fail "swift not found: install the toolchain, or set BENCH_P11KEYCHAIN_MODULE or BENCH_ONLY=softhsm2"
-    log "building p11keychain (release)"
-    (cd "$root" && swift build -c release --product p11keychain-pkcs11) >&2
-    echo "$root/.build/release/libp11keychain-pkcs11.so"
-}
-
-softhsm_module() {
-    local m
-    for m in "${BENCH_SOFTHSM_MODULE:-}" /usr/lib/*/softhsm/libsofthsm2.so /usr/lib/softhsm/libsofthsm2.so; do
-        [ -n "$m" ] && [ -f "$m" ] && { echo "$m"; return 0; }
-    done
-    fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
 }
 
 # --- measuring ----------------------------------------------------------------
