@@ -7,50 +7,12 @@ import Testing
 #endif
 
 /// Runs `body` with a fresh default keychain whose PINs `pkcs11-tool` set on the built module
-/// (SO PIN 12345678, user PIN 1234), unlocked with `SecKeychainUnlock`, holding the
-/// environment lock every test target of the package takes.
+/// (`withPINKeychain`: SO PIN 12345678, user PIN 1234), unlocked with `SecKeychainUnlock`.
 private func withUnlockedKeychain(_ body: () throws -> Void) throws {
-    let lock = open(
-        NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-    guard lock >= 0 else { throw KeychainError.noPassword }
-    defer { close(lock) }
-    flock(lock, LOCK_EX)
-    defer { flock(lock, LOCK_UN) }
-    var template = Array((NSTemporaryDirectory() + "/p11keychain-items-XXXXXX").utf8CString)
-    guard let made = mkdtemp(&template) else { throw KeychainError.noPassword }
-    let directory = String(cString: made)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let saved = (["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF"] as [String]).map {
-        ($0, getenv($0).map { String(cString: $0) })
+    try withPINKeychain { _ in
+        try unlockKeychain(password: "1234")
+        try body()
     }
-    defer {
-        for (name, value) in saved {
-            if let value { setenv(name, value, 1) } else { unsetenv(name) }
-        }
-    }
-    setenv("P11KEYCHAIN_DIR", directory, 1)
-    setenv("P11KEYCHAIN_CONF", "/dev/null", 1)
-    let module = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        .appendingPathComponent("libp11keychain-pkcs11.so").path
-    for arguments in [
-        ["--init-token", "--label", "login", "--so-pin", "12345678"],
-        ["--init-pin", "--login", "--login-type", "so", "--so-pin", "12345678", "--pin", "1234"],
-    ] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pkcs11-tool")
-        process.arguments = ["--module", module] + arguments
-        process.environment = [
-            "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "PATH": "/usr/bin:/bin",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-    }
-    try unlockKeychain(password: "1234")
-    defer { _ = SecKeychainLock(nil) }
-    try body()
 }
 
 /// What `pkcs11-tool --list-objects --type data`, logged in, prints for the default keychain.
