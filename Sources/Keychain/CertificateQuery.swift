@@ -1,4 +1,5 @@
 public import Foundation
+internal import KeychainCore
 
 /// A certificate stored in a keychain: the certificate and the item's own attributes.
 ///
@@ -15,15 +16,22 @@ public struct CertificateItem: Hashable, Sendable {
     /// An opaque reference that finds this item again, in this process or another, for as
     /// long as it exists (CKA_UNIQUE_ID, kSecValuePersistentRef). Never reused.
     public let persistentReference: [UInt8]
+    /// Apple's common item attributes (accessibility, access group, synchronizable, dates),
+    /// with Apple's defaults for what the item lacks. They are not part of a certificate's
+    /// identity: it stays unique by issuer and serial number, as on Apple platforms.
+    public let attributes: ItemAttributes
 
     /// Creates an item value. Items come from a ``Keychain``; this initializer is for tests
     /// and for code that builds expected values.
-    public init(certificate: Certificate, label: String, publicKeyHash: [UInt8], persistentReference: [UInt8])
-    {
+    public init(
+        certificate: Certificate, label: String, publicKeyHash: [UInt8], persistentReference: [UInt8],
+        attributes: ItemAttributes = ItemAttributes()
+    ) {
         self.certificate = certificate
         self.label = label
         self.publicKeyHash = publicKeyHash
         self.persistentReference = persistentReference
+        self.attributes = attributes
     }
 }
 
@@ -72,19 +80,27 @@ public struct CertificateQuery: Hashable, Sendable {
     public var sha256Fingerprint: [UInt8]?
     /// This exact certificate (same DER).
     public var certificate: Certificate?
-    /// The item with this ``CertificateItem/persistentReference``.
+    /// The item with this ``CertificateItem/persistentReference``, synchronizable or not.
     public var persistentReference: [UInt8]?
+    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``):
+    /// `synchronizable` nil matches only items that are not synchronizable, as Apple's query
+    /// without kSecAttrSynchronizable. Of an identity query, they apply to the certificate and
+    /// (but for the dates, which are the certificate's) to the private key.
+    public var attributes: ItemAttributes
+    /// Matches synchronizable and other items alike (kSecAttrSynchronizableAny).
+    public var anySynchronizable: Bool
     /// How many matches to return or change; every match by default.
     public var limit: Limit
 
-    /// Creates a query; every criterion left nil matches anything.
+    /// Creates a query; every criterion left nil matches anything (but see `attributes`).
     public init(
         label: String? = nil, subject: [UInt8]? = nil, issuer: [UInt8]? = nil,
         serialNumber: [UInt8]? = nil, publicKeyHash: [UInt8]? = nil,
         subjectKeyIdentifier: [UInt8]? = nil, subjectContains: String? = nil,
         emailAddress: String? = nil, validOn: Date? = nil, sha1Fingerprint: [UInt8]? = nil,
         sha256Fingerprint: [UInt8]? = nil, certificate: Certificate? = nil,
-        persistentReference: [UInt8]? = nil, limit: Limit = .all
+        persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
+        anySynchronizable: Bool = false, limit: Limit = .all
     ) {
         self.label = label
         self.subject = subject
@@ -99,11 +115,20 @@ public struct CertificateQuery: Hashable, Sendable {
         self.sha256Fingerprint = sha256Fingerprint
         self.certificate = certificate
         self.persistentReference = persistentReference
+        self.attributes = attributes
+        self.anySynchronizable = anySynchronizable
         self.limit = limit
     }
 
-    /// Every certificate.
+    /// Every certificate that is not synchronizable (Apple's default); with
+    /// `anySynchronizable`, every certificate.
     public static var all: CertificateQuery { CertificateQuery() }
+
+    /// Whether a found item's common attributes match.
+    func matchesAttributes(of item: CertificateItem) -> Bool {
+        attributes.matches(
+            item.attributes, anySynchronizable: anySynchronizable || persistentReference != nil)
+    }
 }
 
 /// Attribute changes for ``Keychain/updateCertificates(matching:setting:)``: each non-nil
@@ -114,13 +139,42 @@ public struct CertificateChanges: Hashable, Sendable {
     public var label: String?
     /// A new key identifier (CKA_ID).
     public var publicKeyHash: [UInt8]?
+    /// New values of Apple's common attributes: accessibility, access group, synchronizable.
+    /// The dates are the keychain's.
+    public var attributes: ItemAttributes
 
     /// Creates a set of changes.
-    public init(label: String? = nil, publicKeyHash: [UInt8]? = nil) {
+    public init(
+        label: String? = nil, publicKeyHash: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes()
+    ) {
         self.label = label
         self.publicKeyHash = publicKeyHash
+        self.attributes = attributes
     }
 
     /// True when nothing would change.
-    public var isEmpty: Bool { label == nil && publicKeyHash == nil }
+    public var isEmpty: Bool { label == nil && publicKeyHash == nil && attributes.isEmpty }
+
+    /// The PKCS#11 template of the changes.
+    var template: AttributeSet {
+        get throws(KeychainError) {
+            var template = try attributes.certificateTemplate
+            if let label { template[.label] = Array(label.utf8) }
+            if let publicKeyHash { template[.id] = publicKeyHash }
+            return template
+        }
+    }
+}
+
+extension ItemAttributes {
+    /// The common attributes of a new certificate: access control is refused (a certificate
+    /// is a public item; nothing would be enforced), the dates are the keychain's.
+    var certificateTemplate: AttributeSet {
+        get throws(KeychainError) {
+            if accessControl != nil {
+                throw KeychainError(.parameter, "certificates are public items: they have no access control")
+            }
+            return withoutDates.template
+        }
+    }
 }

@@ -29,12 +29,18 @@ extension Keychain {
     ///     let signature = try keychain.sign(data, with: mine[0].privateKey, algorithm: .ecdsa(.sha256))
     ///
     /// The query's limit counts identities. Each key costs one index lookup of its
-    /// certificates.
+    /// certificates. The query's common ``CertificateQuery/attributes`` (accessibility,
+    /// access group, synchronizable) must hold for the certificate and the key alike.
     public func identities(matching query: CertificateQuery = .all) throws(KeychainError) -> [IdentityItem] {
         let limit = try Keychain.count(query.limit)
         guard isUnlocked else { return [] }
+        // The common attributes apply to both parts; the dates are the certificate's (Apple
+        // returns the certificate's as the identity's).
         let keys = try self.keys(
-            matching: KeyQuery(keyClass: .private, applicationLabel: query.publicKeyHash))
+            matching: KeyQuery(
+                keyClass: .private, applicationLabel: query.publicKeyHash,
+                attributes: query.attributes.withoutDates,
+                anySynchronizable: query.anySynchronizable || query.persistentReference != nil))
         var found: [IdentityItem] = []
         for key in keys where found.count < limit && !key.applicationLabel.isEmpty {
             var certificates = query

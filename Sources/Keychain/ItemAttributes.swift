@@ -48,9 +48,10 @@ public struct AccessControlFlags: OptionSet, Hashable, Sendable {
 /// kSecAttrComment, kSecAttrDescription, kSecAttrCreator, kSecAttrType, kSecAttrIsInvisible,
 /// kSecAttrIsNegative and the dates). Each is a PKCS#11 vendor attribute (README table).
 ///
-/// One type serves three uses: adding (nil: Apple's default, or absent), matching (nil:
-/// anything; but `synchronizable` nil matches only items that are not synchronizable, as on
-/// Apple, unless the query says any), and changing (nil: unchanged).
+/// One type serves three uses, for every item class (passwords, keys, certificates,
+/// identities): adding (nil: Apple's default, or absent), matching (nil: anything; but
+/// `synchronizable` nil matches only items that are not synchronizable, as on Apple, unless the
+/// query says any), and changing (nil: unchanged).
 public struct ItemAttributes: Hashable, Sendable {
     /// kSecAttrAccessible; an item without one is `.whenUnlocked`.
     public var accessibility: Accessibility?
@@ -74,10 +75,13 @@ public struct ItemAttributes: Hashable, Sendable {
     public var isInvisible: Bool?
     /// kSecAttrIsNegative (passwords).
     public var isNegative: Bool?
-    /// kSecAttrCreationDate: when the item was stored, set by the keychain (never by a caller).
-    public internal(set) var creationDate: Date?
-    /// kSecAttrModificationDate: when the item last changed, set by the keychain.
-    public internal(set) var modificationDate: Date?
+    /// kSecAttrCreationDate: when the item was stored, to the millisecond. Set by the keychain:
+    /// ignored when adding or changing; in a query, an item matches when its stored date is
+    /// this one exactly.
+    public var creationDate: Date?
+    /// kSecAttrModificationDate: when the item last changed, to the millisecond. Set by the
+    /// keychain: ignored when adding or changing; in a query, matched exactly.
+    public var modificationDate: Date?
 
     /// Creates a set of attributes; nil leaves each to its default.
     public init(
@@ -135,7 +139,9 @@ public struct ItemAttributes: Hashable, Sendable {
     }
 
     /// Whether a stored object has every attribute set here (`synchronizable` nil: not
-    /// synchronizable, unless `anySynchronizable`). Access control and dates are not matched.
+    /// synchronizable, unless `anySynchronizable`). Access control is not matched; a date
+    /// matches the stored one to the millisecond (Apple's queries compare dates exactly). The
+    /// one matching rule of every item class.
     func matches(_ stored: AttributeSet, anySynchronizable: Bool) -> Bool {
         var wanted = template
         wanted[.accessControl] = nil
@@ -143,8 +149,38 @@ public struct ItemAttributes: Hashable, Sendable {
         if !anySynchronizable, (stored.bool(.synchronizable) ?? false) != (synchronizable ?? false) {
             return false
         }
+        for (type, date) in [
+            (AttributeType.creationDate, creationDate), (.modificationDate, modificationDate),
+        ] {
+            guard let date else { continue }
+            // A date no stored value can have (before 1970, beyond UInt64 milliseconds, NaN)
+            // matches nothing.
+            guard let milliseconds = Self.milliseconds(date), stored.ulong(type) == milliseconds else {
+                return false
+            }
+        }
         let defaults: AttributeSet = [.accessible: Array(Accessibility.whenUnlocked.rawValue.utf8)]
         return wanted.allSatisfy { type, value in (stored[type] ?? defaults[type]) == value }
+    }
+
+    /// Whether an item's attributes (as ``init(stored:)`` read them) match these.
+    func matches(_ item: ItemAttributes, anySynchronizable: Bool) -> Bool {
+        var stored = item.template
+        if let date = item.creationDate.flatMap(Self.milliseconds) {
+            stored[.creationDate] = AttributeValue.encode(date)
+        }
+        if let date = item.modificationDate.flatMap(Self.milliseconds) {
+            stored[.modificationDate] = AttributeValue.encode(date)
+        }
+        return matches(stored, anySynchronizable: anySynchronizable)
+    }
+
+    /// These attributes with the dates left out: what a change or a new item may carry.
+    var withoutDates: ItemAttributes {
+        var attributes = self
+        attributes.creationDate = nil
+        attributes.modificationDate = nil
+        return attributes
     }
 
     /// True when nothing is set.
@@ -152,5 +188,11 @@ public struct ItemAttributes: Hashable, Sendable {
 
     private static func date(_ milliseconds: UInt64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    /// The stored form of a date (milliseconds since 1970, as `Token.stamp` writes it); nil
+    /// for a date no stored value can be.
+    private static func milliseconds(_ date: Date) -> UInt64? {
+        UInt64(exactly: (date.timeIntervalSince1970 * 1000).rounded())
     }
 }

@@ -39,6 +39,9 @@ public struct KeyItem: Hashable, Sendable {
     /// An opaque reference that finds this item again, in any process, while it exists
     /// (CKA_UNIQUE_ID, kSecValuePersistentRef).
     public let persistentReference: [UInt8]
+    /// Apple's common item attributes (accessibility, access group, synchronizable, access
+    /// control, dates), with Apple's defaults for what the key lacks.
+    public let attributes: ItemAttributes
 
     /// True when ``Keychain/exportPrivateKey(_:)`` may return the key's secret: a public key,
     /// or a private key neither sensitive nor unextractable.
@@ -75,6 +78,7 @@ public struct KeyItem: Hashable, Sendable {
         isSensitive = keyClass == .private && attributes.bool(.sensitive) != false
         isExtractable = keyClass == .public || attributes.bool(.extractable) == true
         persistentReference = attributes[.uniqueID] ?? []
+        self.attributes = ItemAttributes(stored: attributes)
     }
 }
 
@@ -109,16 +113,23 @@ public struct KeyQuery: Hashable, Sendable {
     public var applicationTag: [UInt8]?
     /// Uses every match must allow (e.g. `.sign`).
     public var usage: KeyUsage
-    /// The item with this ``KeyItem/persistentReference``.
+    /// The item with this ``KeyItem/persistentReference``, synchronizable or not.
     public var persistentReference: [UInt8]?
+    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``):
+    /// `synchronizable` nil matches only keys that are not synchronizable, as Apple's query
+    /// without kSecAttrSynchronizable.
+    public var attributes: ItemAttributes
+    /// Matches synchronizable and other keys alike (kSecAttrSynchronizableAny).
+    public var anySynchronizable: Bool
     /// How many matches to return or change; every match by default.
     public var limit: Limit
 
-    /// Creates a query; every criterion left nil matches anything.
+    /// Creates a query; every criterion left nil matches anything (but see `attributes`).
     public init(
         keyClass: KeyClass? = nil, type: KeyType? = nil, sizeInBits: Int? = nil, label: String? = nil,
         applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage = [],
-        persistentReference: [UInt8]? = nil, limit: Limit = .all
+        persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
+        anySynchronizable: Bool = false, limit: Limit = .all
     ) {
         self.keyClass = keyClass
         self.type = type
@@ -128,11 +139,21 @@ public struct KeyQuery: Hashable, Sendable {
         self.applicationTag = applicationTag
         self.usage = usage
         self.persistentReference = persistentReference
+        self.attributes = attributes
+        self.anySynchronizable = anySynchronizable
         self.limit = limit
     }
 
-    /// Every key.
+    /// Every key that is not synchronizable (Apple's default); with `anySynchronizable`, every
+    /// key.
     public static var all: KeyQuery { KeyQuery() }
+
+    /// Whether a found key's common attributes match; a persistent reference names one key,
+    /// synchronizable or not.
+    func matchesAttributes(of item: KeyItem) -> Bool {
+        attributes.matches(
+            item.attributes, anySynchronizable: anySynchronizable || persistentReference != nil)
+    }
 }
 
 /// Attribute changes for ``Keychain/updateKeys(matching:setting:)``: each non-nil property
@@ -144,16 +165,40 @@ public struct KeyChanges: Hashable, Sendable {
     public var applicationLabel: [UInt8]?
     /// A new application tag.
     public var applicationTag: [UInt8]?
+    /// New values of Apple's common attributes: accessibility, access group, synchronizable.
+    /// Access control cannot change (``KeychainError/Code/parameter``); the dates are the
+    /// keychain's.
+    public var attributes: ItemAttributes
 
     /// Creates a set of changes.
-    public init(label: String? = nil, applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil) {
+    public init(
+        label: String? = nil, applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil,
+        attributes: ItemAttributes = ItemAttributes()
+    ) {
         self.label = label
         self.applicationLabel = applicationLabel
         self.applicationTag = applicationTag
+        self.attributes = attributes
     }
 
     /// True when nothing would change.
-    public var isEmpty: Bool { label == nil && applicationLabel == nil && applicationTag == nil }
+    public var isEmpty: Bool {
+        label == nil && applicationLabel == nil && applicationTag == nil && attributes.isEmpty
+    }
+
+    /// The PKCS#11 template of the changes.
+    var template: AttributeSet {
+        get throws(KeychainError) {
+            if attributes.accessControl != nil {
+                throw KeychainError(.parameter, "access control is fixed when the key is stored")
+            }
+            var template = attributes.withoutDates.template
+            if let label { template[.label] = Array(label.utf8) }
+            if let applicationLabel { template[.id] = applicationLabel }
+            if let applicationTag { template[.applicationTag] = applicationTag }
+            return template
+        }
+    }
 }
 
 /// The attributes of one half of a key pair being stored, as the `Security` façade gives
@@ -171,7 +216,8 @@ package struct NewKeyAttributes: Sendable {
 
     package init(
         label: String? = nil, applicationTag: [UInt8]? = nil, applicationLabel: [UInt8]? = nil,
-        usage: KeyUsage? = nil, isSensitive: Bool? = nil, isExtractable: Bool? = nil
+        usage: KeyUsage? = nil, isSensitive: Bool? = nil, isExtractable: Bool? = nil,
+        common: ItemAttributes = ItemAttributes()
     ) {
         self.label = label
         self.applicationTag = applicationTag
@@ -179,6 +225,18 @@ package struct NewKeyAttributes: Sendable {
         self.usage = usage
         self.isSensitive = isSensitive
         self.isExtractable = isExtractable
+        self.common = common.withoutDates
+    }
+
+    /// The attributes of the public half of a pair whose private half has these: the same
+    /// label, tag, identifier and common attributes, but no access control (it guards the
+    /// private key's use; a public key is public).
+    func forPublicHalf(usage: KeyUsage? = nil) -> NewKeyAttributes {
+        var common = self.common
+        common.accessControl = nil
+        return NewKeyAttributes(
+            label: label, applicationTag: applicationTag, applicationLabel: applicationLabel, usage: usage,
+            common: common)
     }
 
     /// The PKCS#11 template of a token key object of `keyClass` with these attributes.
@@ -194,8 +252,9 @@ package struct NewKeyAttributes: Sendable {
                 : [(.verify, .verify), (.encrypt, .encrypt), (.derive, .derive), (.wrap, .wrap)]
             for (type, flag) in flags { template[type] = [usage.contains(flag) ? 1 : 0] }
         }
+        let common = self.common.template
         for type: AttributeType in [.accessible, .accessGroup, .synchronizable, .accessControl] {
-            if let value = common.template[type] { template[type] = value }
+            if let value = common[type] { template[type] = value }
         }
         if keyClass == .private {
             if let isSensitive { template[.sensitive] = [isSensitive ? 1 : 0] }
@@ -220,16 +279,21 @@ extension Keychain {
     ///   - applicationTag: Both items' application tag, to find them by.
     ///   - exportable: Whether ``exportPrivateKey(_:)`` may return the private key. By default
     ///     its secret never leaves the keychain (CKA_SENSITIVE, not CKA_EXTRACTABLE).
+    ///   - attributes: Apple's common attributes of both items (accessibility, access group,
+    ///     synchronizable); access control, on the private key only: with `.userPresence` each
+    ///     use needs the PIN (CKA_ALWAYS_AUTHENTICATE).
     /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
-    ///   ``KeychainError/Code/parameter`` for an unsupported size.
+    ///   ``KeychainError/Code/parameter`` for an unsupported size or access control asking for
+    ///   biometry.
     @discardableResult
     public func generateKeyPair(
         _ algorithm: KeyAlgorithm, label: String? = nil, applicationTag: [UInt8]? = nil,
-        exportable: Bool = false
+        exportable: Bool = false, attributes: ItemAttributes = ItemAttributes()
     ) throws(KeychainError) -> KeyPair {
-        let attributes = NewKeyAttributes(
-            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable)
-        return try generateKeyPair(algorithm, privateKey: attributes, publicKey: attributes)
+        let privateKey = NewKeyAttributes(
+            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable,
+            common: attributes)
+        return try generateKeyPair(algorithm, privateKey: privateKey, publicKey: privateKey.forPublicHalf())
     }
 
     /// Generates and stores a key pair with separate attributes for each half (the
@@ -258,15 +322,17 @@ extension Keychain {
     /// Stores a private key held in memory, with its public key, as a key pair. Needs the
     /// keychain unlocked.
     ///
-    /// - Parameters: as for ``generateKeyPair(_:label:applicationTag:exportable:)``.
+    /// - Parameters: as for ``generateKeyPair(_:label:applicationTag:exportable:attributes:)``.
     /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked.
     @discardableResult
     public func add(
-        _ key: PrivateKey, label: String? = nil, applicationTag: [UInt8]? = nil, exportable: Bool = false
+        _ key: PrivateKey, label: String? = nil, applicationTag: [UInt8]? = nil, exportable: Bool = false,
+        attributes: ItemAttributes = ItemAttributes()
     ) throws(KeychainError) -> KeyPair {
-        let attributes = NewKeyAttributes(
-            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable)
-        return try add(key, privateKey: attributes, publicKey: attributes)
+        let privateKey = NewKeyAttributes(
+            label: label, applicationTag: applicationTag, isSensitive: !exportable, isExtractable: exportable,
+            common: attributes)
+        return try add(key, privateKey: privateKey, publicKey: privateKey.forPublicHalf())
     }
 
     /// Stores a private key with separate attributes for each half (`SecItemAdd` of a key).
@@ -307,12 +373,21 @@ extension Keychain {
     /// C_CreateObject would: CKO_PUBLIC_KEY with its parts, CKA_ID the SHA-1 of the key.
     /// Needs no unlocking: public keys are public items.
     ///
-    /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written.
+    /// - Parameter attributes: Apple's common attributes (accessibility, access group,
+    ///   synchronizable); access control guards private keys only.
+    /// - Throws: ``KeychainError/Code/readOnly`` when the keychain cannot be written;
+    ///   ``KeychainError/Code/parameter`` for access control.
     @discardableResult
-    public func add(_ publicKey: PublicKey, label: String? = nil, applicationTag: [UInt8]? = nil)
-        throws(KeychainError) -> KeyItem
-    {
-        var template = NewKeyAttributes(label: label, applicationTag: applicationTag).template(.public)
+    public func add(
+        _ publicKey: PublicKey, label: String? = nil, applicationTag: [UInt8]? = nil,
+        attributes: ItemAttributes = ItemAttributes()
+    ) throws(KeychainError) -> KeyItem {
+        guard attributes.accessControl == nil else {
+            throw KeychainError(
+                .parameter, "access control guards a private key's use: a public key is public")
+        }
+        var template = NewKeyAttributes(label: label, applicationTag: applicationTag, common: attributes)
+            .template(.public)
         template[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
         let key = publicKey.key
         switch key.algorithm {
@@ -363,10 +438,7 @@ extension Keychain {
     private func update(references: [ObjectReference], setting changes: KeyChanges) throws(KeychainError)
         -> [KeyItem]
     {
-        var template: AttributeSet = [:]
-        if let label = changes.label { template[.label] = Array(label.utf8) }
-        if let applicationLabel = changes.applicationLabel { template[.id] = applicationLabel }
-        if let applicationTag = changes.applicationTag { template[.applicationTag] = applicationTag }
+        let template = try changes.template
         var changed = references
         if !template.isEmpty {
             changed = try KeychainError.mapping { () throws(CoreError) in
@@ -533,7 +605,7 @@ extension Keychain {
         for reference in candidates where found.count < limit {
             guard let item = try loadKey(reference) else { continue }
             if let size = query.sizeInBits, item.algorithm.sizeInBits != size { continue }
-            guard item.usage.isSuperset(of: query.usage) else { continue }
+            guard item.usage.isSuperset(of: query.usage), query.matchesAttributes(of: item) else { continue }
             found.append(KeyMatch(reference: reference, item: item))
         }
         return found

@@ -158,15 +158,19 @@ public final class Keychain: Sendable {
     ///   - label: The item's label; by default the certificate's subject summary.
     ///   - publicKeyHash: The item's key identifier (CKA_ID); by default the certificate's
     ///     ``Certificate/publicKeyHash``, which pairs it with its key.
+    ///   - attributes: Apple's common attributes (accessibility, access group,
+    ///     synchronizable); not part of the certificate's identity. No access control.
     /// - Returns: The stored item.
     /// - Throws: ``KeychainError/Code/duplicateItem`` when a certificate with the same issuer
     ///   and serial number is stored (whatever its label; the stored item is kept as it is);
     ///   ``KeychainError/Code/readOnly`` when the keychain cannot be written.
     @discardableResult
-    public func add(_ certificate: Certificate, label: String? = nil, publicKeyHash: [UInt8]? = nil)
-        throws(KeychainError) -> CertificateItem
-    {
-        let template = Keychain.template(for: certificate, label: label, publicKeyHash: publicKeyHash)
+    public func add(
+        _ certificate: Certificate, label: String? = nil, publicKeyHash: [UInt8]? = nil,
+        attributes: ItemAttributes = ItemAttributes()
+    ) throws(KeychainError) -> CertificateItem {
+        var template = Keychain.template(for: certificate, label: label, publicKeyHash: publicKeyHash)
+        template.merge(try attributes.certificateTemplate) { given, _ in given }
         let reference = try KeychainError.mapping { () throws(CoreError) in
             try token.createObject(template, context: context)
         }
@@ -294,9 +298,7 @@ public final class Keychain: Sendable {
     private func update(_ matches: [Match], setting changes: CertificateChanges) throws(KeychainError)
         -> [CertificateItem]
     {
-        var template: AttributeSet = [:]
-        if let label = changes.label { template[.label] = Array(label.utf8) }
-        if let publicKeyHash = changes.publicKeyHash { template[.id] = publicKeyHash }
+        let template = try changes.template
         var changed = matches.map(\.reference)
         if !template.isEmpty {
             changed = try KeychainError.mapping { () throws(CoreError) in
@@ -304,12 +306,13 @@ public final class Keychain: Sendable {
             }
         }
         let byReference = Dictionary(matches.map { ($0.reference, $0.item) }) { first, _ in first }
-        return changed.compactMap { byReference[$0] }.map { item in
-            CertificateItem(
-                certificate: item.certificate, label: changes.label ?? item.label,
-                publicKeyHash: changes.publicKeyHash ?? item.publicKeyHash,
-                persistentReference: item.persistentReference)
+        // Read back (the certificate is not parsed again): the modification date is the token's.
+        var items: [CertificateItem] = []
+        for reference in changed {
+            guard let item = byReference[reference] else { continue }
+            items.append(try self.item(reference, certificate: item.certificate))
         }
+        return items
     }
 
     /// Deletes every certificate matching `query` (up to its limit), in one transaction:
@@ -389,7 +392,9 @@ public final class Keychain: Sendable {
         }
         var found: [Match] = []
         for reference in candidates where found.count < limit {
-            guard let item = try loadItem(reference), plan.accepts(item.certificate) else { continue }
+            guard let item = try loadItem(reference), plan.accepts(item.certificate),
+                query.matchesAttributes(of: item)
+            else { continue }
             found.append(Match(reference: reference, item: item))
         }
         return found
@@ -432,7 +437,8 @@ extension CertificateItem {
     init(_ attributes: AttributeSet, certificate: Certificate) {
         self.init(
             certificate: certificate, label: attributes.string(.label) ?? "",
-            publicKeyHash: attributes[.id] ?? [], persistentReference: attributes[.uniqueID] ?? [])
+            publicKeyHash: attributes[.id] ?? [], persistentReference: attributes[.uniqueID] ?? [],
+            attributes: ItemAttributes(stored: attributes))
     }
 }
 

@@ -20,7 +20,7 @@ public enum KeyType: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A key type with its size: what ``Keychain/generateKeyPair(_:label:applicationTag:exportable:)``
+/// A key type with its size: what ``Keychain/generateKeyPair(_:label:applicationTag:exportable:attributes:)``
 /// and ``PrivateKey/generate(_:)`` make.
 ///
 ///     try keychain.generateKeyPair(.p256, label: "signing key")
@@ -391,7 +391,7 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
 
 /// A private key held in this process's memory, not in a keychain (Apple's
 /// `kSecAttrIsPermanent: false`): generated, read from PKCS#8, or exported from an exportable
-/// keychain item. ``Keychain/add(_:label:applicationTag:exportable:)`` stores one.
+/// keychain item. ``Keychain/add(_:label:applicationTag:exportable:attributes:)`` stores one.
 public struct PrivateKey: Sendable, CustomStringConvertible {
     let key: AsymmetricKey
     /// The key's type and size.

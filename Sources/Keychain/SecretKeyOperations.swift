@@ -270,7 +270,7 @@ extension Keychain {
     ///   - type: The unwrapped key's type (the wrapped bytes do not say).
     ///   - algorithm: The wrap algorithm it was wrapped with.
     ///   - label, applicationLabel, applicationTag, usage, extractable: as for
-    ///     ``generateSecretKey(_:label:applicationLabel:applicationTag:usage:extractable:)``.
+    ///     ``generateSecretKey(_:label:applicationLabel:applicationTag:usage:extractable:attributes:)``.
     /// - Throws: ``KeychainError/Code/decode`` when the bytes do not unwrap under this key
     ///   (another key, altered bytes); ``KeychainError/Code/parameter`` when the unwrapped
     ///   value has a length `type` does not have or the key may not unwrap.

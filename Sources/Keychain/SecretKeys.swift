@@ -65,7 +65,7 @@ extension DigestAlgorithm {
     }
 }
 
-/// A secret key type with its size: what ``Keychain/generateSecretKey(_:label:applicationLabel:applicationTag:usage:extractable:)``
+/// A secret key type with its size: what ``Keychain/generateSecretKey(_:label:applicationLabel:applicationTag:usage:extractable:attributes:)``
 /// makes.
 ///
 ///     try keychain.generateSecretKey(.aes256, label: "backup key", usage: [.wrap, .unwrap])
@@ -156,6 +156,9 @@ public struct SecretKeyItem: Hashable, Sendable {
     /// An opaque reference that finds this item again, in any process, while it exists
     /// (CKA_UNIQUE_ID, kSecValuePersistentRef).
     public let persistentReference: [UInt8]
+    /// Apple's common item attributes (accessibility, access group, synchronizable, dates),
+    /// with Apple's defaults for what the key lacks.
+    public let attributes: ItemAttributes
 
     /// The key's type.
     public var type: SecretKeyType { algorithm.type }
@@ -183,6 +186,7 @@ public struct SecretKeyItem: Hashable, Sendable {
         isExtractable = attributes.bool(.extractable) == true
         checkValue = attributes[.checkValue] ?? []
         persistentReference = attributes[.uniqueID] ?? []
+        self.attributes = ItemAttributes(stored: attributes)
     }
 
     /// Each usage attribute of a secret key and the usage it grants.
@@ -210,16 +214,22 @@ public struct SecretKeyQuery: Hashable, Sendable {
     public var applicationTag: [UInt8]?
     /// Uses every match must allow (e.g. `.wrap`).
     public var usage: KeyUsage
-    /// The item with this ``SecretKeyItem/persistentReference``.
+    /// The item with this ``SecretKeyItem/persistentReference``, synchronizable or not.
     public var persistentReference: [UInt8]?
+    /// Apple's common attributes, each set one matching exactly: `synchronizable` nil matches
+    /// only keys that are not synchronizable, as Apple's query without kSecAttrSynchronizable.
+    public var attributes: ItemAttributes
+    /// Matches synchronizable and other keys alike (kSecAttrSynchronizableAny).
+    public var anySynchronizable: Bool
     /// How many matches to return or delete; every match by default.
     public var limit: Limit
 
-    /// Creates a query; every criterion left nil matches anything.
+    /// Creates a query; every criterion left nil matches anything (but see `attributes`).
     public init(
         type: SecretKeyType? = nil, sizeInBits: Int? = nil, label: String? = nil,
         applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage = [],
-        persistentReference: [UInt8]? = nil, limit: Limit = .all
+        persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
+        anySynchronizable: Bool = false, limit: Limit = .all
     ) {
         self.type = type
         self.sizeInBits = sizeInBits
@@ -228,6 +238,8 @@ public struct SecretKeyQuery: Hashable, Sendable {
         self.applicationTag = applicationTag
         self.usage = usage
         self.persistentReference = persistentReference
+        self.attributes = attributes
+        self.anySynchronizable = anySynchronizable
         self.limit = limit
     }
 
@@ -242,6 +254,7 @@ struct NewSecretKeyAttributes {
     var applicationTag: [UInt8]?
     var usage: KeyUsage?
     var isExtractable: Bool
+    var common = ItemAttributes()
 
     /// The PKCS#11 template of a token secret key of `type` with these attributes. The key
     /// is always sensitive: its value is never readable, only usable (and wrappable when
@@ -262,6 +275,12 @@ struct NewSecretKeyAttributes {
         if let usage {
             for (type, flag) in SecretKeyItem.usageFlags { template[type] = [usage.contains(flag) ? 1 : 0] }
         }
+        guard common.accessControl == nil else {
+            // The core asks for the PIN per use of private keys and passwords only.
+            throw KeychainError(
+                .parameter, "access control is not enforced on secret keys here: store the key without it")
+        }
+        template.merge(common.withoutDates.template) { given, _ in given }
         return template
     }
 }
@@ -282,18 +301,21 @@ extension Keychain {
     ///     `.wrap` and `.unwrap`.
     ///   - extractable: Whether the key may leave the keychain wrapped under another key. By
     ///     default it never leaves.
+    ///   - attributes: Apple's common attributes (accessibility, access group,
+    ///     synchronizable); access control is refused (``KeychainError/Code/parameter``).
     /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
     ///   ``KeychainError/Code/parameter`` for a size the type does not have.
     @discardableResult
     public func generateSecretKey(
         _ algorithm: SecretKeyAlgorithm, label: String? = nil, applicationLabel: [UInt8]? = nil,
-        applicationTag: [UInt8]? = nil, usage: KeyUsage? = nil, extractable: Bool = false
+        applicationTag: [UInt8]? = nil, usage: KeyUsage? = nil, extractable: Bool = false,
+        attributes: ItemAttributes = ItemAttributes()
     ) throws(KeychainError) -> SecretKeyItem {
         let length = try algorithm.byteCount
         try requireUnlocked(to: "store a secret key")
         var template = try NewSecretKeyAttributes(
             label: label, applicationLabel: applicationLabel, applicationTag: applicationTag, usage: usage,
-            isExtractable: extractable
+            isExtractable: extractable, common: attributes
         ).template(algorithm.type)
         template[.valueLength] = AttributeValue.encode(UInt64(length))
         let mechanism =
@@ -312,20 +334,21 @@ extension Keychain {
     /// - Parameters:
     ///   - value: The key's bytes: 16, 24 or 32 for AES, 1 to 4096 for the others.
     ///   - type: The key's type.
-    ///   - label, applicationLabel, applicationTag, usage, extractable: as for
-    ///     ``generateSecretKey(_:label:applicationLabel:applicationTag:usage:extractable:)``.
+    ///   - label, applicationLabel, applicationTag, usage, extractable, attributes: as for
+    ///     ``generateSecretKey(_:label:applicationLabel:applicationTag:usage:extractable:attributes:)``.
     /// - Throws: ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked;
     ///   ``KeychainError/Code/parameter`` for a length the type does not have.
     @discardableResult
     public func importSecretKey(
         _ value: [UInt8], type: SecretKeyType, label: String? = nil, applicationLabel: [UInt8]? = nil,
-        applicationTag: [UInt8]? = nil, usage: KeyUsage? = nil, extractable: Bool = false
+        applicationTag: [UInt8]? = nil, usage: KeyUsage? = nil, extractable: Bool = false,
+        attributes: ItemAttributes = ItemAttributes()
     ) throws(KeychainError) -> SecretKeyItem {
         _ = try SecretKeyAlgorithm(type: type, sizeInBits: value.count * 8).byteCount
         try requireUnlocked(to: "store a secret key")
         var template = try NewSecretKeyAttributes(
             label: label, applicationLabel: applicationLabel, applicationTag: applicationTag, usage: usage,
-            isExtractable: extractable
+            isExtractable: extractable, common: attributes
         ).template(type)
         template[.class] = AttributeValue.encode(ObjectClass.secretKey.rawValue)
         template[.value] = value
@@ -396,7 +419,11 @@ extension Keychain {
         for reference in candidates where found.count < limit {
             guard let item = try loadSecretKey(reference) else { continue }
             if let size = query.sizeInBits, item.sizeInBits != size { continue }
-            guard item.usage.isSuperset(of: query.usage) else { continue }
+            guard item.usage.isSuperset(of: query.usage),
+                query.attributes.matches(
+                    item.attributes,
+                    anySynchronizable: query.anySynchronizable || query.persistentReference != nil)
+            else { continue }
             found.append(SecretKeyMatch(reference: reference, item: item))
         }
         return found

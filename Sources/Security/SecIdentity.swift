@@ -16,11 +16,14 @@ public final class SecIdentity: Hashable, Sendable, CustomStringConvertible {
         self.item = item
     }
 
-    /// The identity of stored items.
-    convenience init(_ item: IdentityItem, in keychain: Keychain) {
+    /// The identity of stored items; its key keeps `authentication` (the PIN of
+    /// `kSecUseAuthenticationContext`) for its uses.
+    convenience init(
+        _ item: IdentityItem, in keychain: Keychain, authentication: AuthenticationContext? = nil
+    ) {
         self.init(
             certificate: SecCertificate(item.certificate.certificate),
-            privateKey: SecKey(.item(keychain, item.privateKey)), item: item)
+            privateKey: SecKey(.item(keychain, item.privateKey), authentication: authentication), item: item)
     }
 
     /// Identities are equal when their certificates and keys are.
@@ -50,7 +53,8 @@ public func SecIdentityCopyCertificate(
 }
 
 /// The identity's private key. A stored key signs and decrypts only while the keychain is
-/// unlocked.
+/// unlocked; the key of an identity found with `kSecUseAuthenticationContext` keeps that PIN
+/// for the uses its access control asks it for.
 ///
 /// - Returns: `errSecSuccess`.
 @discardableResult

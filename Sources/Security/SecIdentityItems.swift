@@ -16,6 +16,9 @@ struct IdentityItemRequest {
     /// False when the query contradicts itself (kSecAttrApplicationLabel and
     /// kSecAttrPublicKeyHash with different values): nothing matches.
     var canMatch = true
+    /// SecItemAdd's common attributes, for the private key; the certificate gets them without
+    /// access control.
+    var addedAttributes = ItemAttributes()
 
     var returnTypes: ReturnTypes { certificates.returnTypes }
     var limit: MatchLimit? { certificates.limit }
@@ -42,15 +45,27 @@ struct IdentityItemRequest {
             keyType = try Security.keyType(value)
         }
         if operation == .add {
+            let common: [(NSString, String)] = [
+                (kSecAttrAccessible, "kSecAttrAccessible"), (kSecAttrAccessGroup, "kSecAttrAccessGroup"),
+                (kSecAttrSynchronizable, "kSecAttrSynchronizable"),
+                (kSecAttrAccessControl, "kSecAttrAccessControl"),
+            ]
             let allowed = Set(
                 [
                     kSecClass, kSecValueRef, kSecAttrLabel, kSecReturnRef, kSecReturnData,
                     kSecReturnAttributes,
-                    kSecReturnPersistentRef,
-                ].map { $0 as String })
+                    kSecReturnPersistentRef, kSecUseDataProtectionKeychain,
+                ].map { $0 as String } + common.map { $0.0 as String })
             if let key = dictionary.keys.first(where: { !allowed.contains($0) }) {
                 throw KeychainError(.parameter, "'\(key)' is not allowed when adding an identity")
             }
+            // Both parts get the common attributes (access control: the key only).
+            var attributes = ItemAttributeRequest()
+            for (key, name) in common {
+                guard let value = certificateDictionary.removeValue(forKey: key as String) else { continue }
+                _ = try attributes.read(key as String, name, value, for: .add)
+            }
+            addedAttributes = attributes.attributes
             // The certificate request reads the label and return types; the identity is added here.
             certificateDictionary[kSecValueRef] = nil
             certificates = try ItemRequest(certificateDictionary, for: .copyMatching)
@@ -74,13 +89,17 @@ struct IdentityItemRequest {
         let certificate = identity.certificate.certificate
         let label = certificates.label ?? certificate.subjectSummary
         let hash = privateKey.publicKey.publicKeyHash
-        if try keychain.keys(matching: KeyQuery(keyClass: .private, applicationLabel: hash, limit: .one))
-            .isEmpty
-        {
-            try keychain.add(privateKey, label: label)
+        let stored = KeyQuery(
+            keyClass: .private, applicationLabel: hash, anySynchronizable: true, limit: .one)
+        if try keychain.keys(matching: stored).isEmpty {
+            try keychain.add(privateKey, label: label, attributes: addedAttributes)
         }
-        try keychain.add(certificate, label: label)
-        guard let stored = try keychain.firstIdentity(matching: CertificateQuery(certificate: certificate))
+        var certificateAttributes = addedAttributes
+        certificateAttributes.accessControl = nil
+        try keychain.add(certificate, label: label, attributes: certificateAttributes)
+        guard
+            let stored = try keychain.firstIdentity(
+                matching: CertificateQuery(certificate: certificate, anySynchronizable: true))
         else {
             throw KeychainError(.internal, "the stored identity cannot be found")
         }
@@ -131,7 +150,11 @@ struct IdentityItemRequest {
                 attributes[kSecClass] = kSecClassIdentity
                 return attributes
             },
-            reference: { SecIdentity(identity, in: keychain) },
+            // The identity's key keeps the query's kSecUseAuthenticationContext, as a key's does.
+            reference: {
+                SecIdentity(
+                    identity, in: keychain, authentication: AuthenticationContext(certificates.common.pin))
+            },
             data: { Data(identity.certificate.certificate.derEncoded) },
             persistentReference: identity.certificate.persistentReference)
     }

@@ -70,7 +70,8 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
             let certificate = try request.certificateToAdd()
             let keychain = try Keychain()
             let item = try keychain.add(
-                certificate, label: request.label, publicKeyHash: request.publicKeyHash.map { Array($0) })
+                certificate, label: request.label, publicKeyHash: request.publicKeyHash.map { Array($0) },
+                attributes: request.common.attributes)
             if !request.returnTypes.isEmpty {
                 result?.pointee = request.returnValue(for: item)
             }
@@ -175,7 +176,8 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
                 throw KeychainError(.itemNotFound, "no certificate matches the query")
             }
             let setting = CertificateChanges(
-                label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) })
+                label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) },
+                attributes: changes.common.attributes)
             guard !setting.isEmpty else { return }
             // One transaction: every match changes, or none (items deleted meanwhile are skipped).
             try keychain.update(items, setting: setting)
@@ -403,7 +405,7 @@ private let keySpecs: [String: KeySpec] = [
     kSecMatchSubjectContains as String: KeySpec(
         name: "kSecMatchSubjectContains", operations: [.copyMatching]),
     kSecMatchValidOnDate as String: KeySpec(name: "kSecMatchValidOnDate", operations: [.copyMatching]),
-]
+].merging(certificateAttributeSpecs) { own, _ in own }
 
 /// A dictionary given to a `SecItem…` call, checked and typed. Creating one changes nothing:
 /// every check happens before the keychain is touched.
@@ -423,9 +425,12 @@ struct ItemRequest {
     var limit: MatchLimit?
     var subjectContains: String?
     var validOnDate: Date?
+    /// Apple's common attributes (not part of a certificate's identity) and `kSecUse…` options.
+    var common = ItemAttributeRequest()
 
     init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, keySpecs) {
+            if try common.read(key, name, value, for: operation) { continue }
             try read(key, name, value)
         }
         try check(for: operation)
@@ -573,7 +578,8 @@ struct ItemRequest {
             serialNumber: serialNumber.map { Array($0) }, publicKeyHash: publicKeyHash.map { Array($0) },
             subjectKeyIdentifier: subjectKeyID.map { Array($0) }, subjectContains: subjectContains,
             validOn: validOnDate, certificate: certificate,
-            persistentReference: valuePersistentRef.map { Array($0) })
+            persistentReference: valuePersistentRef.map { Array($0) }, attributes: common.attributes,
+            anySynchronizable: common.anySynchronizable)
     }
 
     // MARK: Results
@@ -599,10 +605,12 @@ struct ItemRequest {
         }
     }
 
-    /// A certificate item's attributes, keyed as Apple's.
+    /// A certificate item's attributes, keyed as Apple's, with the common ones (`pdmn`, `sync`,
+    /// the dates…).
     static func attributes(of item: CertificateItem) -> [String: Any] {
         let certificate = item.certificate
-        var attributes: [String: Any] = [
+        var attributes = returnedItemAttributes(item.attributes)
+        attributes.merge([
             kSecClass as String: kSecClassCertificate,
             kSecAttrLabel as String: item.label,
             kSecAttrSubject as String: Data(certificate.subjectDER),
@@ -611,7 +619,7 @@ struct ItemRequest {
             kSecAttrPublicKeyHash as String: Data(item.publicKeyHash),
             kSecAttrCertificateType as String: certificate.version,
             kSecAttrCertificateEncoding as String: derEncoding,
-        ]
+        ]) { _, own in own }
         if let identifier = certificate.subjectKeyIdentifier {
             attributes[kSecAttrSubjectKeyID] = Data(identifier)
         }

@@ -6,6 +6,9 @@ internal import Keychain
 
 private let allOperations = Set(ItemOperation.allCases)
 private let searchOperations: Set<ItemOperation> = [.add, .copyMatching, .update, .delete]
+/// The dates: matched by queries (SecItemCopyMatching, SecItemUpdate's and SecItemDelete's),
+/// never given to SecItemAdd or changed.
+private let queryOnly: Set<ItemOperation> = [.copyMatching, .update, .delete]
 private let setByKeychain = "the keychain sets it"
 
 /// The keys of Apple's common item attributes and of the `kSecUse…` options.
@@ -23,9 +26,9 @@ let itemAttributeSpecs: [String: KeySpec] = [
     kSecAttrIsInvisible as String: KeySpec(name: "kSecAttrIsInvisible", operations: allOperations),
     kSecAttrIsNegative as String: KeySpec(name: "kSecAttrIsNegative", operations: allOperations),
     kSecAttrCreationDate as String: KeySpec(
-        name: "kSecAttrCreationDate", operations: [], notChangeable: setByKeychain),
+        name: "kSecAttrCreationDate", operations: queryOnly, notChangeable: setByKeychain),
     kSecAttrModificationDate as String: KeySpec(
-        name: "kSecAttrModificationDate", operations: [], notChangeable: setByKeychain),
+        name: "kSecAttrModificationDate", operations: queryOnly, notChangeable: setByKeychain),
     kSecUseDataProtectionKeychain as String: KeySpec(
         name: "kSecUseDataProtectionKeychain", operations: searchOperations),
     kSecUseAuthenticationUI as String: KeySpec(name: "kSecUseAuthenticationUI", operations: searchOperations),
@@ -34,6 +37,20 @@ let itemAttributeSpecs: [String: KeySpec] = [
     kSecUseOperationPrompt as String: KeySpec(name: "kSecUseOperationPrompt", operations: searchOperations),
     kSecUseNoAuthenticationUI as String: KeySpec(
         name: "kSecUseNoAuthenticationUI", operations: searchOperations),
+]
+
+/// The common keys keys take: Apple's attributes of every item class and the `kSecUse…`
+/// options, without the password classes' descriptive ones (comment, creator…), which Apple's
+/// key items do not have.
+let keyAttributeSpecs = itemAttributeSpecs.filter { key, _ in !passwordOnlyKeys.contains(key) }
+
+/// The common keys certificates take: as keys', without access control (a certificate is a
+/// public item here: nothing would be enforced).
+let certificateAttributeSpecs = keyAttributeSpecs.filter { key, _ in key != kSecAttrAccessControl as String }
+
+private let passwordOnlyKeys: Set<String> = [
+    kSecAttrComment as String, kSecAttrDescription as String, kSecAttrCreator as String,
+    kSecAttrType as String, kSecAttrIsInvisible as String, kSecAttrIsNegative as String,
 ]
 
 /// Apple's `kSecUseAuthenticationUI` values.
@@ -92,6 +109,9 @@ struct ItemAttributeRequest {
         case kSecAttrType: attributes.type = try fourCharCode(value, name)
         case kSecAttrIsInvisible: attributes.isInvisible = try boolean(value, name)
         case kSecAttrIsNegative: attributes.isNegative = try boolean(value, name)
+        case kSecAttrCreationDate: attributes.creationDate = try typed(value, name, "a CFDate") as Date
+        case kSecAttrModificationDate:
+            attributes.modificationDate = try typed(value, name, "a CFDate") as Date
         case kSecUseDataProtectionKeychain: _ = try boolean(value, name)  // one keychain here
         case kSecUseOperationPrompt: _ = try typed(value, name, "a CFString") as String  // no prompt here
         case kSecUseNoAuthenticationUI: if try boolean(value, name) { authenticationUI = .fail }

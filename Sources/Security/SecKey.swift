@@ -12,7 +12,9 @@ internal import Keychain
 ///
 /// A stored private key is used through the keychain each time, so it needs the keychain
 /// unlocked (`SecKeychainUnlock`) and follows the item's rules, as a PKCS#11 application
-/// would.
+/// would. A key found with `kSecUseAuthenticationContext` (the user PIN here, Apple's
+/// LAContext there) keeps it and presents it for each use that its access control asks the
+/// PIN for; the core checks it every time and counts a wrong one.
 public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     enum Storage: Sendable {
         /// A key item of a keychain.
@@ -27,9 +29,19 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     let storage: Storage
+    /// The PIN the key was found with, for the uses that need it; nil without one.
+    let authentication: AuthenticationContext?
 
-    init(_ storage: Storage) {
+    init(_ storage: Storage, authentication: AuthenticationContext? = nil) {
         self.storage = storage
+        self.authentication = authentication
+    }
+
+    /// Runs a use of the key with the PIN it keeps (nil: none, and a key that needs one for
+    /// each use fails with errSecInteractionNotAllowed, as Apple's without UI).
+    func withPIN<T>(_ body: ([UInt8]?) throws(KeychainError) -> T) throws(KeychainError) -> T {
+        guard let authentication else { return try body(nil) }
+        return try authentication.withPIN(body)
     }
 
     /// The key's public half; nil for a symmetric key.
@@ -87,6 +99,40 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     private var isStored: Bool {
         if case .item = storage { return true }
         return false
+    }
+}
+
+/// An authentication context kept by a `SecKey` (Apple's LAContext; here the user PIN given as
+/// `kSecUseAuthenticationContext`): the PIN in memory this object owns, wiped when it goes.
+final class AuthenticationContext: @unchecked Sendable {
+    // @unchecked: `bytes` is written only in init and wiped in deinit, when no other
+    // reference exists; in between it is only read.
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+    private let count: Int
+
+    /// Nil without a PIN.
+    init?(_ pin: [UInt8]?) {
+        guard let pin else { return nil }
+        bytes = .allocate(capacity: max(pin.count, 1))
+        bytes.initialize(repeating: 0)
+        _ = UnsafeMutableBufferPointer(rebasing: bytes[0..<pin.count]).update(fromContentsOf: pin)
+        count = pin.count
+    }
+
+    deinit {
+        if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
+        bytes.deallocate()
+    }
+
+    /// Runs `body` with a copy of the PIN, wiped when it returns.
+    func withPIN<T>(_ body: ([UInt8]?) throws(KeychainError) -> T) throws(KeychainError) -> T {
+        var pin = Array(bytes.prefix(count))
+        defer {
+            pin.withUnsafeMutableBytes { bytes in
+                if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
+            }
+        }
+        return try body(pin)
     }
 }
 
@@ -325,7 +371,10 @@ func externalRepresentation(of key: SecKey) throws(KeychainError) -> [UInt8] {
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     switch key.storage {
     case .item(_, let item): return keyAttributes(of: item) as NSDictionary
-    case .secretKeyItem(_, let item): return secretKeyAttributes(of: item) as NSDictionary
+    case .secretKeyItem(_, let item):
+        return secretKeyAttributes(of: item).merging(returnedItemAttributes(item.attributes)) { own, _ in own
+        }
+            as NSDictionary
     case .publicKey, .privateKey:
         guard let publicKey = key.publicKey else { return nil }
         let algorithm = publicKey.algorithm
@@ -347,9 +396,11 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     }
 }
 
-/// A stored key item's attributes, keyed as Apple's.
+/// A stored key item's attributes, keyed as Apple's, with the common ones (`pdmn`, `sync`,
+/// the dates…).
 func keyAttributes(of item: KeyItem) -> [String: Any] {
-    var attributes: [String: Any] = [
+    var attributes = returnedItemAttributes(item.attributes)
+    attributes.merge([
         kSecClass as String: kSecClassKey,
         kSecAttrKeyClass as String: item.keyClass == .private
             ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
@@ -368,7 +419,7 @@ func keyAttributes(of item: KeyItem) -> [String: Any] {
         kSecAttrCanDerive as String: item.usage.contains(.derive),
         kSecAttrCanWrap as String: item.usage.contains(.wrap),
         kSecAttrCanUnwrap as String: item.usage.contains(.unwrap),
-    ]
+    ]) { _, own in own }
     if let tag = item.applicationTag { attributes[kSecAttrApplicationTag] = Data(tag) }
     if item.keyClass == .public { attributes[kSecValueData] = Data(item.publicKey.externalRepresentation) }
     return attributes
@@ -421,7 +472,9 @@ public func SecKeyCreateSignature(
         let data = Array(dataToSign as Data)
         switch key.storage {
         case .item(let keychain, let item):
-            return Data(try keychain.sign(data, with: item, algorithm: signatureAlgorithm))
+            return try key.withPIN { pin throws(KeychainError) in
+                Data(try keychain.sign(data, with: item, algorithm: signatureAlgorithm, pin: pin))
+            }
         case .privateKey(let privateKey):
             return Data(try privateKey.signature(for: data, algorithm: signatureAlgorithm))
         case .publicKey, .secretKeyItem: throw KeychainError(.parameter, "only a private key can sign")
@@ -486,7 +539,9 @@ public func SecKeyCreateDecryptedData(
         let data = Array(ciphertext as Data)
         switch key.storage {
         case .item(let keychain, let item):
-            return Data(try keychain.decrypt(data, with: item, algorithm: encryption))
+            return try key.withPIN { pin throws(KeychainError) in
+                Data(try keychain.decrypt(data, with: item, algorithm: encryption, pin: pin))
+            }
         case .privateKey(let privateKey): return Data(try privateKey.decrypt(data, algorithm: encryption))
         case .publicKey, .secretKeyItem: throw KeychainError(.parameter, "only a private key can decrypt")
         }

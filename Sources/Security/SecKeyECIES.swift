@@ -121,7 +121,10 @@ func eciesDecrypt(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ecies: ECIESAlg
 {
     guard supportsECIES(key, .decrypt) else { throw unsupported(algorithm, key) }
     switch key.storage {
-    case .item(let keychain, let item): return try keychain.decrypt(message, with: item, algorithm: ecies)
+    case .item(let keychain, let item):
+        return try key.withPIN { pin throws(KeychainError) in
+            try keychain.decrypt(message, with: item, algorithm: ecies, pin: pin)
+        }
     case .privateKey(let privateKey): return try privateKey.decrypt(message, algorithm: ecies)
     case .publicKey, .secretKeyItem: throw unsupported(algorithm, key)
     }

@@ -117,9 +117,12 @@ public func SecKeyCopyKeyExchangeResult(
         }
         switch privateKey.storage {
         case .item(let keychain, let item):
-            return Data(
-                try keychain.sharedSecret(
-                    privateKey: item, with: peer, cofactor: exchange.cofactor, derivation: derivation))
+            return try privateKey.withPIN { pin throws(KeychainError) in
+                Data(
+                    try keychain.sharedSecret(
+                        privateKey: item, with: peer, cofactor: exchange.cofactor, derivation: derivation,
+                        pin: pin))
+            }
         case .privateKey(let key):
             return Data(try key.sharedSecret(with: peer, cofactor: exchange.cofactor, derivation: derivation))
         case .publicKey, .secretKeyItem:

@@ -51,7 +51,7 @@ private let keyItemSpecs: [String: KeySpec] = [
     kSecReturnPersistentRef as String: KeySpec(
         name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
     kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: searchOperations),
-]
+].merging(keyAttributeSpecs) { own, _ in own }
 
 /// A `SecItem…` dictionary for keys, checked and typed. Creating one changes nothing.
 struct KeyItemRequest {
@@ -75,9 +75,13 @@ struct KeyItemRequest {
     var valuePersistentRef: [UInt8]?
     var returnTypes: ReturnTypes = []
     var limit: MatchLimit?
+    /// Apple's common attributes and `kSecUse…` options; `kSecUseAuthenticationContext` is the
+    /// PIN the returned `SecKey`s keep for their uses.
+    var common = ItemAttributeRequest()
 
     init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, keyItemSpecs) {
+            if try common.read(key, name, value, for: operation) { continue }
             try read(key, name, value)
         }
         if operation == .update || operation == .delete, let limit, limit != .all {
@@ -167,7 +171,7 @@ struct KeyItemRequest {
         let duplicate = KeyQuery(
             keyClass: key.isPrivate ? .private : .public,
             applicationLabel: applicationLabel ?? publicKey.publicKeyHash,
-            applicationTag: applicationTag, limit: .one)
+            applicationTag: applicationTag, anySynchronizable: true, limit: .one)
         guard try keychain.keys(matching: duplicate).isEmpty else {
             throw KeychainError(.duplicateItem, "the key is already stored")
         }
@@ -178,7 +182,8 @@ struct KeyItemRequest {
             guard usages.isEmpty, isSensitive == nil, isExtractable == nil else {
                 throw KeychainError(.parameter, "a public key is stored with its label and tags only")
             }
-            item = try keychain.add(publicKey, label: label, applicationTag: applicationTag)
+            item = try keychain.add(
+                publicKey, label: label, applicationTag: applicationTag, attributes: common.attributes)
             if let applicationLabel {
                 _ = try keychain.update([item], setting: KeyChanges(applicationLabel: applicationLabel))
             }
@@ -194,11 +199,16 @@ struct KeyItemRequest {
             let privateAttributes = NewKeyAttributes(
                 label: label, applicationTag: applicationTag, applicationLabel: applicationLabel,
                 usage: usage,
-                isSensitive: isSensitive ?? false, isExtractable: isExtractable ?? true)
+                isSensitive: isSensitive ?? false, isExtractable: isExtractable ?? true,
+                common: common.attributes)
             // PKCS#11 keeps a key pair as two objects; Apple's keychain keeps the key added.
             // The public object carries the label and key ID but not the tag, so that a query
-            // by tag finds the private key alone, as on Apple platforms.
-            let publicAttributes = NewKeyAttributes(label: label, applicationLabel: applicationLabel)
+            // by tag finds the private key alone, as on Apple platforms; and the common
+            // attributes but access control, so that a query for the item's accessibility,
+            // group or synchronizable flag finds no half it was not given for.
+            var publicAttributes = NewKeyAttributes(label: label, applicationLabel: applicationLabel)
+            publicAttributes.common = common.attributes
+            publicAttributes.common.accessControl = nil
             item = try keychain.add(privateKey, privateKey: privateAttributes, publicKey: publicAttributes)
                 .privateKey
         }
@@ -254,7 +264,8 @@ struct KeyItemRequest {
         defer { secret.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
         let item = try keychain.importSecretKey(
             secret, type: secretKeyType, label: label, applicationLabel: applicationLabel,
-            applicationTag: applicationTag, usage: usage, extractable: isExtractable ?? true)
+            applicationTag: applicationTag, usage: usage, extractable: isExtractable ?? true,
+            attributes: common.attributes)
         if !returnTypes.isEmpty { result?.pointee = try value(for: item, in: keychain) }
     }
 
@@ -290,7 +301,8 @@ struct KeyItemRequest {
         var query = KeyQuery(
             keyClass: keyClass, type: keyType, sizeInBits: sizeInBits, label: label,
             applicationLabel: applicationLabel, applicationTag: applicationTag,
-            persistentReference: valuePersistentRef)
+            persistentReference: valuePersistentRef, attributes: common.attributes,
+            anySynchronizable: common.anySynchronizable)
         for (flag, allowed) in usages where allowed { query.usage.insert(flag) }
         if let valueRef {
             switch valueRef.storage {
@@ -330,7 +342,8 @@ struct KeyItemRequest {
         if isPermanent == false || keyClass != nil || keyType != nil { return [] }
         var query = SecretKeyQuery(
             type: secretKeyType, sizeInBits: sizeInBits, label: label, applicationLabel: applicationLabel,
-            applicationTag: applicationTag, persistentReference: valuePersistentRef)
+            applicationTag: applicationTag, persistentReference: valuePersistentRef,
+            attributes: common.attributes, anySynchronizable: common.anySynchronizable)
         for (flag, allowed) in usages where allowed { query.usage.insert(flag) }
         if let valueRef {
             guard case .secretKeyItem(_, let item) = valueRef.storage,
@@ -387,9 +400,12 @@ struct KeyItemRequest {
         return values
     }
 
+    /// A found key's value; its `SecKey` keeps the query's `kSecUseAuthenticationContext` (the
+    /// PIN) for each of its uses, as Apple's keeps the LAContext.
     private func value(for key: KeyItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
         try returnValue(
-            returnTypes, attributes: { keyAttributes(of: key) }, reference: { SecKey(.item(keychain, key)) },
+            returnTypes, attributes: { keyAttributes(of: key) },
+            reference: { SecKey(.item(keychain, key), authentication: AuthenticationContext(common.pin)) },
             data: { () throws(KeychainError) in
                 Data(try externalRepresentation(of: SecKey(.item(keychain, key))))
             },
@@ -398,7 +414,10 @@ struct KeyItemRequest {
 
     private func value(for key: SecretKeyItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
         try returnValue(
-            returnTypes, attributes: { secretKeyAttributes(of: key) },
+            returnTypes,
+            attributes: {
+                secretKeyAttributes(of: key).merging(returnedItemAttributes(key.attributes)) { own, _ in own }
+            },
             reference: { SecKey(.secretKeyItem(keychain, key)) },
             data: { () throws(KeychainError) in throw symmetricKeyValueWithheld },
             persistentReference: key.persistentReference)
@@ -418,7 +437,7 @@ struct KeyItemRequest {
         guard !keys.isEmpty else { throw KeychainError(.itemNotFound, "no key matches the query") }
         let setting = KeyChanges(
             label: changes.label, applicationLabel: changes.applicationLabel,
-            applicationTag: changes.applicationTag)
+            applicationTag: changes.applicationTag, attributes: changes.common.attributes)
         guard !setting.isEmpty else { return }
         try keychain.update(keys, setting: setting)
     }
