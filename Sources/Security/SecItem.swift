@@ -430,7 +430,9 @@ struct ItemRequest {
 
     init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, keySpecs) {
-            if try common.read(key, name, value, for: operation) { continue }
+            if certificateAttributeSpecs[key] != nil, try common.read(key, name, value, for: operation) {
+                continue
+            }
             try read(key, name, value)
         }
         try check(for: operation)

@@ -81,7 +81,9 @@ struct KeyItemRequest {
 
     init(_ dictionary: ItemDictionary, for operation: ItemOperation) throws(KeychainError) {
         for (key, name, value) in try checkedEntries(dictionary, for: operation, keyItemSpecs) {
-            if try common.read(key, name, value, for: operation) { continue }
+            // kSecAttrKeyType is Apple's "type", as kSecAttrType of passwords: the key's own
+            // keys are read as its own.
+            if keyAttributeSpecs[key] != nil, try common.read(key, name, value, for: operation) { continue }
             try read(key, name, value)
         }
         if operation == .update || operation == .delete, let limit, limit != .all {
