@@ -1,0 +1,223 @@
+import Foundation
+import Keychain
+import Security
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// Apple's common attributes on keys and certificates, seen through the other faces: the
+// PKCS#11 module's vendor attributes (read with C_GetAttributeValue from the built .so) and
+// the token's count of failed PINs given as kSecUseAuthenticationContext.
+
+/// The vendor attributes of Apple's common item attributes (README, "Apple keychain
+/// attributes on Linux").
+private enum VendorAttribute {
+    static let accessible: UInt = 0x8050_4B21
+    static let accessGroup: UInt = 0x8050_4B22
+    static let synchronizable: UInt = 0x8050_4B23
+    static let creationDate: UInt = 0x8050_4B24
+}
+
+/// The few entry points of the built module a reader needs, found with dlsym as a host finds
+/// them (the module exports every C_* symbol). CK_ULONG and handles are `UInt`; templates are
+/// CK_ATTRIBUTE arrays laid out by `Template`.
+private struct ModuleReader {
+    typealias Initialize = @convention(c) (UnsafeMutableRawPointer?) -> UInt
+    typealias GetSlotList =
+        @convention(c) (UInt8, UnsafeMutablePointer<UInt>?, UnsafeMutablePointer<UInt>?) -> UInt
+    typealias OpenSession =
+        @convention(c) (
+            UInt, UInt, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt>?
+        )
+        -> UInt
+    typealias Login = @convention(c) (UInt, UInt, UnsafeMutablePointer<UInt8>?, UInt) -> UInt
+    typealias FindObjectsInit = @convention(c) (UInt, UnsafeMutableRawPointer?, UInt) -> UInt
+    typealias FindObjects =
+        @convention(c) (UInt, UnsafeMutablePointer<UInt>?, UInt, UnsafeMutablePointer<UInt>?) -> UInt
+    typealias Handle = @convention(c) (UInt) -> UInt
+    typealias GetAttributeValue = @convention(c) (UInt, UInt, UnsafeMutableRawPointer?, UInt) -> UInt
+
+    let initialize: Initialize
+    let finalize: Initialize
+    let getSlotList: GetSlotList
+    let openSession: OpenSession
+    let login: Login
+    let findObjectsInit: FindObjectsInit
+    let findObjects: FindObjects
+    let findObjectsFinal: Handle
+    let getAttributeValue: GetAttributeValue
+
+    init() throws {
+        guard let handle = dlopen(try modulePath(), RTLD_NOW | RTLD_LOCAL) else {
+            throw FixtureError(message: "dlopen failed")
+        }
+        func symbol<T>(_ name: String, _: T.Type) throws -> T {
+            guard let address = dlsym(handle, name) else { throw FixtureError(message: "no \(name)") }
+            return unsafeBitCast(address, to: T.self)
+        }
+        initialize = try symbol("C_Initialize", Initialize.self)
+        finalize = try symbol("C_Finalize", Initialize.self)
+        getSlotList = try symbol("C_GetSlotList", GetSlotList.self)
+        openSession = try symbol("C_OpenSession", OpenSession.self)
+        login = try symbol("C_Login", Login.self)
+        findObjectsInit = try symbol("C_FindObjectsInit", FindObjectsInit.self)
+        findObjects = try symbol("C_FindObjects", FindObjects.self)
+        findObjectsFinal = try symbol("C_FindObjectsFinal", Handle.self)
+        getAttributeValue = try symbol("C_GetAttributeValue", GetAttributeValue.self)
+    }
+
+    /// The vendor attributes `types` of every object of class `objectClass`, read in a session
+    /// logged in with the user PIN, the module initialised and finalised around it.
+    func read(_ types: [UInt], ofClass objectClass: UInt) throws -> [[UInt: [UInt8]]] {
+        try #require(initialize(nil) == 0)
+        defer { _ = finalize(nil) }
+        var slots = [UInt](repeating: 0, count: 4)
+        var count = UInt(slots.count)
+        try #require(getSlotList(0, &slots, &count) == 0 && count > 0)
+        var session: UInt = 0
+        try #require(openSession(slots[0], 0x4 | 0x2, nil, nil, &session) == 0)  // CKF_SERIAL_SESSION | CKF_RW_SESSION
+        var pin = Array(TestPIN.user.utf8)
+        try #require(login(session, 1, &pin, UInt(pin.count)) == 0)  // CKU_USER
+        var classValue = objectClass
+        let found: [UInt] = try withUnsafeMutableBytes(of: &classValue) { value in
+            let template = Template([(0, value.baseAddress, UInt(value.count))])  // CKA_CLASS
+            defer { template.deallocate() }
+            try #require(findObjectsInit(session, template.pointer, 1) == 0)
+            var handles = [UInt](repeating: 0, count: 16)
+            var returned: UInt = 0
+            try #require(findObjects(session, &handles, UInt(handles.count), &returned) == 0)
+            try #require(findObjectsFinal(session) == 0)
+            return Array(handles.prefix(Int(returned)))
+        }
+        return try found.map { object in
+            var values: [UInt: [UInt8]] = [:]
+            for type in types {
+                // The two-call convention: the length, then the value.
+                let sizing = Template([(type, nil, 0)])
+                defer { sizing.deallocate() }
+                guard getAttributeValue(session, object, sizing.pointer, 1) == 0 else { continue }
+                let length = sizing.length(0)
+                var buffer = [UInt8](repeating: 0, count: Int(length))
+                try buffer.withUnsafeMutableBytes { bytes in
+                    let reading = Template([(type, bytes.baseAddress, length)])
+                    defer { reading.deallocate() }
+                    try #require(getAttributeValue(session, object, reading.pointer, 1) == 0)
+                }
+                values[type] = buffer
+            }
+            return values
+        }
+    }
+}
+
+/// A CK_ATTRIBUTE array in memory: { CK_ULONG type; void *pValue; CK_ULONG ulValueLen }.
+private struct Template {
+    static let stride = MemoryLayout<UInt>.size * 2 + MemoryLayout<UnsafeMutableRawPointer?>.size
+    let pointer: UnsafeMutableRawPointer
+
+    init(_ entries: [(UInt, UnsafeMutableRawPointer?, UInt)]) {
+        pointer = .allocate(byteCount: Self.stride * max(entries.count, 1), alignment: 8)
+        for (index, (type, value, length)) in entries.enumerated() {
+            let base = index * Self.stride
+            pointer.storeBytes(of: type, toByteOffset: base, as: UInt.self)
+            pointer.storeBytes(of: value, toByteOffset: base + 8, as: UnsafeMutableRawPointer?.self)
+            pointer.storeBytes(of: length, toByteOffset: base + 16, as: UInt.self)
+        }
+    }
+
+    func length(_ index: Int) -> UInt {
+        pointer.load(fromByteOffset: index * Self.stride + 16, as: UInt.self)
+    }
+    func deallocate() { pointer.deallocate() }
+}
+
+@Suite("Apple's attributes of keys and certificates across the faces", .serialized)
+struct KeyCertificateAttributeTests {
+    @Test(
+        "a key and a certificate added through SecItemAdd show pdmn, agrp and sync as vendor attributes of the module"
+    )
+    func attributesRoundTripThroughPKCS11() throws {
+        try withPINKeychain { _ in
+            let key = try #require(
+                SecKeyCreateRandomKey(
+                    [
+                        kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                        kSecAttrKeySizeInBits as String: 256,
+                    ]
+                        as CFDictionary, nil))
+            let shared: [String: Any] = [
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlock,
+                kSecAttrAccessGroup as String: "TEAMID.com.example.shared",
+                kSecAttrSynchronizable as String: true,
+            ]
+            var addKey = shared
+            addKey[kSecClass as String] = kSecClassKey
+            addKey[kSecValueRef as String] = key
+            #expect(SecItemAdd(addKey as CFDictionary, nil) == errSecSuccess)
+            var addCertificate = shared
+            addCertificate[kSecClass as String] = kSecClassCertificate
+            addCertificate[kSecValueRef as String] = try Fixture.alice.certificate
+            #expect(SecItemAdd(addCertificate as CFDictionary, nil) == errSecSuccess)
+
+            let reader = try ModuleReader()
+            let types = [
+                VendorAttribute.accessible, VendorAttribute.accessGroup, VendorAttribute.synchronizable,
+                VendorAttribute.creationDate,
+            ]
+            for objectClass: UInt in [3, 1] {  // CKO_PRIVATE_KEY, CKO_CERTIFICATE
+                let objects = try reader.read(types, ofClass: objectClass)
+                #expect(objects.count == 1, "class \(objectClass)")
+                for values in objects {
+                    #expect(values[VendorAttribute.accessible] == Array("ck".utf8))
+                    #expect(values[VendorAttribute.accessGroup] == Array("TEAMID.com.example.shared".utf8))
+                    #expect(values[VendorAttribute.synchronizable] == [1])
+                    #expect(values[VendorAttribute.creationDate]?.count == 8)
+                }
+            }
+        }
+    }
+
+    @Test(
+        "a wrong PIN given as a key's kSecUseAuthenticationContext is counted by the token; the right one resets it"
+    )
+    func wrongContextPINIsCounted() throws {
+        try withPINKeychain { _ in
+            let access = try #require(
+                SecAccessControlCreateWithFlags(
+                    nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .userPresence, nil))
+            let parameters: [String: Any] = [
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecAttrKeySizeInBits as String: 256,
+                kSecPrivateKeyAttrs as String: [
+                    kSecAttrIsPermanent as String: true,
+                    kSecAttrApplicationTag as String: Data("counted".utf8),
+                    kSecAttrAccessControl as String: access,
+                ],
+            ]
+            #expect(SecKeyCreateRandomKey(parameters as CFDictionary, nil) != nil)
+            func key(context: Any) throws -> SecKey {
+                let query: [String: Any] = [
+                    kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Data("counted".utf8),
+                    kSecUseAuthenticationContext as String: context, kSecReturnRef as String: true,
+                ]
+                var item: CFTypeRef?
+                try #require(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+                return try #require(item as? SecKey)
+            }
+            func signatureStatus(_ key: SecKey) -> Int {
+                var error: Unmanaged<CFError>?
+                let signature = SecKeyCreateSignature(
+                    key, .ecdsaSignatureMessageX962SHA256, Data("m".utf8) as CFData, &error)
+                return signature != nil ? 0 : takeError(error)?.code ?? 1
+            }
+            #expect(try Keychain().authenticationStatus.failedUnlockAttempts == 0)
+            #expect(signatureStatus(try key(context: "0000")) == Int(errSecAuthFailed))
+            #expect(try Keychain().authenticationStatus.failedUnlockAttempts == 1)
+            // The PIN as CFData, as an LAContext's credential would be bytes.
+            #expect(signatureStatus(try key(context: Data(TestPIN.user.utf8))) == 0)
+            #expect(try Keychain().authenticationStatus.failedUnlockAttempts == 0)
+        }
+    }
+}
