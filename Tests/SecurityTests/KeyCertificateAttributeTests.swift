@@ -77,7 +77,8 @@ private struct ModuleReader {
         var count = UInt(slots.count)
         try #require(getSlotList(0, &slots, &count) == 0 && count > 0)
         var session: UInt = 0
-        try #require(openSession(slots[0], 0x4 | 0x2, nil, nil, &session) == 0)  // CKF_SERIAL_SESSION | CKF_RW_SESSION
+        // CKF_SERIAL_SESSION | CKF_RW_SESSION
+        try #require(openSession(slots[0], 0x4 | 0x2, nil, nil, &session) == 0)
         var pin = Array(TestPIN.user.utf8)
         try #require(login(session, 1, &pin, UInt(pin.count)) == 0)  // CKU_USER
         var classValue = objectClass
