@@ -235,6 +235,38 @@ struct KeyCertificateAttributeSnippetsTests {
         }
     }
 
+    @Test(
+        "a password's creation and modification dates are matched exactly; SecItemAdd and SecItemUpdate refuse them"
+    )
+    func passwordDatesInQueries() throws {
+        try withPINKeychain { _ in
+            try unlockKeychain(password: "1234")
+            let add: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "com.example.dates",
+                kSecAttrAccount as String: "alice", kSecValueData as String: Data("s3cret".utf8),
+                kSecReturnAttributes as String: true,
+            ]
+            var result: CFTypeRef?
+            #expect(SecItemAdd(add as CFDictionary, &result) == errSecSuccess)
+            let attributes = try #require(result as? [String: Any])
+            let created = try #require(attributes[kSecAttrCreationDate as String] as? Date)
+            let modified = try #require(attributes[kSecAttrModificationDate as String] as? Date)
+            let service: [String: Any] = [kSecAttrService as String: "com.example.dates"]
+            for (key, date) in [(kSecAttrCreationDate, created), (kSecAttrModificationDate, modified)] {
+                var query = service
+                query[key as String] = date
+                #expect(itemExists(kSecClassGenericPassword, query) == errSecSuccess)
+                query[key as String] = date.addingTimeInterval(-1)
+                #expect(itemExists(kSecClassGenericPassword, query) == errSecItemNotFound)
+                #expect(update(kSecClassGenericPassword, service, [key as String: Date()]) == errSecParam)
+            }
+            var dated = add
+            dated[kSecAttrAccount as String] = "bob"
+            dated[kSecAttrCreationDate as String] = Date()
+            #expect(SecItemAdd(dated as CFDictionary, nil) == errSecParam)
+        }
+    }
+
     @Test("an identity whose key needs the user signs through SecIdentityCopyPrivateKey with the context")
     func protectedIdentityKey() throws {
         try withPINKeychain { directory in
