@@ -221,4 +221,66 @@ struct KeyCertificateAttributeTests {
             #expect(try Keychain().authenticationStatus.failedUnlockAttempts == 0)
         }
     }
+
+    @Test(
+        "a key found with kSecUseAuthenticationContext decrypts (RSA, ECIES) and runs key exchanges with it")
+    func contextServesEveryUse() throws {
+        try withPINKeychain { _ in
+            let access = try #require(
+                SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+            for (type, size) in [(kSecAttrKeyTypeRSA, 2048), (kSecAttrKeyTypeECSECPrimeRandom, 256)] {
+                let tag = Data("every-use-\(size)".utf8)
+                let parameters: [String: Any] = [
+                    kSecAttrKeyType as String: type, kSecAttrKeySizeInBits as String: size,
+                    kSecPrivateKeyAttrs as String: [
+                        kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: tag,
+                        kSecAttrAccessControl as String: access,
+                    ],
+                ]
+                let created = try #require(SecKeyCreateRandomKey(parameters as CFDictionary, nil))
+                let publicKey = try #require(SecKeyCopyPublicKey(created))
+                func key(context: String?) throws -> SecKey {
+                    var query: [String: Any] = [
+                        kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag,
+                        kSecReturnRef as String: true,
+                    ]
+                    if let context { query[kSecUseAuthenticationContext as String] = context }
+                    var item: CFTypeRef?
+                    try #require(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+                    return try #require(item as? SecKey)
+                }
+                let algorithm: SecKeyAlgorithm =
+                    size == 256 ? .eciesEncryptionStandardX963SHA256AESGCM : .rsaEncryptionOAEPSHA256
+                let ciphertext = try #require(
+                    SecKeyCreateEncryptedData(publicKey, algorithm, Data("secret".utf8) as CFData, nil))
+                if size == 2048 {
+                    // The core asks the PIN for each RSA decryption (CKA_ALWAYS_AUTHENTICATE).
+                    for (context, expected) in [
+                        (nil, errSecInteractionNotAllowed), ("0000", errSecAuthFailed),
+                    ] {
+                        var error: Unmanaged<CFError>?
+                        #expect(
+                            SecKeyCreateDecryptedData(
+                                try key(context: context), algorithm, ciphertext, &error) == nil)
+                        #expect(takeError(error)?.code == Int(expected))
+                    }
+                }
+                let plaintext = SecKeyCreateDecryptedData(
+                    try key(context: TestPIN.user), algorithm, ciphertext, nil)
+                #expect(plaintext as Data? == Data("secret".utf8))
+                guard size == 256 else { continue }
+                let peer = try #require(
+                    SecKeyCreateRandomKey(
+                        [kSecAttrKeyType as String: type, kSecAttrKeySizeInBits as String: 256]
+                            as CFDictionary, nil))
+                let shared = SecKeyCopyKeyExchangeResult(
+                    try key(context: TestPIN.user), .ecdhKeyExchangeStandard,
+                    try #require(SecKeyCopyPublicKey(peer)),
+                    [:] as CFDictionary, nil)
+                let expected = SecKeyCopyKeyExchangeResult(
+                    peer, .ecdhKeyExchangeStandard, publicKey, [:] as CFDictionary, nil)
+                #expect(shared != nil && shared as Data? == expected as Data?)
+            }
+        }
+    }
 }
