@@ -372,9 +372,10 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     switch key.storage {
     case .item(_, let item): return keyAttributes(of: item) as NSDictionary
     case .secretKeyItem(_, let item):
-        return secretKeyAttributes(of: item).merging(returnedItemAttributes(item.attributes)) { own, _ in own
+        let attributes = secretKeyAttributes(of: item).merging(returnedItemAttributes(item.attributes)) {
+            own, _ in own
         }
-            as NSDictionary
+        return attributes as NSDictionary
     case .publicKey, .privateKey:
         guard let publicKey = key.publicKey else { return nil }
         let algorithm = publicKey.algorithm

@@ -198,6 +198,12 @@ struct KeyCertificateAttributeTests {
                 ],
             ]
             #expect(SecKeyCreateRandomKey(parameters as CFDictionary, nil) != nil)
+            // Through PKCS#11: the flags as CKA_P11K_ACCESS_CONTROL, and CKA_ALWAYS_AUTHENTICATE.
+            let objects = try ModuleReader().read([0x8050_4B26, 0x202], ofClass: 3)
+            #expect(objects.count == 1)
+            let userPresence = withUnsafeBytes(of: UInt(1)) { Array($0) }  // CK_ULONG 1: .userPresence
+            #expect(objects.first?[0x8050_4B26] == userPresence)
+            #expect(objects.first?[0x202] == [1])
             func key(context: Any) throws -> SecKey {
                 let query: [String: Any] = [
                     kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Data("counted".utf8),
