@@ -19,9 +19,9 @@ internal import Keychain
 // - a certificate is unique by issuer and serial number: adding it again is
 //   `errSecDuplicateItem` and the stored item is left as it was.
 // - a generic password is unique by service and account, likewise;
-// - private items (keys, identities, generic passwords) are found, used and changed only
-//   while the keychain is unlocked (`SecKeychainUnlock`): locked, they match nothing, and
-//   adding one is `errSecInteractionNotAllowed`.
+// - private items (private keys, identities, passwords) are found, used and changed only
+//   while the keychain is unlocked (`p11keychain unlock` or `SecKeychainUnlock`): locked, a
+//   search for them that finds nothing, and adding one, is `errSecInteractionNotAllowed`.
 // - an internet password is unique by server, account, protocol, port, path, authentication
 //   type and security domain; both password classes also by access group and synchronizable;
 // - a query without kSecAttrSynchronizable matches only items that are not synchronizable;
@@ -102,7 +102,9 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 /// whether something matches.
 ///
 /// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches (never an empty
-///   array); `errSecParam` for a bad query, or for `kSecReturn…` with a NULL `result`.
+///   array); `errSecInteractionNotAllowed` when nothing matches while the keychain is locked
+///   and the class has private items (all but certificates); `errSecParam` for a bad query,
+///   or for `kSecReturn…` with a NULL `result`.
 @discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?)
     -> OSStatus
@@ -110,38 +112,40 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
     result?.pointee = nil
     return perform { () throws(KeychainError) in
         let query = try swiftDictionary(query)
-        let values: [CFTypeRef]
-        let limit: MatchLimit
         let itemClass = try ItemClass(query, for: .copyMatching)
-        switch itemClass {
-        case .certificate:
-            let request = try ItemRequest(query, for: .copyMatching)
-            try request.requireResultPointer(result)
-            limit = request.limit ?? .one
-            let items = try request.matchingItems(in: Keychain(), limit: limit)
-            guard !items.isEmpty else {
-                throw KeychainError(.itemNotFound, "no certificate matches the query")
+        try reportingLockedKeychain(for: itemClass) { () throws(KeychainError) in
+            let values: [CFTypeRef]
+            let limit: MatchLimit
+            switch itemClass {
+            case .certificate:
+                let request = try ItemRequest(query, for: .copyMatching)
+                try request.requireResultPointer(result)
+                limit = request.limit ?? .one
+                let items = try request.matchingItems(in: Keychain(), limit: limit)
+                guard !items.isEmpty else {
+                    throw KeychainError(.itemNotFound, "no certificate matches the query")
+                }
+                values = request.returnTypes.isEmpty ? [] : items.map { request.returnValue(for: $0) }
+            case .key:
+                let request = try KeyItemRequest(query, for: .copyMatching)
+                try requireResultPointer(request.returnTypes, result)
+                limit = request.limit ?? .one
+                values = try request.copyMatching(limit: limit)
+            case .genericPassword, .internetPassword:
+                let request = try PasswordItemRequest(query, itemClass.passwordClass, for: .copyMatching)
+                try requireResultPointer(request.returnTypes, result)
+                limit = request.limit ?? .one
+                values = try request.copyMatching(limit: limit)
+            case .identity:
+                let request = try IdentityItemRequest(query, for: .copyMatching)
+                try requireResultPointer(request.returnTypes, result)
+                limit = request.limit ?? .one
+                values = try request.copyMatching(limit: limit)
             }
-            values = request.returnTypes.isEmpty ? [] : items.map { request.returnValue(for: $0) }
-        case .key:
-            let request = try KeyItemRequest(query, for: .copyMatching)
-            try requireResultPointer(request.returnTypes, result)
-            limit = request.limit ?? .one
-            values = try request.copyMatching(limit: limit)
-        case .genericPassword, .internetPassword:
-            let request = try PasswordItemRequest(query, itemClass.passwordClass, for: .copyMatching)
-            try requireResultPointer(request.returnTypes, result)
-            limit = request.limit ?? .one
-            values = try request.copyMatching(limit: limit)
-        case .identity:
-            let request = try IdentityItemRequest(query, for: .copyMatching)
-            try requireResultPointer(request.returnTypes, result)
-            limit = request.limit ?? .one
-            values = try request.copyMatching(limit: limit)
+            guard let first = values.first else { return }
+            // Only a limit of one returns the item itself; any other returns an array.
+            result?.pointee = limit == .one ? first : values as AnyObject
         }
-        guard let first = values.first else { return }
-        // Only a limit of one returns the item itself; any other returns an array.
-        result?.pointee = limit == .one ? first : values as AnyObject
     }
 }
 
@@ -153,8 +157,10 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 /// generic password's `kSecAttrService`, `kSecAttrAccount`, `kSecAttrLabel` and its secret
 /// (`kSecValueData`). Identities are changed through their certificate or key.
 ///
-/// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches; `errSecDuplicateItem`
-///   when a password change would make two items with the same service and account;
+/// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches
+///   (`errSecInteractionNotAllowed` while the keychain is locked, as SecItemCopyMatching);
+///   `errSecDuplicateItem` when a password change would make two items with the same service
+///   and account;
 ///   `errSecParam` for a bad query or attributes (a `kSecReturn…` key, a limit other than all,
 ///   an attribute that cannot change), in which case nothing is changed.
 @discardableResult
@@ -166,32 +172,34 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         if let changedClass = attributesToUpdate[kSecClass], (changedClass as? String) != itemClass.name {
             throw KeychainError(.parameter, "kSecClass cannot be changed by SecItemUpdate")
         }
-        switch itemClass {
-        case .certificate:
-            let request = try ItemRequest(query, for: .update)
-            let changes = try ItemRequest(attributesToUpdate, for: .changes)
-            let keychain = try Keychain()
-            let items = try request.matchingItems(in: keychain, limit: .all)
-            guard !items.isEmpty else {
-                throw KeychainError(.itemNotFound, "no certificate matches the query")
+        try reportingLockedKeychain(for: itemClass) { () throws(KeychainError) in
+            switch itemClass {
+            case .certificate:
+                let request = try ItemRequest(query, for: .update)
+                let changes = try ItemRequest(attributesToUpdate, for: .changes)
+                let keychain = try Keychain()
+                let items = try request.matchingItems(in: keychain, limit: .all)
+                guard !items.isEmpty else {
+                    throw KeychainError(.itemNotFound, "no certificate matches the query")
+                }
+                let setting = CertificateChanges(
+                    label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) },
+                    attributes: changes.common.attributes)
+                guard !setting.isEmpty else { return }
+                // One transaction: every match changes, or none (items deleted meanwhile are skipped).
+                try keychain.update(items, setting: setting)
+            case .key:
+                try KeyItemRequest(query, for: .update).update(
+                    with: KeyItemRequest(attributesToUpdate, for: .changes))
+            case .genericPassword, .internetPassword:
+                try PasswordItemRequest(query, itemClass.passwordClass, for: .update).update(
+                    with: PasswordItemRequest(attributesToUpdate, itemClass.passwordClass, for: .changes))
+            case .identity:
+                throw KeychainError(
+                    .unimplemented,
+                    "identities are not updated as such: update their certificate (kSecClassCertificate) or key "
+                        + "(kSecClassKey)")
             }
-            let setting = CertificateChanges(
-                label: changes.label, publicKeyHash: changes.publicKeyHash.map { Array($0) },
-                attributes: changes.common.attributes)
-            guard !setting.isEmpty else { return }
-            // One transaction: every match changes, or none (items deleted meanwhile are skipped).
-            try keychain.update(items, setting: setting)
-        case .key:
-            try KeyItemRequest(query, for: .update).update(
-                with: KeyItemRequest(attributesToUpdate, for: .changes))
-        case .genericPassword, .internetPassword:
-            try PasswordItemRequest(query, itemClass.passwordClass, for: .update).update(
-                with: PasswordItemRequest(attributesToUpdate, itemClass.passwordClass, for: .changes))
-        case .identity:
-            throw KeychainError(
-                .unimplemented,
-                "identities are not updated as such: update their certificate (kSecClassCertificate) or key "
-                    + "(kSecClassKey)")
         }
     }
 }
@@ -199,29 +207,33 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 /// Deletes every item matching `query` from the default keychain. Deleting an identity
 /// deletes its certificate and its key pair.
 ///
-/// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches; `errSecParam` for
-///   a bad query (a `kSecReturn…` or `kSecMatch…` search key, a limit other than all).
+/// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches
+///   (`errSecInteractionNotAllowed` while the keychain is locked, as SecItemCopyMatching);
+///   `errSecParam` for a bad query (a `kSecReturn…` or `kSecMatch…` search key, a limit other
+///   than all).
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
         let query = try swiftDictionary(query)
         let itemClass = try ItemClass(query, for: .delete)
-        switch itemClass {
-        case .certificate:
-            let request = try ItemRequest(query, for: .delete)
-            let keychain = try Keychain()
-            let items = try request.matchingItems(in: keychain, limit: .all)
-            guard !items.isEmpty else {
-                throw KeychainError(.itemNotFound, "no certificate matches the query")
+        try reportingLockedKeychain(for: itemClass) { () throws(KeychainError) in
+            switch itemClass {
+            case .certificate:
+                let request = try ItemRequest(query, for: .delete)
+                let keychain = try Keychain()
+                let items = try request.matchingItems(in: keychain, limit: .all)
+                guard !items.isEmpty else {
+                    throw KeychainError(.itemNotFound, "no certificate matches the query")
+                }
+                // One transaction: every match goes, or none.
+                guard try keychain.delete(items) > 0 else {
+                    throw KeychainError(.itemNotFound, "no certificate matches the query")
+                }
+            case .key: try KeyItemRequest(query, for: .delete).delete()
+            case .genericPassword, .internetPassword:
+                try PasswordItemRequest(query, itemClass.passwordClass, for: .delete).delete()
+            case .identity: try IdentityItemRequest(query, for: .delete).delete()
             }
-            // One transaction: every match goes, or none.
-            guard try keychain.delete(items) > 0 else {
-                throw KeychainError(.itemNotFound, "no certificate matches the query")
-            }
-        case .key: try KeyItemRequest(query, for: .delete).delete()
-        case .genericPassword, .internetPassword:
-            try PasswordItemRequest(query, itemClass.passwordClass, for: .delete).delete()
-        case .identity: try IdentityItemRequest(query, for: .delete).delete()
         }
     }
 }
@@ -281,6 +293,17 @@ enum ItemClass {
         }
     }
 
+    /// What the items are called in messages.
+    var description: String {
+        switch self {
+        case .certificate: "certificates"
+        case .key: "keys"
+        case .identity: "identities"
+        case .genericPassword: "generic passwords"
+        case .internetPassword: "internet passwords"
+        }
+    }
+
     /// The password class of `.genericPassword` and `.internetPassword`.
     var passwordClass: PasswordItemClass { self == .internetPassword ? .internet : .generic }
 }
@@ -303,6 +326,31 @@ func perform(_ body: () throws(KeychainError) -> Void) -> OSStatus {
         return errSecSuccess
     } catch {
         return LastError.record(error)
+    }
+}
+
+/// Runs a search (SecItemCopyMatching, SecItemUpdate, SecItemDelete) for items of
+/// `itemClass`. When it finds nothing while the keychain is locked, and the class has private
+/// items (every class but certificates: keys may be private halves), the answer is Apple's
+/// errSecInteractionNotAllowed, not errSecItemNotFound: the items may be there, unreadable
+/// until the keychain is unlocked. A public key found while locked is still returned.
+func reportingLockedKeychain(for itemClass: ItemClass, _ search: () throws(KeychainError) -> Void)
+    throws(KeychainError)
+{
+    do {
+        try search()
+    } catch  where error.code == .itemNotFound && itemClass != .certificate {
+        // The keychain opened for the search opens again (cheaply); if it cannot, the search's
+        // own error stands.
+        guard let keychain = try? Keychain(), !keychain.isUnlocked else { throw error }
+        let hasPIN = (try? keychain.authenticationStatus.hasUserPIN) ?? true
+        throw KeychainError(
+            .interactionNotAllowed,
+            hasPIN
+                ? "the keychain is locked: unlock it (p11keychain unlock, or SecKeychainUnlock) to find "
+                    + "\(itemClass.description)"
+                : "the keychain has no user PIN, which private items need: \(itemClass.description) "
+                    + "cannot be stored or found")
     }
 }
 

@@ -316,7 +316,7 @@ struct KeyTests {
                     [kSecClass as String: kSecClassKey] as CFDictionary,
                     [kSecAttrKeySizeInBits as String: 384] as CFDictionary) == errSecParam)
             #expect(SecKeychainLock(nil) == errSecSuccess)
-            #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecItemNotFound)
+            #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecInteractionNotAllowed)
             #expect(
                 SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, Data() as CFData, &error) == nil)
             #expect(takeError(error)?.code == Int(errSecInteractionNotAllowed))
@@ -438,7 +438,7 @@ struct GenericPasswordTests {
             #expect(
                 SecItemCopyMatching(
                     item.merging([kSecReturnData as String: true]) { $1 } as CFDictionary, &result)
-                    == errSecItemNotFound)
+                    == errSecInteractionNotAllowed)
             let other =
                 [
                     kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "s",

@@ -184,8 +184,8 @@ struct SymmetricKeyItemTests {
                     == errSecUnimplemented)
             #expect(try keychain.secretKeys().map(\.label) == ["k"])
             #expect(SecKeychainLock(nil) == errSecSuccess)
-            #expect(copy(symmetric).0 == errSecItemNotFound)
-            #expect(SecItemDelete(symmetric as CFDictionary) == errSecItemNotFound)
+            #expect(copy(symmetric).0 == errSecInteractionNotAllowed)
+            #expect(SecItemDelete(symmetric as CFDictionary) == errSecInteractionNotAllowed)
             #expect(unlock(TestPIN.user) == errSecSuccess)
             #expect(copy(symmetric).0 == errSecSuccess)
         }
