@@ -63,10 +63,19 @@ extension Token {
             ? try privateKey(reference, context: context) : try publicKey(reference, context: context)
         try Token.checkUse(
             loaded.attributes, for: usage, keyTypes: keyType.map { [$0] }, mechanism: mechanism)
-        let perUse = usage == .sign || usage == .decrypt
         return UsableKey(
             key: loaded.key, attributes: loaded.attributes,
-            needsPINForEachUse: perUse && loaded.attributes.bool(.alwaysAuthenticate) == true)
+            needsPINForEachUse: Token.needsPINForEachUse(loaded.attributes, for: usage))
+    }
+
+    /// Whether `usage` of a key needs the user's PIN again: CKA_ALWAYS_AUTHENTICATE asks it for
+    /// each signature and decryption (v2.40 §4.9); an Apple access control that needs presence
+    /// (`.userPresence`, `.devicePasscode`, `.applicationPassword`) asks it for every use of the
+    /// private key, unwrapping and derivation (ECDH, ECIES) included, as on Apple platforms.
+    static func needsPINForEachUse(_ attributes: AttributeSet, for usage: KeyUse) -> Bool {
+        guard usage.needsPrivateKey else { return false }
+        if AccessControl.needsPINForEachUse(attributes) { return true }
+        return (usage == .sign || usage == .decrypt) && attributes.bool(.alwaysAuthenticate) == true
     }
 
     /// The same entry point for secret keys: the object must be a secret key of one of

@@ -17,6 +17,15 @@ func operationKey(
         try session.slot.token.useKey(
             reference, for: use, keyType: type, mechanism: UInt64(mechanism), context: session.context)
     }
+    if usable.needsPINForEachUse, use == .derive || use == .unwrap {
+        // C_DeriveKey and C_UnwrapKey are single calls: PKCS#11 has no context-specific login
+        // for them (v2.40 §5.6 allows one only after an …Init), so the PIN the core asks for
+        // each use cannot be given here.
+        throw P11Error(
+            CKR_KEY_FUNCTION_NOT_PERMITTED,
+            "the key's access control needs the PIN for each use, which C_DeriveKey and C_UnwrapKey "
+                + "cannot take: use the key through the Swift API with its PIN")
+    }
     return (
         usable.key, usable.needsPINForEachUse, usable.attributes.bool(.private) == true, usable.attributes
     )

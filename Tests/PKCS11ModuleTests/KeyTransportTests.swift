@@ -373,6 +373,35 @@ extension ModuleTests {
             }
         }
 
+        @Test(
+            "ECDH from a key whose access control needs presence is refused: C_DeriveKey cannot take the PIN"
+        )
+        func ecdhNeedsThePINOfAnAccessControlledKey() throws {
+            try withLoggedInToken { token, session in
+                let guarded = try token.generateKeyPair(
+                    .p256,
+                    privateAttributes: [
+                        Attribute(CKA_DERIVE, bool: true),
+                        Attribute(
+                            CK_ATTRIBUTE_TYPE(CKA_P11K_ACCESS_CONTROL),
+                            ulong: CK_ULONG(P11K_ACCESS_CONTROL_USER_PRESENCE)),
+                    ], in: session)
+                let plain = try token.generateKeyPair(
+                    .p256, privateAttributes: [Attribute(CKA_DERIVE, bool: true)], in: session)
+                let peerPoint = try Self.point(token, of: plain.publicKey, in: session)
+                #expect(
+                    try Self.ecdh(
+                        token, base: guarded.privateKey, peerPoint: peerPoint, template: readableSecretKey(),
+                        in: session
+                    ).0 == CKR_KEY_FUNCTION_NOT_PERMITTED)
+                #expect(
+                    try Self.ecdh(
+                        token, base: plain.privateKey, peerPoint: peerPoint, template: readableSecretKey(),
+                        in: session
+                    ).0 == CKR_OK)
+            }
+        }
+
         @Test("HKDF: RFC 5869 A.1 as a key, and as a data object with CKM_HKDF_DATA")
         func hkdf() throws {
             try withLoggedInToken { token, session in

@@ -229,6 +229,53 @@ struct KeyCertificateAttributeTests {
     }
 
     @Test(
+        "a .userPresence EC key found without kSecUseAuthenticationContext neither decrypts ECIES nor runs ECDH"
+    )
+    func presenceCoversKeyExchange() throws {
+        try withPINKeychain { _ in
+            let access = try #require(
+                SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+            let tag = Data("presence-ecdh".utf8)
+            let parameters: [String: Any] = [
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecAttrKeySizeInBits as String: 256,
+                kSecPrivateKeyAttrs as String: [
+                    kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: tag,
+                    kSecAttrAccessControl as String: access,
+                ],
+            ]
+            let created = try #require(SecKeyCreateRandomKey(parameters as CFDictionary, nil))
+            let publicKey = try #require(SecKeyCopyPublicKey(created))
+            var item: CFTypeRef?
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag,
+                kSecReturnRef as String: true,
+            ]
+            try #require(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+            let key = try #require(item as? SecKey)
+            let algorithm = SecKeyAlgorithm.eciesEncryptionStandardX963SHA256AESGCM
+            let ciphertext = try #require(
+                SecKeyCreateEncryptedData(publicKey, algorithm, Data("secret".utf8) as CFData, nil))
+            var error: Unmanaged<CFError>?
+            #expect(SecKeyCreateDecryptedData(key, algorithm, ciphertext, &error) == nil)
+            #expect(takeError(error)?.code == Int(errSecInteractionNotAllowed))
+            let peer = try #require(
+                SecKeyCreateRandomKey(
+                    [
+                        kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                        kSecAttrKeySizeInBits as String: 256,
+                    ] as CFDictionary, nil))
+            error = nil
+            #expect(
+                SecKeyCopyKeyExchangeResult(
+                    key, .ecdhKeyExchangeStandard, try #require(SecKeyCopyPublicKey(peer)),
+                    [:] as CFDictionary,
+                    &error) == nil)
+            #expect(takeError(error)?.code == Int(errSecInteractionNotAllowed))
+        }
+    }
+
+    @Test(
         "a key found with kSecUseAuthenticationContext decrypts (RSA, ECIES) and runs key exchanges with it")
     func contextServesEveryUse() throws {
         try withPINKeychain { _ in

@@ -54,20 +54,22 @@ extension TestToken {
 
     /// Generates a key pair that may sign, verify, encrypt and decrypt as its kind allows.
     /// `token` false makes session objects; `privatePublicKey` makes the public key a
-    /// private object (CKA_PRIVATE=TRUE).
+    /// private object (CKA_PRIVATE=TRUE); `privateAttributes` are added to the private key's
+    /// template.
     func generateKeyPair(
         _ kind: TestKeyKind, token: Bool = false, privatePublicKey: Bool = false,
-        in session: CK_SESSION_HANDLE
+        privateAttributes: [Attribute] = [], in session: CK_SESSION_HANDLE
     ) throws -> KeyPair {
         var mechanism = CK_MECHANISM()
         var publicTemplate = [
             Attribute(CKA_TOKEN, bool: token), Attribute(CKA_VERIFY, bool: true),
             Attribute(CKA_PRIVATE, bool: privatePublicKey),
         ]
-        var privateTemplate = [
-            Attribute(CKA_TOKEN, bool: token), Attribute(CKA_PRIVATE, bool: true),
-            Attribute(CKA_SIGN, bool: true),
-        ]
+        var privateTemplate =
+            [
+                Attribute(CKA_TOKEN, bool: token), Attribute(CKA_PRIVATE, bool: true),
+                Attribute(CKA_SIGN, bool: true),
+            ] + privateAttributes
         switch kind {
         case .p256:
             mechanism.mechanism = CK_MECHANISM_TYPE(CKM_EC_KEY_PAIR_GEN)
