@@ -82,12 +82,13 @@ public struct CertificateQuery: Hashable, Sendable {
     public var certificate: Certificate?
     /// The item with this ``CertificateItem/persistentReference``, synchronizable or not.
     public var persistentReference: [UInt8]?
-    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``):
-    /// `synchronizable` nil matches only items that are not synchronizable, as Apple's query
-    /// without kSecAttrSynchronizable. Of an identity query, they apply to the certificate and
-    /// (but for the dates, which are the certificate's) to the private key.
+    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``). Of an
+    /// identity query, they apply to the certificate and (but for the dates, which are the
+    /// certificate's) to the private key.
     public var attributes: ItemAttributes
-    /// Matches synchronizable and other items alike (kSecAttrSynchronizableAny).
+    /// True (the default): `attributes.synchronizable` nil matches synchronizable and other
+    /// items alike. False applies the rule of Apple's query without kSecAttrSynchronizable:
+    /// nil matches only items that are not synchronizable (the `Security` face's queries).
     public var anySynchronizable: Bool
     /// How many matches to return or change; every match by default.
     public var limit: Limit
@@ -100,7 +101,7 @@ public struct CertificateQuery: Hashable, Sendable {
         emailAddress: String? = nil, validOn: Date? = nil, sha1Fingerprint: [UInt8]? = nil,
         sha256Fingerprint: [UInt8]? = nil, certificate: Certificate? = nil,
         persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
-        anySynchronizable: Bool = false, limit: Limit = .all
+        anySynchronizable: Bool = true, limit: Limit = .all
     ) {
         self.label = label
         self.subject = subject
@@ -120,8 +121,7 @@ public struct CertificateQuery: Hashable, Sendable {
         self.limit = limit
     }
 
-    /// Every certificate that is not synchronizable (Apple's default); with
-    /// `anySynchronizable`, every certificate.
+    /// Every certificate.
     public static var all: CertificateQuery { CertificateQuery() }
 
     /// Whether a found item's common attributes match.

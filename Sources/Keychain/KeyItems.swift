@@ -115,11 +115,11 @@ public struct KeyQuery: Hashable, Sendable {
     public var usage: KeyUsage
     /// The item with this ``KeyItem/persistentReference``, synchronizable or not.
     public var persistentReference: [UInt8]?
-    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``):
-    /// `synchronizable` nil matches only keys that are not synchronizable, as Apple's query
-    /// without kSecAttrSynchronizable.
+    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``).
     public var attributes: ItemAttributes
-    /// Matches synchronizable and other keys alike (kSecAttrSynchronizableAny).
+    /// True (the default): `attributes.synchronizable` nil matches synchronizable and other
+    /// keys alike. False applies the rule of Apple's query without kSecAttrSynchronizable:
+    /// nil matches only keys that are not synchronizable (the `Security` face's queries).
     public var anySynchronizable: Bool
     /// How many matches to return or change; every match by default.
     public var limit: Limit
@@ -129,7 +129,7 @@ public struct KeyQuery: Hashable, Sendable {
         keyClass: KeyClass? = nil, type: KeyType? = nil, sizeInBits: Int? = nil, label: String? = nil,
         applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage = [],
         persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
-        anySynchronizable: Bool = false, limit: Limit = .all
+        anySynchronizable: Bool = true, limit: Limit = .all
     ) {
         self.keyClass = keyClass
         self.type = type
@@ -144,8 +144,7 @@ public struct KeyQuery: Hashable, Sendable {
         self.limit = limit
     }
 
-    /// Every key that is not synchronizable (Apple's default); with `anySynchronizable`, every
-    /// key.
+    /// Every key.
     public static var all: KeyQuery { KeyQuery() }
 
     /// Whether a found key's common attributes match; a persistent reference names one key,

@@ -216,10 +216,11 @@ public struct SecretKeyQuery: Hashable, Sendable {
     public var usage: KeyUsage
     /// The item with this ``SecretKeyItem/persistentReference``, synchronizable or not.
     public var persistentReference: [UInt8]?
-    /// Apple's common attributes, each set one matching exactly: `synchronizable` nil matches
-    /// only keys that are not synchronizable, as Apple's query without kSecAttrSynchronizable.
+    /// Apple's common attributes, each set one matching exactly (see ``ItemAttributes``).
     public var attributes: ItemAttributes
-    /// Matches synchronizable and other keys alike (kSecAttrSynchronizableAny).
+    /// True (the default): `attributes.synchronizable` nil matches synchronizable and other
+    /// keys alike. False applies the rule of Apple's query without kSecAttrSynchronizable:
+    /// nil matches only keys that are not synchronizable (the `Security` face's queries).
     public var anySynchronizable: Bool
     /// How many matches to return or delete; every match by default.
     public var limit: Limit
@@ -229,7 +230,7 @@ public struct SecretKeyQuery: Hashable, Sendable {
         type: SecretKeyType? = nil, sizeInBits: Int? = nil, label: String? = nil,
         applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage = [],
         persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
-        anySynchronizable: Bool = false, limit: Limit = .all
+        anySynchronizable: Bool = true, limit: Limit = .all
     ) {
         self.type = type
         self.sizeInBits = sizeInBits

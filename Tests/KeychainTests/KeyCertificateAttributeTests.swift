@@ -8,7 +8,9 @@ private let shared = ItemAttributes(
 
 @Suite("Apple's common attributes on certificates, keys and secret keys through the Keychain API")
 struct KeyCertificateAttributeTests {
-    @Test("a certificate's attributes are stored, matched with Apple's sync rule, changed, and dated")
+    @Test(
+        "a certificate's attributes are stored, matched (Apple's sync rule when asked for), changed, and dated"
+    )
     func certificateAttributes() throws {
         try withTemporaryKeychain { keychain, _ in
             let item = try keychain.add(Fixture.alice.certificate, attributes: shared)
@@ -18,9 +20,10 @@ struct KeyCertificateAttributeTests {
             let created = try #require(item.attributes.creationDate)
             #expect(item.attributes.modificationDate == created)
 
-            // No synchronizable given: only items that are not synchronizable, as Apple's query.
-            #expect(try keychain.certificates().isEmpty)
-            #expect(try keychain.certificates(matching: CertificateQuery(anySynchronizable: true)) == [item])
+            // No synchronizable given: every item; Apple's rule (only items that are not
+            // synchronizable) when asked for, as the Security face's queries do.
+            #expect(try keychain.certificates() == [item])
+            #expect(try keychain.certificates(matching: CertificateQuery(anySynchronizable: false)).isEmpty)
             #expect(
                 try keychain.certificates(
                     matching: CertificateQuery(attributes: ItemAttributes(synchronizable: true)))
@@ -78,8 +81,8 @@ struct KeyCertificateAttributeTests {
                 #expect(half.attributes.synchronizable == true)
                 #expect(half.attributes.creationDate != nil)
             }
-            #expect(try keychain.keys().isEmpty)
-            #expect(try keychain.keys(matching: KeyQuery(anySynchronizable: true)).count == 2)
+            #expect(try keychain.keys().count == 2)
+            #expect(try keychain.keys(matching: KeyQuery(anySynchronizable: false)).isEmpty)
             let query = KeyQuery(keyClass: .private, attributes: ItemAttributes(synchronizable: true))
             #expect(try keychain.keys(matching: query) == [pair.privateKey])
 
@@ -114,9 +117,8 @@ struct KeyCertificateAttributeTests {
             let bundle = try PKCS12Bundle(derEncoded: files.pkcs12, password: "secret")
             let pair = try keychain.add(try #require(bundle.privateKey), attributes: shared)
             try keychain.add(try #require(bundle.certificate), attributes: shared)
-            #expect(try keychain.identities().isEmpty)
-            let group = CertificateQuery(
-                attributes: ItemAttributes(accessGroup: "TEAMID.com.example.shared"), anySynchronizable: true)
+            #expect(try keychain.identities(matching: CertificateQuery(anySynchronizable: false)).isEmpty)
+            let group = CertificateQuery(attributes: ItemAttributes(accessGroup: "TEAMID.com.example.shared"))
             let found = try keychain.identities(matching: group)
             #expect(found.map(\.privateKey) == [pair.privateKey])
             #expect(found.first?.certificate.attributes.accessGroup == "TEAMID.com.example.shared")
@@ -124,7 +126,7 @@ struct KeyCertificateAttributeTests {
             try keychain.update(
                 [pair.privateKey], setting: KeyChanges(attributes: ItemAttributes(accessGroup: "other")))
             #expect(try keychain.identities(matching: group).isEmpty)
-            #expect(try keychain.identities(matching: CertificateQuery(anySynchronizable: true)).count == 1)
+            #expect(try keychain.identities().count == 1)
         }
     }
 
@@ -133,8 +135,8 @@ struct KeyCertificateAttributeTests {
         try withPINKeychain { keychain, _ in
             let key = try keychain.generateSecretKey(.aes256, label: "backup", attributes: shared)
             #expect(key.attributes.accessGroup == "TEAMID.com.example.shared")
-            #expect(try keychain.secretKeys().isEmpty)
-            #expect(try keychain.secretKeys(matching: SecretKeyQuery(anySynchronizable: true)) == [key])
+            #expect(try keychain.secretKeys() == [key])
+            #expect(try keychain.secretKeys(matching: SecretKeyQuery(anySynchronizable: false)).isEmpty)
             #expect(throws: KeychainError.self) {
                 try keychain.generateSecretKey(
                     .aes128, attributes: ItemAttributes(accessControl: .userPresence))
