@@ -69,7 +69,7 @@ enum PasswordCommands {
         let updated: [GenericPasswordItem]
         do {
             updated = try keychain.updateGenericPasswords(
-                matching: GenericPasswordQuery(service: service, account: account),
+                matching: GenericPasswordQuery(service: service, account: account, anySynchronizable: true),
                 setting: GenericPasswordChanges(label: label, password: Array(value.utf8)))
         } catch {
             throw Failure(error, doing: "cannot update the password")
@@ -112,7 +112,7 @@ enum PasswordCommands {
         let found: GenericPasswordItem?
         do {
             found = try keychain.firstGenericPassword(
-                matching: GenericPasswordQuery(service: service, account: account))
+                matching: GenericPasswordQuery(service: service, account: account, anySynchronizable: true))
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
@@ -175,7 +175,8 @@ enum PasswordCommands {
         let matches: [GenericPasswordItem]
         do {
             matches = try keychain.genericPasswords(
-                matching: GenericPasswordQuery(service: service, account: account, limit: .maximum(2)))
+                matching: GenericPasswordQuery(
+                    service: service, account: account, anySynchronizable: true, limit: .maximum(2)))
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }

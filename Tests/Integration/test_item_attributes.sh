@@ -72,3 +72,21 @@ test_a_password_needing_the_pin_for_each_use_reads_as_sensitive() {
     refused pk11 --login --pin "$USER_PIN" --read-object --type data --label protected-carol -o "$TEST_TMP/secret"
     [[ ! -s $TEST_TMP/secret ]] || fail "pkcs11-tool wrote the protected value"
 }
+
+test_the_cli_finds_a_synchronizable_password_that_a_pkcs11_application_stored() {
+    init_pins
+    build_p11items
+    local cli dir
+    for dir in "$(dirname "$P11KEYCHAIN_MODULE")" "$IT_REPO/.build/debug"; do
+        [[ -x $dir/p11keychain ]] && { cli=$dir/p11keychain; break; }
+    done
+    [[ -n ${cli:-} ]] || fail "p11keychain not found beside the module or in the debug build"
+    # p11items stores it with CKA_P11K_SYNCHRONIZABLE TRUE: Apple's query rule (only items
+    # that are not synchronizable) is the SecItem calls', not the command line's.
+    items generic com.example.sync alice sync-secret
+    ok "$cli" find-generic-password -s com.example.sync -a alice -w --pin "$USER_PIN"
+    assert_eq sync-secret "$RUN_OUT" "the password find-generic-password prints"
+    ok "$cli" delete-generic-password -s com.example.sync --pin "$USER_PIN"
+    ok pk11 --login --pin "$USER_PIN" --list-objects --type data
+    assert_not_contains "$RUN_OUT" "Data object" "data objects left after delete-generic-password"
+}
