@@ -138,15 +138,18 @@ public struct ItemAttributes: Hashable, Sendable {
         return template
     }
 
-    /// Whether a stored object has every attribute set here (`synchronizable` nil: not
-    /// synchronizable, unless `anySynchronizable`). Access control is not matched; a date
+    /// Whether a stored object has every attribute set here (`synchronizable` set: exactly
+    /// that; nil: not synchronizable, unless `anySynchronizable`). Access control is not matched; a date
     /// matches the stored one to the millisecond (Apple's queries compare dates exactly). The
     /// one matching rule of every item class.
     func matches(_ stored: AttributeSet, anySynchronizable: Bool) -> Bool {
         var wanted = template
         wanted[.accessControl] = nil
         wanted[.synchronizable] = nil
-        if !anySynchronizable, (stored.bool(.synchronizable) ?? false) != (synchronizable ?? false) {
+        let isSynchronizable = stored.bool(.synchronizable) ?? false
+        if let synchronizable {
+            guard isSynchronizable == synchronizable else { return false }
+        } else if !anySynchronizable, isSynchronizable {
             return false
         }
         for (type, date) in [

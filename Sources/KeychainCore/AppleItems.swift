@@ -135,6 +135,23 @@ public enum AccessControl {
     public static func needsPINForEachUse(_ attributes: AttributeSet) -> Bool {
         (attributes.ulong(.accessControl) ?? 0) & presence != 0
     }
+
+    /// A private key whose access control needs the PIN for each use stays in the token: it
+    /// must be sensitive and not extractable, or its bytes could leave without the PIN (read,
+    /// wrapped, exported) and the PIN asked for each use would protect nothing. Checked as
+    /// every object is stored (create, generate, copy, unwrap, derive: `Token.insertLocked`);
+    /// afterwards neither flag can loosen (`onlyTurnsOn`, `onlyTurnsOff`). Absent flags count
+    /// as the token's defaults (sensitive, not extractable).
+    static func checkKeyStaysInToken(_ attributes: AttributeSet) throws(CoreError) {
+        guard attributes.ulong(.class) == ObjectClass.privateKey.rawValue, needsPINForEachUse(attributes)
+        else { return }
+        guard attributes.bool(.sensitive) != false, attributes.bool(.extractable) != true else {
+            throw CoreError(
+                .templateInconsistent,
+                "a private key whose access control needs the PIN for each use must be sensitive and not "
+                    + "extractable")
+        }
+    }
 }
 
 extension Token {

@@ -274,7 +274,7 @@ struct ObjectPolicy {
                 type: .coefficient, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
             AttributeSpec(
                 type: .value, kind: .bytes, rules: [.settableOnCreate, .secret], defaultValue: nil),
-        ])
+        ] + accessControlled)
 
     /// What private and secret keys share (v2.40 §4.9–4.10): sensitivity and extractability
     /// with their history, the private-half usages, and the templates imposed on what the key
@@ -315,7 +315,7 @@ struct ObjectPolicy {
             // Apple's kSecAttrAccount of a generic password (vendor-defined): absent unless given.
             AttributeSpec(
                 type: .account, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
-        ] + passwordItem)
+        ] + passwordItem + accessControlled)
 
     /// The one check of a caller's template against the class's rules, for every way an
     /// object comes to be or changes: each attribute must belong to the class, be well
@@ -548,10 +548,9 @@ extension NewObject {
 
 extension ObjectPolicy {
     /// What every Apple keychain item has, whatever its class (kSecAttrAccessible,
-    /// kSecAttrAccessGroup, kSecAttrSynchronizable, kSecAttrAccessControl and the dates):
-    /// vendor attributes any PKCS#11 application may read and, but for the dates and the access
-    /// control, set. The dates are the token's (`Token.stamp`); access control is fixed when
-    /// the item is stored, so no change can loosen it.
+    /// kSecAttrAccessGroup, kSecAttrSynchronizable and the dates): vendor attributes any
+    /// PKCS#11 application may read and, but for the dates, set. The dates are the token's
+    /// (`Token.stamp`).
     static let appleItem: [AttributeSpec] = [
         AttributeSpec(
             type: .accessible, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
@@ -559,9 +558,16 @@ extension ObjectPolicy {
             type: .accessGroup, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
         AttributeSpec(
             type: .synchronizable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
-        AttributeSpec(type: .accessControl, kind: .ulong, rules: [.settableOnCreate], defaultValue: nil),
         AttributeSpec(type: .creationDate, kind: .ulong, rules: [], defaultValue: nil),
         AttributeSpec(type: .modificationDate, kind: .ulong, rules: [], defaultValue: nil),
+    ]
+
+    /// kSecAttrAccessControl, which only the classes whose use the token can guard have: data
+    /// objects (passwords: their value) and private keys (each use). On a certificate, a public
+    /// or a secret key nothing would enforce it, so it does not belong to them
+    /// (CKR_ATTRIBUTE_TYPE_INVALID). Fixed when the item is stored, so no change can loosen it.
+    static let accessControlled = [
+        AttributeSpec(type: .accessControl, kind: .ulong, rules: [.settableOnCreate], defaultValue: nil)
     ]
 
     /// What Apple's password items (data objects here) have besides: the descriptive

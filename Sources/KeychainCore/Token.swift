@@ -280,6 +280,7 @@ public final class Token: @unchecked Sendable {
     /// re-initialisation by another process cannot slip in between): no path reaches the
     /// store with a key byte in clear (DESIGN §7).
     func insertLocked(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectReference {
+        try AccessControl.checkKeyStaysInToken(object.attributes)
         let isToken = object.attributes.bool(.token) ?? false
         let isPrivate = object.attributes.bool(.private) ?? false
         let store = isToken ? try store() : try volatileStore()

@@ -198,10 +198,13 @@ struct KeyItemRequest {
                 }
                 usage = flags
             }
+            // Apple's defaults: extractable and not sensitive; a key whose access control needs
+            // the PIN for each use stays in the token (KeychainCore's rule).
+            let staysInToken = common.attributes.accessControl?.needsPINForEachUse == true
             let privateAttributes = NewKeyAttributes(
                 label: label, applicationTag: applicationTag, applicationLabel: applicationLabel,
                 usage: usage,
-                isSensitive: isSensitive ?? false, isExtractable: isExtractable ?? true,
+                isSensitive: isSensitive ?? staysInToken, isExtractable: isExtractable ?? !staysInToken,
                 common: common.attributes)
             // PKCS#11 keeps a key pair as two objects; Apple's keychain keeps the key added.
             // The public object carries the label and key ID but not the tag, so that a query

@@ -117,9 +117,11 @@ struct NewKeyRequest {
         }
         attributes.common = common.attributes
         if isPrivate {
-            // Apple's defaults for new keys: extractable and not sensitive.
-            attributes.isExtractable = try bool(level, kSecAttrIsExtractable) ?? true
-            attributes.isSensitive = try bool(level, kSecAttrIsSensitive) ?? false
+            // Apple's defaults for new keys: extractable and not sensitive; a key whose access
+            // control needs the PIN for each use stays in the token (KeychainCore's rule).
+            let staysInToken = common.attributes.accessControl?.needsPINForEachUse == true
+            attributes.isExtractable = try bool(level, kSecAttrIsExtractable) ?? !staysInToken
+            attributes.isSensitive = try bool(level, kSecAttrIsSensitive) ?? staysInToken
         }
         return attributes
     }

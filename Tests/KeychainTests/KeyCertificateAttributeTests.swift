@@ -67,6 +67,32 @@ struct KeyCertificateAttributeTests {
         }
     }
 
+    @Test("synchronizable set in a query matches exactly that, whatever anySynchronizable says")
+    func synchronizableMatchesExactly() throws {
+        try withTemporaryKeychain { keychain, _ in
+            let synchronized = try keychain.add(
+                Fixture.alice.certificate, attributes: ItemAttributes(synchronizable: true))
+            let local = try keychain.add(Fixture.bob.certificate)
+            func found(_ synchronizable: Bool?, any: Bool) throws -> Set<[UInt8]> {
+                let query = CertificateQuery(
+                    attributes: ItemAttributes(synchronizable: synchronizable), anySynchronizable: any)
+                return Set(try keychain.certificates(matching: query).map(\.persistentReference))
+            }
+            let both: Set = [synchronized.persistentReference, local.persistentReference]
+            for any in [true, false] {
+                #expect(try found(true, any: any) == [synchronized.persistentReference])
+                #expect(try found(false, any: any) == [local.persistentReference])
+            }
+            #expect(try found(nil, any: true) == both)
+            #expect(try found(nil, any: false) == [local.persistentReference])
+            // A change by such a query touches only the matching item.
+            let changed = try keychain.updateCertificates(
+                matching: CertificateQuery(attributes: ItemAttributes(synchronizable: false)),
+                setting: CertificateChanges(attributes: ItemAttributes(accessGroup: "local")))
+            #expect(changed.map(\.persistentReference) == [local.persistentReference])
+        }
+    }
+
     @Test(
         "a key pair's halves carry the attributes; access control stays on the private key and cannot change")
     func keyAttributes() throws {

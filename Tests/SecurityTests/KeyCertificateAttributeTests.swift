@@ -228,6 +228,41 @@ struct KeyCertificateAttributeTests {
         }
     }
 
+    @Test("a .userPresence key never leaves the keychain: no external representation, no extractable flag")
+    func presenceKeyStaysInKeychain() throws {
+        try withPINKeychain { _ in
+            let access = try #require(
+                SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+            var privateAttributes: [String: Any] = [
+                kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Data("inside".utf8),
+                kSecAttrAccessControl as String: access,
+            ]
+            var parameters: [String: Any] = [
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecAttrKeySizeInBits as String: 256,
+                kSecPrivateKeyAttrs as String: privateAttributes,
+            ]
+            var error: Unmanaged<CFError>?
+            let key = try #require(SecKeyCreateRandomKey(parameters as CFDictionary, &error))
+            let attributes = try #require(SecKeyCopyAttributes(key) as? [String: Any])
+            #expect(attributes[kSecAttrIsExtractable as String] as? Bool == false)
+            #expect(attributes[kSecAttrIsSensitive as String] as? Bool == true)
+            #expect(SecKeyCopyExternalRepresentation(key, &error) == nil)
+            #expect(takeError(error) != nil)
+            // Asking for both is a contradiction, refused before anything is stored.
+            privateAttributes[kSecAttrIsExtractable as String] = true
+            privateAttributes[kSecAttrApplicationTag as String] = Data("outside".utf8)
+            parameters[kSecPrivateKeyAttrs as String] = privateAttributes
+            error = nil
+            #expect(SecKeyCreateRandomKey(parameters as CFDictionary, &error) == nil)
+            #expect(takeError(error) != nil)
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Data("outside".utf8),
+            ]
+            #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecItemNotFound)
+        }
+    }
+
     @Test(
         "a .userPresence EC key found without kSecUseAuthenticationContext neither decrypts ECIES nor runs ECDH"
     )
