@@ -153,7 +153,7 @@ struct IdentityItemRequest {
             // The identity's key keeps the query's kSecUseAuthenticationContext, as a key's does.
             reference: {
                 SecIdentity(
-                    identity, in: keychain, authentication: AuthenticationContext(certificates.common.pin))
+                    identity, in: keychain, authentication: certificates.common.authentication)
             },
             data: { Data(identity.certificate.certificate.derEncoded) },
             persistentReference: identity.certificate.persistentReference)

@@ -64,8 +64,9 @@ struct ItemAttributeRequest {
     /// `kSecAttrSynchronizable: kSecAttrSynchronizableAny`.
     var anySynchronizable = false
     var authenticationUI = AuthenticationUI.allow
-    /// The PIN given as `kSecUseAuthenticationContext`, for this call only.
-    var pin: [UInt8]?
+    /// The PIN given as `kSecUseAuthenticationContext`: one copy, wiped when the last key
+    /// found with it (which keeps it, as Apple's keys keep their LAContext) is released.
+    var authentication: AuthenticationContext?
 
     /// Reads `key` if it is a common one; false when it is not.
     mutating func read(_ key: String, _ name: String, _ value: Any, for operation: ItemOperation)
@@ -126,6 +127,7 @@ struct ItemAttributeRequest {
             }
         case kSecUseAuthenticationContext:
             // Apple's LAContext; on Linux the user's PIN, as text or bytes.
+            var pin: [UInt8]
             if let text = value as? String {
                 pin = Array(text.utf8)
             } else if let data = value as? Data {
@@ -135,6 +137,10 @@ struct ItemAttributeRequest {
                     .parameter,
                     "kSecUseAuthenticationContext must be the user PIN as a CFString or CFData on Linux, not "
                         + typeName(value))
+            }
+            authentication = AuthenticationContext(pin)
+            pin.withUnsafeMutableBytes { bytes in
+                if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
             }
         default: return false
         }

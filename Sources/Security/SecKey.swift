@@ -40,8 +40,7 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     /// Runs a use of the key with the PIN it keeps (nil: none, and a key that needs one for
     /// each use fails with errSecInteractionNotAllowed, as Apple's without UI).
     func withPIN<T>(_ body: ([UInt8]?) throws(KeychainError) -> T) throws(KeychainError) -> T {
-        guard let authentication else { return try body(nil) }
-        return try authentication.withPIN(body)
+        try Security.withPIN(authentication, body)
     }
 
     /// The key's public half; nil for a symmetric key.
@@ -106,9 +105,11 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
 /// `kSecUseAuthenticationContext`): the PIN in memory this object owns, wiped when it goes.
 final class AuthenticationContext: @unchecked Sendable {
     // @unchecked: `bytes` is written only in init and wiped in deinit, when no other
-    // reference exists; in between it is only read.
+    // reference exists; in between it is only read. `wasRefused` is guarded by `lock`.
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     private let count: Int
+    private let lock = NSLock()
+    private var wasRefused = false
 
     /// Nil without a PIN.
     init?(_ pin: [UInt8]?) {
@@ -124,16 +125,37 @@ final class AuthenticationContext: @unchecked Sendable {
         bytes.deallocate()
     }
 
-    /// Runs `body` with a copy of the PIN, wiped when it returns.
+    /// Runs `body` with a copy of the PIN, wiped when it returns. A PIN the token refused
+    /// once is not tried again: each try counts toward the lockout, so a program retrying a
+    /// key found with a wrong PIN would otherwise lock the PIN within ten uses.
     func withPIN<T>(_ body: ([UInt8]?) throws(KeychainError) -> T) throws(KeychainError) -> T {
+        if lock.withLock({ wasRefused }) {
+            throw KeychainError(
+                .authFailed,
+                "the PIN given as kSecUseAuthenticationContext was refused before: find the item "
+                    + "again with the right PIN")
+        }
         var pin = Array(bytes.prefix(count))
         defer {
             pin.withUnsafeMutableBytes { bytes in
                 if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
             }
         }
-        return try body(pin)
+        do {
+            return try body(pin)
+        } catch  where error.code == .authFailed {
+            lock.withLock { wasRefused = true }
+            throw error
+        }
     }
+}
+
+/// Runs `body` with the PIN of `context` (a copy, wiped when it returns), or with nil.
+func withPIN<T>(_ context: AuthenticationContext?, _ body: ([UInt8]?) throws(KeychainError) -> T)
+    throws(KeychainError) -> T
+{
+    guard let context else { return try body(nil) }
+    return try context.withPIN(body)
 }
 
 private func keyTypeName(_ type: KeyType) -> String {

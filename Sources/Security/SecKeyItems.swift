@@ -410,7 +410,7 @@ struct KeyItemRequest {
     private func value(for key: KeyItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
         try returnValue(
             returnTypes, attributes: { keyAttributes(of: key) },
-            reference: { SecKey(.item(keychain, key), authentication: AuthenticationContext(common.pin)) },
+            reference: { SecKey(.item(keychain, key), authentication: common.authentication) },
             data: { () throws(KeychainError) in
                 Data(try externalRepresentation(of: SecKey(.item(keychain, key))))
             },

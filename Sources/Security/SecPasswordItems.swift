@@ -148,7 +148,7 @@ struct PasswordItemRequest {
     func copyMatching(limit: MatchLimit) throws(KeychainError) -> [CFTypeRef] {
         let keychain = try Keychain()
         let wantsSecret = returnTypes.contains(.data) || returnTypes.contains(.reference)
-        let skipping = wantsSecret && common.authenticationUI == .skip && common.pin == nil
+        let skipping = wantsSecret && common.authenticationUI == .skip && common.authentication == nil
         var items = try items(in: keychain, limit: skipping ? .all : limit)
         if skipping {
             items = items.filter { !($0.attributes.accessControl?.needsPINForEachUse ?? false) }
@@ -167,8 +167,16 @@ struct PasswordItemRequest {
     private func value(for item: PasswordItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
         let secret = { () throws(KeychainError) -> Data in
             switch item.kind {
-            case .generic(let generic): Data(try keychain.password(for: generic, pin: common.pin))
-            case .internet(let internet): Data(try keychain.password(for: internet, pin: common.pin))
+            case .generic(let generic):
+                Data(
+                    try withPIN(common.authentication) { pin throws(KeychainError) in
+                        try keychain.password(for: generic, pin: pin)
+                    })
+            case .internet(let internet):
+                Data(
+                    try withPIN(common.authentication) { pin throws(KeychainError) in
+                        try keychain.password(for: internet, pin: pin)
+                    })
             }
         }
         return try returnValue(
