@@ -113,7 +113,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
     return perform { () throws(KeychainError) in
         let query = try swiftDictionary(query)
         let itemClass = try ItemClass(query, for: .copyMatching)
-        try reportingLockedKeychain(for: itemClass) { () throws(KeychainError) in
+        try reportingLockedKeychain(for: itemClass, query) { () throws(KeychainError) in
             let values: [CFTypeRef]
             let limit: MatchLimit
             switch itemClass {
@@ -172,7 +172,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         if let changedClass = attributesToUpdate[kSecClass], (changedClass as? String) != itemClass.name {
             throw KeychainError(.parameter, "kSecClass cannot be changed by SecItemUpdate")
         }
-        try reportingLockedKeychain(for: itemClass) { () throws(KeychainError) in
+        try reportingLockedKeychain(for: itemClass, query) { () throws(KeychainError) in
             switch itemClass {
             case .certificate:
                 let request = try ItemRequest(query, for: .update)
@@ -216,7 +216,7 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
         let query = try swiftDictionary(query)
         let itemClass = try ItemClass(query, for: .delete)
-        try reportingLockedKeychain(for: itemClass) { () throws(KeychainError) in
+        try reportingLockedKeychain(for: itemClass, query) { () throws(KeychainError) in
             switch itemClass {
             case .certificate:
                 let request = try ItemRequest(query, for: .delete)
@@ -331,15 +331,18 @@ func perform(_ body: () throws(KeychainError) -> Void) -> OSStatus {
 
 /// Runs a search (SecItemCopyMatching, SecItemUpdate, SecItemDelete) for items of
 /// `itemClass`. When it finds nothing while the keychain is locked, and the class has private
-/// items (every class but certificates: keys may be private halves), the answer is Apple's
+/// items (every class but certificates; keys unless the query asks for public ones), the answer is Apple's
 /// errSecInteractionNotAllowed, not errSecItemNotFound: the items may be there, unreadable
 /// until the keychain is unlocked. A public key found while locked is still returned.
-func reportingLockedKeychain(for itemClass: ItemClass, _ search: () throws(KeychainError) -> Void)
-    throws(KeychainError)
-{
+func reportingLockedKeychain(
+    for itemClass: ItemClass, _ query: ItemDictionary, _ search: () throws(KeychainError) -> Void
+) throws(KeychainError) {
+    // Public keys and certificates are never hidden: not finding one is errSecItemNotFound.
+    let searchesPublicKeys =
+        itemClass == .key && (query[kSecAttrKeyClass] as? String) == kSecAttrKeyClassPublic as String
     do {
         try search()
-    } catch  where error.code == .itemNotFound && itemClass != .certificate {
+    } catch  where error.code == .itemNotFound && itemClass != .certificate && !searchesPublicKeys {
         // The keychain opened for the search opens again (cheaply); if it cannot, the search's
         // own error stands.
         guard let keychain = try? Keychain(), !keychain.isUnlocked else { throw error }

@@ -209,6 +209,27 @@ extension ModuleTests {
                     template: readableSecretKey(type: UInt(CKK_AES)), in: session)
                 #expect(unwrapped == CKR_OK)
                 #expect(try token.attribute(CKA_VALUE, of: copy, in: session) == keyData)
+
+                // A private key whose access control needs the PIN for each use cannot unwrap:
+                // C_UnwrapKey is one call, with no context-specific login before it.
+                let guarded = try token.generateKeyPair(
+                    .rsa2048,
+                    privateAttributes: [
+                        Attribute(CKA_UNWRAP, bool: true),
+                        Attribute(
+                            CK_ATTRIBUTE_TYPE(CKA_P11K_ACCESS_CONTROL),
+                            ulong: CK_ULONG(P11K_ACCESS_CONTROL_USER_PRESENCE)),
+                    ], in: session)
+                #expect(
+                    try token.set([Attribute(CKA_WRAP, bool: true)], of: guarded.publicKey, in: session)
+                        == CKR_OK)
+                let (guardedWrap, guardedWrapped) = try token.wrap(
+                    box, wrappingKey: guarded.publicKey, key: key, in: session)
+                #expect(guardedWrap == CKR_OK)
+                let (refused, _) = try token.unwrap(
+                    box, unwrappingKey: guarded.privateKey, guardedWrapped,
+                    template: readableSecretKey(type: UInt(CKK_AES)), in: session)
+                #expect(refused == CKR_KEY_FUNCTION_NOT_PERMITTED)
             }
         }
     }

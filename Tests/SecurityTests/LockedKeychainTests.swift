@@ -71,6 +71,10 @@ struct LockedKeychainTests {
             #expect(
                 SecItemCopyMatching([kSecClass as String: kSecClassCertificate] as CFDictionary, nil)
                     == errSecItemNotFound)
+            var missingPublicKey = publicKey
+            missingPublicKey[kSecAttrApplicationTag as String] = Data("no such tag".utf8)
+            missingPublicKey[kSecReturnRef as String] = nil
+            #expect(SecItemCopyMatching(missingPublicKey as CFDictionary, nil) == errSecItemNotFound)
 
             // Unlocked again, everything is there as it was.
             #expect(unlock(TestPIN.user) == errSecSuccess)
