@@ -85,6 +85,31 @@ struct SearchKeySnippetsTests {
             let normalized = try #require(SecCertificateCopyNormalizedSubjectSequence(root)) as Data
             #expect(clientIdentities(acceptedIssuers: [normalized]) == [imported.identity])
 
+            // The identity by its subject, and as trusted once the root is.
+            let identity =
+                [kSecClass as String: kSecClassIdentity, kSecReturnRef as String: true] as [String: Any]
+            for (keys, found) in [
+                ([kSecMatchSubjectWholeString as String: "www.example.test"], true),
+                ([kSecMatchSubjectWholeString as String: "WWW.example.test"], false),
+                (
+                    [
+                        kSecMatchSubjectWholeString as String: "WWW.example.test",
+                        kSecMatchCaseInsensitive as String: true,
+                    ], true
+                ),
+                ([kSecMatchTrustedOnly as String: true], false),
+            ] as [([String: Any], Bool)] {
+                var result: CFTypeRef?
+                let status = SecItemCopyMatching(identity.merging(keys) { $1 } as CFDictionary, &result)
+                #expect(status == (found ? errSecSuccess : errSecItemNotFound), "\(keys)")
+                #expect((result as? SecIdentity) == (found ? imported.identity : nil), "\(keys)")
+            }
+            try storeRoot(root, deny: false)
+            var trusted: CFTypeRef?
+            let query = identity.merging([kSecMatchTrustedOnly as String: true]) { $1 }
+            #expect(SecItemCopyMatching(query as CFDictionary, &trusted) == errSecSuccess)
+            #expect((trusted as? SecIdentity) == imported.identity)
+
             // Certificates: every one under the root, the root too (it issued itself).
             let (status, labels) = certificateLabels([kSecMatchIssuers as String: [rootName]])
             #expect(status == errSecSuccess)
@@ -202,6 +227,8 @@ struct SearchKeySnippetsTests {
         try withSearchKeychain {
             let people = try storePeople()
             #expect(certificateLabels([kSecMatchItemList as String: [people.alice]]).1 == ["alice"])
+            #expect(
+                certificateLabels([kSecMatchItemList as String: [people.alice] as CFArray]).1 == ["alice"])
             #expect(
                 certificateLabels([kSecUseItemList as String: [people.bob, people.ca]]).1 == ["bob", "ca"])
             #expect(
