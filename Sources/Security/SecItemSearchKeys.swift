@@ -128,36 +128,39 @@ struct CertificateSearchKeys {
         return true
     }
 
-    /// The subject keys: each is met by some value of the subject, or by its one-line form.
-    private func matchesSubject(_ certificate: Certificate) -> Bool {
-        let wanted: [(String, (String, String, String.CompareOptions) -> Bool)] = [
-            (
-                subjectContains ?? "",
-                { text, value, options in text.isEmpty || value.range(of: text, options: options) != nil }
-            ),
-            (
-                subjectStartsWith ?? "",
-                { text, value, options in value.range(of: text, options: options.union(.anchored)) != nil }
-            ),
-            (
-                subjectEndsWith ?? "",
-                { text, value, options in
-                    value.range(of: text, options: options.union([.anchored, .backwards])) != nil
-                }
-            ),
-            (
-                subjectWholeString ?? "",
-                { text, value, options in value.compare(text, options: options) == .orderedSame }
-            ),
+    /// How a subject key compares its text with the subject.
+    private enum SubjectMatch { case contains, startsWith, endsWith, wholeString }
+
+    /// The subject keys given, each with its text.
+    private var subjectKeys: [(SubjectMatch, String)] {
+        let keys: [(SubjectMatch, String?)] = [
+            (.contains, subjectContains), (.startsWith, subjectStartsWith), (.endsWith, subjectEndsWith),
+            (.wholeString, subjectWholeString),
         ]
-        let given = [subjectContains, subjectStartsWith, subjectEndsWith, subjectWholeString]
-        guard given.contains(where: { $0 != nil }) else { return true }
+        return keys.compactMap { match, text in text.map { (match, $0) } }
+    }
+
+    /// The subject keys: each is met by some value of the subject, or by its one-line form
+    /// (the text `kSecMatchSubjectContains` has always searched). Empty text is met by any
+    /// subject, but for a whole string.
+    private func matchesSubject(_ certificate: Certificate) -> Bool {
+        let keys = subjectKeys
+        guard !keys.isEmpty else { return true }
         let values = certificate.subjectValues + [certificate.subjectDescription]
         let options: String.CompareOptions = caseInsensitive ? [.caseInsensitive] : []
-        for (index, (text, matches)) in wanted.enumerated() where given[index] != nil {
-            guard values.contains(where: { matches(text, $0, options) }) else { return false }
+        return keys.allSatisfy { match, text in
+            values.contains { value in
+                switch match {
+                case .contains: text.isEmpty || value.range(of: text, options: options) != nil
+                case .startsWith:
+                    text.isEmpty || value.range(of: text, options: options.union(.anchored)) != nil
+                case .endsWith:
+                    text.isEmpty
+                        || value.range(of: text, options: options.union([.anchored, .backwards])) != nil
+                case .wholeString: value.compare(text, options: options) == .orderedSame
+                }
+            }
         }
-        return true
     }
 
     // MARK: Values

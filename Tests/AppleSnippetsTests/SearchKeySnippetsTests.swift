@@ -148,6 +148,7 @@ struct SearchKeySnippetsTests {
                 ),
                 ([kSecMatchSubjectWholeString as String: "Alice Example"], ["alice"]),
                 ([kSecMatchSubjectWholeString as String: "Alice"], []),
+                ([kSecMatchSubjectStartsWith as String: ""], ["alice", "bob", "ca"]),
                 (
                     [
                         kSecMatchSubjectWholeString as String: "p11keychain test ca",
