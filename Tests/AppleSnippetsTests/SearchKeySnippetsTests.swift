@@ -116,6 +116,14 @@ struct SearchKeySnippetsTests {
             // The import labelled the leaf (and maybe the intermediate) first; the other root is out.
             #expect(labels.count == 4)
             #expect(labels.contains("root") && labels.contains("client") && !labels.contains("other root"))
+
+            // SecItemDelete of the identity named by an item list: its certificate and key go.
+            let delete: [String: Any] = [
+                kSecClass as String: kSecClassIdentity, kSecMatchItemList as String: [imported.identity],
+            ]
+            #expect(SecItemDelete(delete as CFDictionary) == errSecSuccess)
+            #expect(clientIdentities(acceptedIssuers: [rootName]).isEmpty)
+            #expect(certificateLabels([kSecMatchIssuers as String: [rootName]]).1.count == 3)
         }
     }
 
