@@ -113,10 +113,15 @@ struct IdentityItemRequest {
         -> [IdentityItem]
     {
         guard canMatch, let query = certificates.certificateQuery() else { return [] }
-        var identities = try keychain.identities(matching: query).filter { item in
-            certificates.acceptsBeyondQuery(item.certificate.certificate)
-                && (keyType.map { $0 == item.privateKey.algorithm.type } ?? true)
-                && (identity.map { $0.privateKey.publicKey == item.privateKey.publicKey } ?? true)
+        let context = SearchContext(keychain)
+        var identities: [IdentityItem] = []
+        for item in try keychain.identities(matching: query)
+        where (keyType.map { $0 == item.privateKey.algorithm.type } ?? true)
+            && (identity.map { $0.privateKey.publicKey == item.privateKey.publicKey } ?? true)
+        {
+            guard try certificates.acceptsBeyondQuery(item.certificate, in: context) else { continue }
+            identities.append(item)
+            if limit == .one { break }
         }
         switch limit {
         case .one: identities = Array(identities.prefix(1))

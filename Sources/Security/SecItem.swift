@@ -89,7 +89,10 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 /// `kSecAttrSubject`, `kSecAttrIssuer`, `kSecAttrSerialNumber`, `kSecAttrPublicKeyHash`,
 /// `kSecAttrSubjectKeyID`, `kSecAttrCertificateType`, `kSecAttrCertificateEncoding`, the
 /// values `kSecValueRef`, `kSecValueData`, `kSecValuePersistentRef` and the search keys
-/// `kSecMatchSubjectContains`, `kSecMatchValidOnDate`; identities on the same keys (their
+/// `kSecMatchSubjectContains`, `…StartsWith`, `…EndsWith`, `…WholeString` (case-sensitive
+/// unless `kSecMatchCaseInsensitive`), `kSecMatchEmailAddressIfPresent`, `kSecMatchIssuers`,
+/// `kSecMatchPolicy`, `kSecMatchTrustedOnly`, `kSecMatchItemList` (or `kSecUseItemList`) and
+/// `kSecMatchValidOnDate`; identities on the same keys (their
 /// certificate's) and `kSecAttrApplicationLabel`; keys on `kSecAttrKeyClass`,
 /// `kSecAttrKeyType`, `kSecAttrKeySizeInBits`, `kSecAttrLabel`, `kSecAttrApplicationLabel`,
 /// `kSecAttrApplicationTag`, `kSecAttrCan…`; generic passwords on `kSecAttrService`,
@@ -209,8 +212,8 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 ///
 /// - Returns: `errSecSuccess`; `errSecItemNotFound` when nothing matches
 ///   (`errSecInteractionNotAllowed` while the keychain is locked, as SecItemCopyMatching);
-///   `errSecParam` for a bad query (a `kSecReturn…` or `kSecMatch…` search key, a limit other
-///   than all).
+///   `errSecParam` for a bad query (a `kSecReturn…` or `kSecMatch…` search key but an item
+///   list, a limit other than all).
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform { () throws(KeychainError) in
@@ -453,10 +456,8 @@ private let keySpecs: [String: KeySpec] = [
     kSecReturnPersistentRef as String: KeySpec(
         name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
     kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
-    kSecMatchSubjectContains as String: KeySpec(
-        name: "kSecMatchSubjectContains", operations: [.copyMatching]),
     kSecMatchValidOnDate as String: KeySpec(name: "kSecMatchValidOnDate", operations: [.copyMatching]),
-].merging(certificateAttributeSpecs) { own, _ in own }
+].merging(certificateAttributeSpecs) { own, _ in own }.merging(CertificateSearchKeys.specs) { own, _ in own }
 
 /// A dictionary given to a `SecItem…` call, checked and typed. Creating one changes nothing:
 /// every check happens before the keychain is touched.
@@ -474,8 +475,9 @@ struct ItemRequest {
     var valuePersistentRef: Data?
     var returnTypes: ReturnTypes = []
     var limit: MatchLimit?
-    var subjectContains: String?
     var validOnDate: Date?
+    /// kSecMatchSubject…, kSecMatchIssuers, kSecMatchPolicy… (SecItemSearchKeys.swift).
+    var search = CertificateSearchKeys()
     /// Apple's common attributes (not part of a certificate's identity) and `kSecUse…` options.
     var common = ItemAttributeRequest()
 
@@ -490,6 +492,7 @@ struct ItemRequest {
     }
 
     private mutating func read(_ key: String, _ name: String, _ value: Any) throws(KeychainError) {
+        if try search.read(key, name, value) { return }
         switch key {
         case kSecAttrLabel: label = try typed(value, name, "a CFString") as String
         case kSecAttrSubject: subject = try typed(value, name, "CFData") as Data
@@ -515,7 +518,6 @@ struct ItemRequest {
         case kSecReturnPersistentRef:
             if try typed(value, name, "a CFBoolean") as Bool { returnTypes.insert(.persistentReference) }
         case kSecMatchLimit: limit = try matchLimit(value)
-        case kSecMatchSubjectContains: subjectContains = try typed(value, name, "a CFString") as String
         case kSecMatchValidOnDate:
             if value is NSNull {
                 validOnDate = Date()  // kCFNull: now
@@ -590,7 +592,7 @@ struct ItemRequest {
     /// The items matching the request, up to `limit`, in the order they were added.
     func matchingItems(in keychain: Keychain, limit: MatchLimit) throws(KeychainError) -> [CertificateItem] {
         guard var query = certificateQuery() else { return [] }
-        let checkedHere = certificateType != nil || certificateEncoding != nil
+        let checkedHere = certificateType != nil || certificateEncoding != nil || search.filters
         let keychainLimit: CertificateQuery.Limit
         switch limit {
         case .one: keychainLimit = .one
@@ -600,10 +602,14 @@ struct ItemRequest {
         query.limit = checkedHere ? .all : keychainLimit
         var items = try keychain.certificates(matching: query)
         if checkedHere {
-            items = items.filter { item in
-                (certificateType.map { $0 == item.certificate.version } ?? true)
-                    && (certificateEncoding.map { $0 == Self.derEncoding } ?? true)
+            let context = SearchContext(keychain)
+            var accepted: [CertificateItem] = []
+            for item in items {
+                guard try acceptsBeyondQuery(item, in: context) else { continue }
+                accepted.append(item)
+                if limit == .one { break }
             }
+            items = accepted
             switch limit {
             case .one: items = Array(items.prefix(1))
             case .all: break
@@ -613,10 +619,14 @@ struct ItemRequest {
         return items
     }
 
-    /// The checks `matchingItems` makes beyond the typed query: certificate type and encoding.
-    func acceptsBeyondQuery(_ certificate: Certificate) -> Bool {
-        (certificateType.map { $0 == certificate.version } ?? true)
-            && (certificateEncoding.map { $0 == Self.derEncoding } ?? true)
+    /// The checks `matchingItems` makes beyond the typed query: certificate type and
+    /// encoding, and the search keys.
+    func acceptsBeyondQuery(_ item: CertificateItem, in context: SearchContext) throws(KeychainError) -> Bool
+    {
+        guard certificateType.map({ $0 == item.certificate.version }) ?? true,
+            certificateEncoding.map({ $0 == Self.derEncoding }) ?? true
+        else { return false }
+        return try search.accepts(item, in: context)
     }
 
     /// The typed query; nil when nothing can match (kSecValueData that is not a certificate).
@@ -629,7 +639,7 @@ struct ItemRequest {
         return CertificateQuery(
             label: label, subject: subject.map { Array($0) }, issuer: issuer.map { Array($0) },
             serialNumber: serialNumber.map { Array($0) }, publicKeyHash: publicKeyHash.map { Array($0) },
-            subjectKeyIdentifier: subjectKeyID.map { Array($0) }, subjectContains: subjectContains,
+            subjectKeyIdentifier: subjectKeyID.map { Array($0) }, subjectContains: search.subjectContains,
             validOn: validOnDate, certificate: certificate,
             persistentReference: valuePersistentRef.map { Array($0) }, attributes: common.attributes,
             anySynchronizable: common.anySynchronizable)
@@ -687,91 +697,4 @@ struct ItemRequest {
         let bytes = Array(given)
         return bytes == der || bytes == normalized
     }
-}
-
-// MARK: - Value types
-
-func typeName(_ value: Any) -> String { String(describing: type(of: value)) }
-
-/// `value` as a `T`, or errSecParam naming the key and what it should be.
-func typed<T>(_ value: Any, _ name: String, _ expected: String) throws(KeychainError) -> T {
-    guard let typed = value as? T else {
-        throw KeychainError(.parameter, "\(name) must be \(expected), not \(typeName(value))")
-    }
-    return typed
-}
-
-func integer(_ value: Any, _ name: String) throws(KeychainError) -> Int {
-    guard !(value is Bool), let number = value as? Int else {
-        throw KeychainError(.parameter, "\(name) must be a CFNumber, not \(typeName(value))")
-    }
-    return number
-}
-
-/// A CFBoolean value (a Bool, or a number 0 or 1), or errSecParam naming the key.
-func boolean(_ value: Any, _ name: String) throws(KeychainError) -> Bool {
-    if let bool = value as? Bool { return bool }
-    if let number = value as? Int, number == 0 || number == 1 { return number == 1 }
-    throw KeychainError(.parameter, "\(name) must be a CFBoolean, not \(typeName(value))")
-}
-
-/// Reads a `kSecReturn…` key into `returnTypes`; false when `key` is not one.
-func readReturnType(_ key: String, _ name: String, _ value: Any, into returnTypes: inout ReturnTypes)
-    throws(KeychainError) -> Bool
-{
-    let type: ReturnTypes
-    switch key {
-    case kSecReturnData: type = .data
-    case kSecReturnAttributes: type = .attributes
-    case kSecReturnRef: type = .reference
-    case kSecReturnPersistentRef: type = .persistentReference
-    default: return false
-    }
-    if try boolean(value, name) { returnTypes.insert(type) }
-    return true
-}
-
-/// What `result` receives for one item: the one requested form, or a dictionary of all of
-/// them (the attributes, with `kSecValueRef`, `kSecValueData`, `kSecValuePersistentRef`)
-/// when several `kSecReturn…` keys are set. `data` and `reference` are asked for only when
-/// requested.
-func returnValue(
-    _ returnTypes: ReturnTypes, attributes: () -> [String: Any],
-    reference: () throws(KeychainError) -> AnyObject,
-    data: () throws(KeychainError) -> Data, persistentReference: [UInt8]
-) throws(KeychainError) -> CFTypeRef {
-    switch returnTypes {
-    case .reference: return try reference()
-    case .data: return try data() as AnyObject
-    case .persistentReference: return Data(persistentReference) as AnyObject
-    case .attributes: return attributes() as AnyObject
-    default:
-        var dictionary = returnTypes.contains(.attributes) ? attributes() : [:]
-        if returnTypes.contains(.reference) { dictionary[kSecValueRef] = try reference() }
-        if returnTypes.contains(.data) { dictionary[kSecValueData] = try data() }
-        if returnTypes.contains(.persistentReference) {
-            dictionary[kSecValuePersistentRef] = Data(persistentReference)
-        }
-        return dictionary as AnyObject
-    }
-}
-
-func matchLimit(_ value: Any) throws(KeychainError) -> MatchLimit {
-    if let name = value as? String {
-        switch name {
-        case kSecMatchLimitOne: return .one
-        case kSecMatchLimitAll: return .all
-        default:
-            throw KeychainError(
-                .parameter,
-                "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number, not '\(name)'")
-        }
-    }
-    guard !(value is Bool), let count = value as? Int else {
-        throw KeychainError(
-            .parameter,
-            "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number, not \(typeName(value))")
-    }
-    guard count > 0 else { throw KeychainError(.parameter, "kSecMatchLimit must be 1 or more, not \(count)") }
-    return count == 1 ? .one : .maximum(count)
 }

@@ -281,9 +281,41 @@ nonisolated(unsafe) public let kSecMatchLimit: CFString = "m_Limit"
 nonisolated(unsafe) public let kSecMatchLimitOne: CFString = "m_LimitOne"
 /// Every item: the result is an array, even of one item.
 nonisolated(unsafe) public let kSecMatchLimitAll: CFString = "m_LimitAll"
-/// Certificates whose subject contains this text, ignoring case (CFString).
+/// Certificates and identities whose subject contains this text (CFString): a value of the
+/// subject, or its one-line form. Case matters unless `kSecMatchCaseInsensitive` is true.
 /// `SecItemCopyMatching` only.
 nonisolated(unsafe) public let kSecMatchSubjectContains: CFString = "m_SubjectContains"
+/// Certificates and identities whose subject starts with this text (CFString), as
+/// `kSecMatchSubjectContains` looks at it. `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchSubjectStartsWith: CFString = "m_SubjectStartsWith"
+/// Certificates and identities whose subject ends with this text (CFString).
+/// `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchSubjectEndsWith: CFString = "m_SubjectEndsWith"
+/// Certificates and identities whose subject is exactly this text (CFString): one of its
+/// values, or its whole one-line form. `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchSubjectWholeString: CFString = "m_SubjectWholeString"
+/// Whether the subject search keys ignore case (CFBoolean; false by default, as on Apple).
+nonisolated(unsafe) public let kSecMatchCaseInsensitive: CFString = "m_CaseInsensitive"
+/// Certificates and identities with this e-mail address, or with none at all (CFString;
+/// compared ignoring case). `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchEmailAddressIfPresent: CFString = "m_EmailAddressIfPresent"
+/// Certificates and identities whose chain has one of these issuers (CFArray of CFData, DER
+/// X.500 names, as `URLProtectionSpace.distinguishedNames` gives them): the certificate's own
+/// issuer or that of a CA certificate of the keychain it chains to by name.
+/// `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchIssuers: CFString = "m_Issuers"
+/// Certificates and identities that satisfy this `SecPolicy` (anchoring aside, unless
+/// `kSecMatchTrustedOnly`). `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchPolicy: CFString = "m_Policy"
+/// Only certificates and identities that evaluate as trusted (CFBoolean) under
+/// `kSecMatchPolicy` (basic X.509 without it), with the keychain's trust settings and the
+/// system anchors. `SecItemCopyMatching` only.
+nonisolated(unsafe) public let kSecMatchTrustedOnly: CFString = "m_TrustedOnly"
+/// Only these items (CFArray of `SecCertificate`, `SecIdentity` or persistent references).
+/// `SecItemCopyMatching` and `SecItemDelete`.
+nonisolated(unsafe) public let kSecMatchItemList: CFString = "m_ItemList"
+/// Apple's deprecated spelling of `kSecMatchItemList`; taken as the same.
+nonisolated(unsafe) public let kSecUseItemList: CFString = "u_ItemList"
 /// Certificates valid on this date (CFDate, or NSNull for now). `SecItemCopyMatching` only.
 nonisolated(unsafe) public let kSecMatchValidOnDate: CFString = "m_ValidOnDate"
 

@@ -196,7 +196,8 @@ struct CopyMatchingTests {
         arguments: [
             "serial content", "issuer DER", "issuer and serial", "subject DER", "normalized subject",
             "normalized issuer", "public-key hash", "subject key ID", "certificate type 3",
-            "certificate type 1", "encoding", "subject contains", "valid now", "valid in 1970",
+            "certificate type 1", "encoding", "subject contains", "subject contains, case differs",
+            "subject contains ignoring case", "valid now", "valid in 1970",
             "valid now as kCFNull", "value ref", "value data", "label",
         ])
     func searchKeys(_ name: String) throws {
@@ -239,7 +240,17 @@ struct CopyMatchingTests {
                 case "certificate type 1": ([kSecAttrCertificateType as String: 1], [.bob, .printable])
                 case "encoding": ([kSecAttrCertificateEncoding as String: 3], all)
                 case "subject contains":
-                    ([kSecMatchSubjectContains as String: "EXAMPLE"], [.alice, .bob, .printable])
+                    ([kSecMatchSubjectContains as String: "Example"], [.alice, .bob, .printable])
+                // Apple's default: case-sensitive.
+                case "subject contains, case differs": ([kSecMatchSubjectContains as String: "EXAMPLE"], [])
+                case "subject contains ignoring case":
+                    (
+                        [
+                            kSecMatchSubjectContains as String: "EXAMPLE",
+                            kSecMatchCaseInsensitive as String: true,
+                        ],
+                        [.alice, .bob, .printable]
+                    )
                 case "valid now": ([kSecMatchValidOnDate as String: Date()], all)
                 case "valid in 1970": ([kSecMatchValidOnDate as String: Date(timeIntervalSince1970: 0)], [])
                 case "valid now as kCFNull": ([kSecMatchValidOnDate as String: NSNull()], all)
