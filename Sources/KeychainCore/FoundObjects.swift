@@ -36,7 +36,9 @@ extension Token {
         let wantsSession = template.bool(.token) != true
         return try lock.withLock { () throws(CoreError) in
             // Private objects are found only by a login this token still honours (`checkLogin`).
-            checkLogin()
+            // The counter is read once, for that check and for what the find keeps.
+            let changeCount = persistentStore?.changeCount
+            checkLogin(changeCount: changeCount)
             if !(context.userLoggedIn && login?.user == .user) {
                 if template.bool(.private) == true { return [] }
                 terms[.private] = [0]
@@ -45,20 +47,27 @@ extension Token {
                 .map { StoredAttribute($0.key.rawValue, $0.value) }
             var found: [FoundObject] = []
             if wantsToken {
-                found += try records(ordered, uid: uid, isSession: false, in: try store(), context, types)
+                found += try records(
+                    ordered, uid: uid, isSession: false, in: try store(), changeCount: changeCount, context,
+                    types)
             }
             if wantsSession, let sessionStore {
-                found += try records(ordered, uid: uid, isSession: true, in: sessionStore, context, types)
+                found += try records(
+                    ordered, uid: uid, isSession: true, in: sessionStore,
+                    changeCount: sessionStore.changeCount,
+                    context, types)
             }
             return found
         }
     }
 
     /// The matching objects of one store, read and revealed in one read transaction (the
-    /// token key's check, when a value is opened, reads the store too). `lock` must be held.
+    /// token key's check, when a value is opened, reads the store too). `changeCount`: the
+    /// store's, read just now (nil: unknown, nothing is kept or taken from `objectCache`).
+    /// `lock` must be held.
     private func records(
         _ terms: [StoredAttribute], uid: [UInt8]?, isSession: Bool, in store: ObjectStore,
-        _ context: AccessContext, _ types: Set<AttributeType>?
+        changeCount: UInt64?, _ context: AccessContext, _ types: Set<AttributeType>?
     ) throws(CoreError) -> [FoundObject] {
         func visible(_ rows: [(id: Int64, attributes: [StoredAttribute])]) throws(CoreError) -> [FoundObject]
         {
@@ -76,7 +85,7 @@ extension Token {
             // A unique ID names one object (or none: one of another store).
             guard let named = rowID(forUniqueID: uid, isSession: isSession) else { return [] }
             let reference = ObjectReference(isSessionObject: isSession, rowID: named)
-            if let cached = objectCache[reference], cached.changeCount == store.changeCount {
+            if let cached = objectCache[reference], let changeCount, cached.changeCount == changeCount {
                 guard ObjectStore.matches(cached.rows, terms) else { return [] }
                 return try visible([(named, cached.rows)])
             }
@@ -84,7 +93,7 @@ extension Token {
         }
         return try CoreError.mapping {
             try store.read { () throws -> [FoundObject] in
-                let before = store.changeCount
+                let before = changeCount
                 var rows: [(id: Int64, attributes: [StoredAttribute])] = []
                 if let id {
                     if let attributes = try store.attributes(of: id), ObjectStore.matches(attributes, terms) {
