@@ -7,10 +7,11 @@ public struct FoundObject: Sendable {
     public var attributes: AttributeSet
 }
 
-/// An object's stored attributes as read while the store's change counter had `changeCount`:
-/// current for as long as the counter keeps that value (no process has written since).
+/// An object's stored attributes (`Token.storedAttributes`) as read while the store's change
+/// counter had `changeCount`: current for as long as the counter keeps that value (no process
+/// has written since).
 struct CachedObject {
-    var rows: [StoredAttribute]
+    var attributes: AttributeSet
     var changeCount: UInt64
 }
 
@@ -69,12 +70,13 @@ extension Token {
         _ terms: [StoredAttribute], uid: [UInt8]?, isSession: Bool, in store: ObjectStore,
         changeCount: UInt64?, _ context: AccessContext, _ types: Set<AttributeType>?
     ) throws(CoreError) -> [FoundObject] {
-        func visible(_ rows: [(id: Int64, attributes: [StoredAttribute])]) throws(CoreError) -> [FoundObject]
-        {
+        func reference(_ id: Int64) -> ObjectReference {
+            ObjectReference(isSessionObject: isSession, rowID: id)
+        }
+        func visible(_ objects: [(ObjectReference, AttributeSet)]) throws(CoreError) -> [FoundObject] {
             var found: [FoundObject] = []
-            for row in rows {
-                let reference = ObjectReference(isSessionObject: isSession, rowID: row.id)
-                if let attributes = try visibleObject(row.attributes, reference, context, types) {
+            for (reference, stored) in objects {
+                if let attributes = try visibleObject(stored, context, types) {
                     found.append(FoundObject(reference: reference, attributes: attributes))
                 }
             }
@@ -84,16 +86,17 @@ extension Token {
         if let uid {
             // A unique ID names one object (or none: one of another store).
             guard let named = rowID(forUniqueID: uid, isSession: isSession) else { return [] }
-            let reference = ObjectReference(isSessionObject: isSession, rowID: named)
-            if let cached = objectCache[reference], let changeCount, cached.changeCount == changeCount {
-                guard ObjectStore.matches(cached.rows, terms) else { return [] }
-                return try visible([(named, cached.rows)])
+            if let cached = objectCache[reference(named)], let changeCount, cached.changeCount == changeCount
+            {
+                guard terms.allSatisfy({ cached.attributes[AttributeType($0.type)] == $0.value }) else {
+                    return []
+                }
+                return try visible([(reference(named), cached.attributes)])
             }
             id = named
         }
         return try CoreError.mapping {
             try store.read { () throws -> [FoundObject] in
-                let before = changeCount
                 var rows: [(id: Int64, attributes: [StoredAttribute])] = []
                 if let id {
                     if let attributes = try store.attributes(of: id), ObjectStore.matches(attributes, terms) {
@@ -102,35 +105,32 @@ extension Token {
                 } else {
                     rows = try store.records(matching: terms)
                 }
-                if let before, before == store.changeCount {
-                    remember(rows, isSession: isSession, at: before)
+                let objects = rows.map {
+                    (reference($0.id), storedAttributes($0.attributes, reference($0.id)))
                 }
-                return try visible(rows)
+                // Kept only when no write began since the counter was read, before the reads.
+                if let changeCount, changeCount == store.changeCount { remember(objects, at: changeCount) }
+                return try visible(objects)
             }
         }
     }
 
     /// Keeps objects just read in `objectCache`. `lock` must be held.
-    private func remember(
-        _ rows: [(id: Int64, attributes: [StoredAttribute])], isSession: Bool, at changeCount: UInt64
-    ) {
-        guard rows.count <= Token.objectCacheLimit else { return }
-        if objectCache.count + rows.count > Token.objectCacheLimit { objectCache.removeAll() }
-        for row in rows {
-            objectCache[ObjectReference(isSessionObject: isSession, rowID: row.id)] = CachedObject(
-                rows: row.attributes, changeCount: changeCount)
+    private func remember(_ objects: [(ObjectReference, AttributeSet)], at changeCount: UInt64) {
+        guard objects.count <= Token.objectCacheLimit else { return }
+        if objectCache.count + objects.count > Token.objectCacheLimit { objectCache.removeAll() }
+        for (reference, attributes) in objects {
+            objectCache[reference] = CachedObject(attributes: attributes, changeCount: changeCount)
         }
     }
 
     /// An object's attributes as read with `types` revealed; nil when it is private and the
     /// context may not see it. `lock` must be held, and `checkLogin` run in this hold.
-    private func visibleObject(
-        _ rows: [StoredAttribute], _ reference: ObjectReference, _ context: AccessContext,
-        _ types: Set<AttributeType>?
-    ) throws(CoreError) -> AttributeSet? {
-        let stored: AttributeSet
+    private func visibleObject(_ stored: AttributeSet, _ context: AccessContext, _ types: Set<AttributeType>?)
+        throws(CoreError) -> AttributeSet?
+    {
         do {
-            stored = try storedObject(rows, reference, context: context, loginChecked: true)
+            try checkVisible(stored, context: context, loginChecked: true)
         } catch  where error.code == .objectNotFound {
             return nil
         }

@@ -87,9 +87,9 @@ public final class Token: @unchecked Sendable {
     /// Opened secret key values by object, likewise (SecretKeys.swift): an AES-GCM message
     /// or an HMAC costs less than reading and opening the key again.
     var secretKeyCache: [ObjectReference: CachedKey<SecretBytes>] = [:]
-    /// Objects as a find last read them, sealed values still sealed, with the store's change
-    /// count then (FoundObjects.swift): a keychain reads a password it has just found again
-    /// by its unique ID.
+    /// Objects as a find last read them (`storedAttributes`: sealed values still sealed), with
+    /// the store's change count then (FoundObjects.swift): a keychain reads a password it has
+    /// just found again by its unique ID.
     var objectCache: [ObjectReference: CachedObject] = [:]
 
     /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
@@ -405,14 +405,28 @@ public final class Token: @unchecked Sendable {
         return try storedObject(rows, reference, context: context)
     }
 
-    /// `loadStored` of rows already read; `loginChecked`: the caller ran `checkLogin` in this
-    /// hold of `lock`. `lock` must be held.
-    func storedObject(
-        _ rows: [StoredAttribute], _ reference: ObjectReference, context: AccessContext,
-        loginChecked: Bool = false
-    ) throws(CoreError) -> AttributeSet {
+    /// `loadStored` of rows already read. `lock` must be held.
+    func storedObject(_ rows: [StoredAttribute], _ reference: ObjectReference, context: AccessContext)
+        throws(CoreError) -> AttributeSet
+    {
+        let attributes = storedAttributes(rows, reference)
+        try checkVisible(attributes, context: context)
+        return attributes
+    }
+
+    /// An object's rows as attributes, with its unique ID: what `loadStored` gives, unchecked.
+    func storedAttributes(_ rows: [StoredAttribute], _ reference: ObjectReference) -> AttributeSet {
         var attributes: AttributeSet = [:]
         for row in rows { attributes[AttributeType(row.type)] = row.value }
+        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
+        return attributes
+    }
+
+    /// Throws `objectNotFound` unless the context may see the object; `loginChecked`: the
+    /// caller ran `checkLogin` in this hold of `lock`. `lock` must be held.
+    func checkVisible(_ attributes: AttributeSet, context: AccessContext, loginChecked: Bool = false)
+        throws(CoreError)
+    {
         // A private object needs the context's word and this token's login: a context kept
         // from before a logout, or a login another process's re-initialisation ended, sees
         // nothing.
@@ -421,8 +435,6 @@ public final class Token: @unchecked Sendable {
         guard context.canSee(privateObject: isPrivate), !isPrivate || login != nil else {
             throw CoreError(.objectNotFound, "the object is private: log in first")
         }
-        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
-        return attributes
     }
 
     /// Removes session objects whose session ended. Never fails: the session store is
