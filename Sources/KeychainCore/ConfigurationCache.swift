@@ -11,9 +11,10 @@
 ///
 /// - the environment variables configuration reads (`P11KEYCHAIN_*`, `XDG_*`, `HOME`),
 ///   compared byte for byte in place, with no copy;
-/// - each file `Configuration.load` tried, up to and including the one it read: whether it
-///   exists, and for a regular file its device, inode, mode, owner, size and modification and
-///   change times (ns); for another kind of file (`/dev/null`) its kind and device number.
+/// - each file `Configuration.load` may read (`$P11KEYCHAIN_CONF`, else the user's and the
+///   system's): whether it exists, and for a regular file its device, inode, mode, owner, size
+///   and modification and change times (ns); for another kind of file (`/dev/null`) its kind
+///   and device number.
 ///
 /// A file changed within the same clock tick as the read, in place, to the same size, would
 /// keep its times: so a configuration whose file changed less than ``settlingTime`` before
@@ -69,22 +70,16 @@ public final class ConfigurationCache: @unchecked Sendable {
     struct Sources {
         /// Every configuration variable's `environ` entry, NUL-terminated, in `environ` order.
         var environment: [UInt8]
-        /// The files tried, each with its state before the read.
+        /// The files `load` may read, each with its state before the read.
         var files: [(path: String, state: FileState)]
         /// When the state was taken (CLOCK_REALTIME seconds, as file times).
         var taken: Int64
 
         init(environment: [UInt8], files paths: [String]) {
             self.environment = environment
-            var files: [(path: String, state: FileState)] = []
-            for path in paths {
-                let state = FileState(path)
-                files.append((path, state))
-                // `load` reads the first file that exists (one it may not read is passed over,
-                // and a change of its mode or owner is a change of its state).
-                if state.exists { break }
-            }
-            self.files = files
+            // Every candidate, not only up to the first that exists: `load` passes over one it
+            // may not read, and reads the next.
+            files = paths.map { ($0, FileState($0)) }
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             taken = Int64(now.tv_sec)
@@ -172,8 +167,6 @@ public final class ConfigurationCache: @unchecked Sendable {
             modified = (Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec))
             changed = (Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec))
         }
-
-        var exists: Bool { error == 0 }
 
         /// The later of a regular file's modification and change times (seconds), else nil.
         var latestChange: Int64? {
