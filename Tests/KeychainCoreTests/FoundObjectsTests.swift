@@ -42,6 +42,30 @@ struct FoundObjectsTests {
         }
     }
 
+    @Test(
+        "a password read and kept is neither shown nor opened after another connection re-initialised the token"
+    )
+    func reinitialisedElsewhere() throws {
+        try withToken { first, _ in
+            try logInUser(first)
+            _ = try first.createObject(Self.password, context: Contexts.user)
+            let found = try first.findObjectsWithAttributes(
+                [.application: bytes("svc")], context: Contexts.user, revealing: [.value])
+            let uid = try #require(found.first?.attributes[.uniqueID])
+            let byID: AttributeSet = [.uniqueID: uid]
+            #expect(
+                try first.findObjectsWithAttributes(byID, context: Contexts.user, revealing: [.value]).count
+                    == 1)
+
+            let second = Token(configuration: first.configuration)
+            try second.initialize(securityOfficerPIN: bytes("so-pin-0000"), label: "again")
+            #expect(
+                try first.findObjectsWithAttributes(byID, context: Contexts.user, revealing: [.value]).isEmpty
+            )
+            #expect(first.loggedInUser == nil)
+        }
+    }
+
     @Test("a private object read by a find is not shown by its unique ID after the logout")
     func privateObjectHiddenAfterLogout() throws {
         try withToken { token, _ in
