@@ -22,11 +22,17 @@ internal import KeychainCrypto
 /// `$P11KEYCHAIN_DIR/login.sqlite3`, else `$XDG_DATA_HOME/p11keychain/` (by default
 /// `~/.local/share/p11keychain/`); a configuration file (`$P11KEYCHAIN_CONF`, else
 /// `~/.config/p11keychain/p11keychain.conf`, else `/etc/p11keychain/p11keychain.conf`) may
-/// move it and add named tokens. The environment and the file are read each time a keychain
-/// is opened, never cached for the life of the process.
+/// move it and add named tokens. Opening a keychain follows the environment and the file as
+/// they are now: what was read is kept only while the variables are byte for byte the same
+/// and the file tried is, by `stat`, the same file unchanged (KeychainCore
+/// `ConfigurationCache`; a file changed in the second before it was read is read again on
+/// each open until it has settled), so a change is seen by the next open, at the price of a
+/// `stat` instead of a read and a parse.
 ///
 /// Thread-safe: a keychain may be shared between threads and tasks. Each operation is
-/// checked against the store as it is now; nothing is cached between calls.
+/// checked against the store as it is now: what the core keeps between calls (the store
+/// connection, parsed keys) is kept only while the store's change counter says no process
+/// has written since (DESIGN §3).
 public final class Keychain: Sendable {
     /// A token of the configuration: where it lives and whether it can be written.
     public struct TokenInfo: Hashable, Sendable {
@@ -75,7 +81,8 @@ public final class Keychain: Sendable {
     }
 
     /// The default keychain, opened now with the configuration as it is now. Each access
-    /// opens it anew (cheaply: the store connection is shared).
+    /// opens it anew, cheaply: the store connection is shared, and the configuration is read
+    /// again only when the environment or the file changed.
     public static var `default`: Keychain {
         get throws(KeychainError) { try Keychain() }
     }
@@ -121,9 +128,12 @@ public final class Keychain: Sendable {
 
     private init(configuration: TokenConfiguration) throws(KeychainError) {
         name = configuration.name
-        token = TokenCache.shared.token(for: configuration)
-        try KeychainError.mapping { () throws(CoreError) in try token.open() }
-        TokenCache.shared.opened(token, for: configuration)
+        let (token, isOpen) = TokenCache.shared.token(for: configuration)
+        self.token = token
+        if !isOpen {
+            try KeychainError.mapping { () throws(CoreError) in try token.open() }
+            TokenCache.shared.opened(token, for: configuration)
+        }
         // Unlocked (or locked again) for the login session by `p11keychain unlock`/`lock`.
         token.followSessionUnlock()
     }
@@ -139,7 +149,7 @@ public final class Keychain: Sendable {
 
     private static func loadConfiguration() throws(KeychainError) -> Configuration {
         do {
-            return try Configuration.load()
+            return try ConfigurationCache.shared.current()
         } catch {
             throw KeychainError(.notAvailable, "invalid configuration: \(error.description)")
         }
@@ -551,7 +561,7 @@ private struct SearchPlan {
 
 /// One `Token` per store file for the whole process, so that opening a keychain is cheap and
 /// every `Keychain` on a file shares one connection. Keyed by the whole token configuration:
-/// the configuration itself is read anew by every `Keychain` initializer. A file that was
+/// the configuration itself is checked anew by every `Keychain` initializer. A file that was
 /// deleted or replaced since (another inode) gets a new `Token`, so a connection never keeps
 /// serving a file that is no longer at its path.
 final class TokenCache: @unchecked Sendable {
@@ -586,15 +596,16 @@ final class TokenCache: @unchecked Sendable {
     }
 
     /// The token for `configuration`: the cached one while its file is still the one it
-    /// opened, else a new one.
-    func token(for configuration: TokenConfiguration) -> Token {
+    /// opened (`isOpen`: nothing more to check), else a new one, to be opened and recorded
+    /// with `opened`.
+    func token(for configuration: TokenConfiguration) -> (token: Token, isOpen: Bool) {
         let key = Key(configuration)
         let current = TokenCache.identity(of: configuration.path)
         return lock.withLock {
-            if let entry = entries[key], let file = entry.file, file == current { return entry.token }
+            if let entry = entries[key], let file = entry.file, file == current { return (entry.token, true) }
             let token = Token(configuration: configuration)
             entries[key] = Entry(token: token, file: nil)
-            return token
+            return (token, false)
         }
     }
 

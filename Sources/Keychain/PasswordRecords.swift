@@ -26,7 +26,12 @@ struct PasswordSelection {
 }
 
 extension Keychain {
-    func passwordRecords(_ selection: PasswordSelection) throws(KeychainError) -> [PasswordRecord] {
+    /// The selected passwords, with their attributes; `revealing: [.value]` opens their
+    /// secret too (never an item's whose access control needs the PIN for each use: the core
+    /// leaves that sealed).
+    func passwordRecords(_ selection: PasswordSelection, revealing: Set<AttributeType> = [])
+        throws(KeychainError) -> [PasswordRecord]
+    {
         let limit = try Keychain.count(selection.limit)
         guard isUnlocked else { return [] }
         var template = selection.terms
@@ -37,13 +42,15 @@ extension Keychain {
         // every password of the service. An empty account also matches objects without one,
         // so it is checked on each candidate instead.
         if let account = selection.account, !account.isEmpty { template[.account] = Array(account.utf8) }
+        // Found and read in one transaction, each candidate read once; the secret stays
+        // sealed unless `revealing` asks for it.
         let candidates = try KeychainError.mapping { () throws(CoreError) in
-            try token.findObjects(template, context: context)
+            try token.findObjectsWithAttributes(template, context: context, revealing: revealing)
         }
         var found: [PasswordRecord] = []
-        for reference in candidates where found.count < limit {
-            guard let record = try passwordRecord(reference),
-                Self.isOfClass(record.attributes, selection.passwordClass),
+        for candidate in candidates where found.count < limit {
+            let record = PasswordRecord(reference: candidate.reference, attributes: candidate.attributes)
+            guard Self.isOfClass(record.attributes, selection.passwordClass),
                 selection.filter.allSatisfy({ record.attributes[$0.key] == $0.value }),
                 selection.account.map({ Array($0.utf8) == record.attributes[.account] ?? [] }) ?? true,
                 selection.attributes.matches(
@@ -132,7 +139,9 @@ extension Keychain {
         var selection = PasswordSelection(passwordClass: passwordClass)
         selection.terms[.uniqueID] = persistentReference
         selection.anySynchronizable = true
-        guard let record = try passwordRecords(selection).first else {
+        // The item and its secret in one read: a copy-matching that returns data reads the
+        // item once to find it and once here.
+        guard let record = try passwordRecords(selection, revealing: [.value]).first else {
             throw KeychainError(.itemNotFound, "the password item no longer exists")
         }
         if AccessControl.needsPINForEachUse(record.attributes) {
@@ -146,9 +155,6 @@ extension Keychain {
                 try token.protectedValue(of: record.reference, pin: pin, context: context)
             }
         }
-        let opened = try KeychainError.mapping { () throws(CoreError) in
-            try token.attributes(of: record.reference, context: context, revealing: [.value])
-        }
-        return opened[.value] ?? []
+        return record.attributes[.value] ?? []
     }
 }

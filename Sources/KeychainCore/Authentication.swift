@@ -172,11 +172,17 @@ extension Token {
     /// has moved since the last check, so the call costs a memory load on the signing path.
     /// `lock` must be held.
     func checkLogin() {
+        guard login != nil, let store = persistentStore else { return }
+        checkLogin(changeCount: store.changeCount)
+    }
+
+    /// `checkLogin()` with the persistent store's change count the caller has just read (a
+    /// find reads it once for this check and for what it keeps). `lock` must be held.
+    func checkLogin(changeCount count: UInt64?) {
         guard let current = login, let store = persistentStore else { return }
-        let count = store.changeCount
         if let count, count == current.checkedAt { return }
         // A read that fails (busy, I/O) proves nothing: the login stands, and the next check
-        // (every seal and open forces one) reads again.
+        // (every seal forces one) reads again.
         guard let epoch = try? store.metadata(Key.epoch) else { return }
         guard epoch == current.epoch else {
             endLogin()
@@ -187,8 +193,14 @@ extension Token {
 
     /// The token key of the current login, for sealing or opening values; `lock` must be held.
     /// Without one, the error says what the caller must do: log in, or first set a user PIN.
+    ///
+    /// Sealing reads the epoch again whatever the change counter says: a value sealed under
+    /// a key another process's re-initialisation retired could never be opened again. Opening
+    /// trusts the counter, as every other read does (DESIGN §3): a stale key opens nothing of
+    /// the re-initialised store (AES-GCM refuses it), and an extra read of the store on every
+    /// password read was a tenth of a `SecItemCopyMatching`.
     func currentTokenKey(toSeal: Bool) throws(CoreError) -> SecretBytes {
-        login?.checkedAt = nil
+        if toSeal { login?.checkedAt = nil }
         checkLogin()
         if let login { return login.tokenKey }
         // Only picks which of two errors to throw: an unreadable store says "log in".

@@ -100,20 +100,10 @@ public struct Configuration: Sendable, Equatable {
     static func load(environment: [String: String], privileged: Bool) throws(ParseError) -> Configuration {
         let environment = privileged ? [:] : environment
         let home = privileged ? Environment.effectiveHome() : Environment.home(environment)
-        var candidates: [String] = []
-        if privileged {
-            candidates = [systemFile]
-        } else if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty {
-            candidates = [explicit]
-        } else {
-            let configHome =
-                environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-            candidates = [configHome + "/p11keychain/p11keychain.conf", systemFile]
-        }
         var configuration = Configuration(
             tokens: [defaultToken(environment: environment, home: home)], debug: false, logFile: nil,
             source: nil)
-        for path in candidates {
+        for path in candidateFiles(environment: environment, home: home, privileged: privileged) {
             guard let text = try readFile(path) else { continue }
             try configuration.apply(text, file: path, home: home)
             configuration.source = path
@@ -123,6 +113,15 @@ public struct Configuration: Sendable, Equatable {
             configuration.debug = true
         }
         return configuration
+    }
+
+    /// The files `load` tries, in order: the first one that can be read is the configuration.
+    static func candidateFiles(environment: [String: String], home: String, privileged: Bool) -> [String] {
+        if privileged { return [systemFile] }
+        if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty { return [explicit] }
+        let configHome =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        return [configHome + "/p11keychain/p11keychain.conf", systemFile]
     }
 
     /// The default token: `$P11KEYCHAIN_DIR/login.sqlite3`, else under `$XDG_DATA_HOME`
@@ -322,16 +321,19 @@ public enum Environment {
         var cursor = environ
         while let entry = cursor.pointee {
             cursor += 1
-            guard
-                strncmp(entry, "P11KEYCHAIN_", 12) == 0 || strncmp(entry, "XDG_", 4) == 0
-                    || strncmp(entry, "HOME=", 5) == 0
-            else { continue }
+            guard isConfigurationEntry(entry) else { continue }
             let text = String(cString: entry)
             if let equals = text.firstIndex(of: "=") {
                 result[String(text[..<equals])] = String(text[text.index(after: equals)...])
             }
         }
         return result
+    }
+
+    /// True for an `environ` entry (`NAME=value`) of a variable configuration reads.
+    static func isConfigurationEntry(_ entry: UnsafePointer<CChar>) -> Bool {
+        strncmp(entry, "P11KEYCHAIN_", 12) == 0 || strncmp(entry, "XDG_", 4) == 0
+            || strncmp(entry, "HOME=", 5) == 0
     }
 
     /// The effective user's home directory from the password database, never `$HOME`: the

@@ -167,10 +167,17 @@ extension Token {
     }
 
     /// The entry's name: the store's serial number and its resolved path, so that two tokens
-    /// (or a store re-created at the same path) never share one.
+    /// (or a store re-created at the same path) never share one. Made once, when the store
+    /// first opens: the serial never changes, and the path is resolved to the file this token
+    /// opened (a keychain whose path comes to name another file gets another `Token`). The
+    /// Swift faces look the entry up at every open of a keychain; resolving the path each time
+    /// was a system call per directory.
     func sessionDescription() throws(CoreError) -> String {
         try open()
-        return SessionEntry.description(serial: serialNumber, path: Token.resolved(configuration.path))
+        if let name = lock.withLock({ sessionEntryName }) { return name }
+        let name = SessionEntry.description(serial: serialNumber, path: Token.resolved(configuration.path))
+        lock.withLock { sessionEntryName = name }
+        return name
     }
 
     private static func resolved(_ path: String) -> String {

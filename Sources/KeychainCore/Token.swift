@@ -74,6 +74,8 @@ public final class Token: @unchecked Sendable {
     /// True once this process locked the keychain itself (SecKeychainLock): the session
     /// keyring's entry (SessionUnlock.swift) no longer unlocks it, until it unlocks with the PIN.
     var sessionUnlockDeclined = false
+    /// This token's entry name in the session keyring, made once (SessionUnlock.swift).
+    var sessionEntryName: String?
     /// Held for the whole of a login, PIN derivation included, so that two threads of this
     /// process cannot both log in (as SO and as user) by checking before either has finished.
     /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
@@ -85,6 +87,10 @@ public final class Token: @unchecked Sendable {
     /// Opened secret key values by object, likewise (SecretKeys.swift): an AES-GCM message
     /// or an HMAC costs less than reading and opening the key again.
     var secretKeyCache: [ObjectReference: CachedKey<SecretBytes>] = [:]
+    /// Objects as a find last read them (`storedAttributes`: sealed values still sealed), with
+    /// the store's change count then (FoundObjects.swift): a keychain reads a password it has
+    /// just found again by its unique ID.
+    var objectCache: [ObjectReference: CachedObject] = [:]
 
     /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
     /// key's SubjectPublicKeyInfo, a secret key's sealed value), the parsed or opened key,
@@ -203,12 +209,12 @@ public final class Token: @unchecked Sendable {
     /// CKA_UNIQUE_ID: the store's serial (or this process's session prefix) and the row ID,
     /// which is never reused. Unique across tokens and for the life of the store, with no
     /// column or index of its own.
-    private func uniqueID(of reference: ObjectReference) -> String {
+    func uniqueID(of reference: ObjectReference) -> String {
         (reference.isSessionObject ? sessionPrefix : storeSerial) + ":" + String(reference.rowID)
     }
 
     /// The row ID a unique ID names in the store `isSession` selects, or nil.
-    private func rowID(forUniqueID uid: [UInt8], isSession: Bool) -> Int64? {
+    func rowID(forUniqueID uid: [UInt8], isSession: Bool) -> Int64? {
         let text = String(decoding: uid, as: UTF8.self)
         let prefix = (isSession ? sessionPrefix : storeSerial) + ":"
         guard text.hasPrefix(prefix) else { return nil }
@@ -318,19 +324,26 @@ public final class Token: @unchecked Sendable {
         of reference: ObjectReference, context: AccessContext, revealing types: Set<AttributeType>? = nil
     ) throws(CoreError) -> AttributeSet {
         try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: context)
-            let hidden = Token.sensitiveTypes(of: stored).union([.keyMaterial])
-            var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
-            if let types { wanted.formIntersection(types) }
-            // A key that is not private is found without a login, but its sealed parts open
-            // only with the token key: without it they stay out, as if sensitive.
-            if login == nil { wanted = [] }
-            var result = try revealed(stored, wanted)
-            // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
-            result[.trustSettings] = nil
-            result[.trustMarker] = nil
-            return result
+            try readable(try loadStored(reference, context: context), revealing: types)
         }
+    }
+
+    /// What `attributes(of:context:revealing:)` gives of an object as `loadStored` loaded
+    /// it. `lock` must be held.
+    func readable(_ stored: AttributeSet, revealing types: Set<AttributeType>?) throws(CoreError)
+        -> AttributeSet
+    {
+        let hidden = Token.sensitiveTypes(of: stored).union([.keyMaterial])
+        var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
+        if let types { wanted.formIntersection(types) }
+        // A key that is not private is found without a login, but its sealed parts open
+        // only with the token key: without it they stay out, as if sensitive.
+        if login == nil { wanted = [] }
+        var result = try revealed(stored, wanted)
+        // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
+        result[.trustSettings] = nil
+        result[.trustMarker] = nil
+        return result
     }
 
     /// One attribute of an object as a caller may read it (C_GetAttributeValue, v2.40 §5.7).
@@ -390,18 +403,39 @@ public final class Token: @unchecked Sendable {
         guard let rows else {
             throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
         }
+        return try storedObject(rows, reference, context: context)
+    }
+
+    /// `loadStored` of rows already read. `lock` must be held.
+    func storedObject(_ rows: [StoredAttribute], _ reference: ObjectReference, context: AccessContext)
+        throws(CoreError) -> AttributeSet
+    {
+        let attributes = storedAttributes(rows, reference)
+        try checkVisible(attributes, context: context)
+        return attributes
+    }
+
+    /// An object's rows as attributes, with its unique ID: what `loadStored` gives, unchecked.
+    func storedAttributes(_ rows: [StoredAttribute], _ reference: ObjectReference) -> AttributeSet {
         var attributes: AttributeSet = [:]
         for row in rows { attributes[AttributeType(row.type)] = row.value }
+        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
+        return attributes
+    }
+
+    /// Throws `objectNotFound` unless the context may see the object; `loginChecked`: the
+    /// caller ran `checkLogin` in this hold of `lock`. `lock` must be held.
+    func checkVisible(_ attributes: AttributeSet, context: AccessContext, loginChecked: Bool = false)
+        throws(CoreError)
+    {
         // A private object needs the context's word and this token's login: a context kept
         // from before a logout, or a login another process's re-initialisation ended, sees
         // nothing.
         let isPrivate = attributes.bool(.private) ?? false
-        if isPrivate { checkLogin() }
+        if isPrivate, !loginChecked { checkLogin() }
         guard context.canSee(privateObject: isPrivate), !isPrivate || login != nil else {
             throw CoreError(.objectNotFound, "the object is private: log in first")
         }
-        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
-        return attributes
     }
 
     /// Removes session objects whose session ended. Never fails: the session store is
@@ -467,15 +501,13 @@ public final class Token: @unchecked Sendable {
     {
         guard let id else { return try store.find(terms) }
         guard let id else { return [] }
-        return try store.read {
-            guard try store.contains(id) else { return [] }
-            let matches = try terms.allSatisfy { try store.attribute($0.type, of: id) == $0.value }
-            return matches ? [id] : []
-        }
+        // One read of the object (its own snapshot) for every term.
+        guard let attributes = try store.attributes(of: id) else { return [] }
+        return ObjectStore.matches(attributes, terms) ? [id] : []
     }
 
     /// Lower is more selective: the find query is driven by the first indexable term.
-    private static func selectivity(_ type: AttributeType) -> Int {
+    static func selectivity(_ type: AttributeType) -> Int {
         switch type {
         case .serialNumber: 0
         case .id, .account: 1

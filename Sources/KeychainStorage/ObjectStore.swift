@@ -407,6 +407,46 @@ public final class ObjectStore {
         }
     }
 
+    /// The objects `find` finds, each with every attribute, in one read transaction: each
+    /// candidate of the index seek is read once, to check the other terms and to be returned.
+    public func records(matching terms: [StoredAttribute]) throws -> [(
+        id: Int64, attributes: [StoredAttribute]
+    )] {
+        try read {
+            guard let driver = terms.firstIndex(where: { ObjectStore.indexedTypes.contains($0.type) })
+            else { return try scanRecords(matching: terms) }
+            let statement = try database.statement(
+                "SELECT object FROM lookup WHERE type = ?1 AND value = ?2 ORDER BY object")
+            statement.bind(1, Int64(bitPattern: terms[driver].type))
+            statement.bind(2, terms[driver].value)
+            var candidates: [Int64] = []
+            while try statement.step() { candidates.append(statement.int64(0)) }
+            var rest = terms
+            rest.remove(at: driver)
+            var found: [(id: Int64, attributes: [StoredAttribute])] = []
+            for id in candidates {
+                guard let attributes = try attributes(of: id), ObjectStore.matches(attributes, rest) else {
+                    continue
+                }
+                found.append((id, attributes))
+            }
+            return found
+        }
+    }
+
+    private func scanRecords(matching terms: [StoredAttribute]) throws
+        -> [(id: Int64, attributes: [StoredAttribute])]
+    {
+        let statement = try database.statement("SELECT id, attributes FROM objects ORDER BY id")
+        var found: [(id: Int64, attributes: [StoredAttribute])] = []
+        while try statement.step() {
+            let id = statement.int64(0)
+            let attributes = try decode(statement.bytes(1), of: id)
+            if ObjectStore.matches(attributes, terms) { found.append((id, attributes)) }
+        }
+        return found
+    }
+
     private func scan(matching terms: [StoredAttribute]) throws -> [Int64] {
         var ids: [Int64] = []
         if terms.isEmpty {
@@ -422,7 +462,8 @@ public final class ObjectStore {
         return ids
     }
 
-    private static func matches(_ attributes: [StoredAttribute], _ terms: [StoredAttribute]) -> Bool {
+    /// True when `attributes` hold every term, with exactly its value.
+    public static func matches(_ attributes: [StoredAttribute], _ terms: [StoredAttribute]) -> Bool {
         terms.allSatisfy { term in attributes.contains(term) }
     }
 

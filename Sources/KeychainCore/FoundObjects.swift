@@ -1,0 +1,139 @@
+internal import KeychainStorage
+
+/// An object a find returned, with its attributes as `Token.attributes(of:context:revealing:)`
+/// gives them.
+public struct FoundObject: Sendable {
+    public var reference: ObjectReference
+    public var attributes: AttributeSet
+}
+
+/// An object's stored attributes (`Token.storedAttributes`) as read while the store's change
+/// counter had `changeCount`: current for as long as the counter keeps that value (no process
+/// has written since).
+struct CachedObject {
+    var attributes: AttributeSet
+    var changeCount: UInt64
+}
+
+extension Token {
+    /// How many objects `objectCache` holds at most; a full cache starts again empty.
+    static let objectCacheLimit = 64
+
+    /// The objects matching every attribute of `template`, as `findObjects` finds them, each
+    /// with its attributes as `attributes(of:context:revealing:)` reads them: the same rules
+    /// (private objects only with a login this token honours, sealed values opened only when
+    /// asked for and revealable), in one lock and at most one read transaction per store,
+    /// each object read once. A keychain's find by service and account, and its read of the
+    /// password, were six transactions and seven reads of the object before.
+    ///
+    /// An object found by its unique ID right after a find read it (and no process wrote the
+    /// store since, by its change counter) is not read again.
+    public func findObjectsWithAttributes(
+        _ template: AttributeSet, context: AccessContext, revealing types: Set<AttributeType>? = nil
+    ) throws(CoreError) -> [FoundObject] {
+        var terms = template
+        let uid = terms.removeValue(forKey: .uniqueID)
+        let wantsToken = template.bool(.token) != false
+        let wantsSession = template.bool(.token) != true
+        return try lock.withLock { () throws(CoreError) in
+            // Private objects are found only by a login this token still honours (`checkLogin`).
+            // The counter is read once, for that check and for what the find keeps.
+            let changeCount = persistentStore?.changeCount
+            checkLogin(changeCount: changeCount)
+            if !(context.userLoggedIn && login?.user == .user) {
+                if template.bool(.private) == true { return [] }
+                terms[.private] = [0]
+            }
+            let ordered = terms.sorted { Token.selectivity($0.key) < Token.selectivity($1.key) }
+                .map { StoredAttribute($0.key.rawValue, $0.value) }
+            var found: [FoundObject] = []
+            if wantsToken {
+                found += try records(
+                    ordered, uid: uid, isSession: false, in: try store(), changeCount: changeCount, context,
+                    types)
+            }
+            if wantsSession, let sessionStore {
+                found += try records(
+                    ordered, uid: uid, isSession: true, in: sessionStore,
+                    changeCount: sessionStore.changeCount,
+                    context, types)
+            }
+            return found
+        }
+    }
+
+    /// The matching objects of one store, read and revealed in one read transaction (the
+    /// token key's check, when a value is opened, reads the store too). `changeCount`: the
+    /// store's, read just now (nil: unknown, nothing is kept or taken from `objectCache`).
+    /// `lock` must be held.
+    private func records(
+        _ terms: [StoredAttribute], uid: [UInt8]?, isSession: Bool, in store: ObjectStore,
+        changeCount: UInt64?, _ context: AccessContext, _ types: Set<AttributeType>?
+    ) throws(CoreError) -> [FoundObject] {
+        func reference(_ id: Int64) -> ObjectReference {
+            ObjectReference(isSessionObject: isSession, rowID: id)
+        }
+        func visible(_ objects: [(ObjectReference, AttributeSet)]) throws(CoreError) -> [FoundObject] {
+            var found: [FoundObject] = []
+            for (reference, stored) in objects {
+                if let attributes = try visibleObject(stored, context, types) {
+                    found.append(FoundObject(reference: reference, attributes: attributes))
+                }
+            }
+            return found
+        }
+        var id: Int64?
+        if let uid {
+            // A unique ID names one object (or none: one of another store).
+            guard let named = rowID(forUniqueID: uid, isSession: isSession) else { return [] }
+            if let cached = objectCache[reference(named)], let changeCount, cached.changeCount == changeCount
+            {
+                guard terms.allSatisfy({ cached.attributes[AttributeType($0.type)] == $0.value }) else {
+                    return []
+                }
+                return try visible([(reference(named), cached.attributes)])
+            }
+            id = named
+        }
+        return try CoreError.mapping {
+            try store.read { () throws -> [FoundObject] in
+                var rows: [(id: Int64, attributes: [StoredAttribute])] = []
+                if let id {
+                    if let attributes = try store.attributes(of: id), ObjectStore.matches(attributes, terms) {
+                        rows = [(id, attributes)]
+                    }
+                } else {
+                    rows = try store.records(matching: terms)
+                }
+                let objects = rows.map {
+                    (reference($0.id), storedAttributes($0.attributes, reference($0.id)))
+                }
+                // Kept only when no write began since the counter was read, before the reads.
+                if let changeCount, changeCount == store.changeCount { remember(objects, at: changeCount) }
+                return try visible(objects)
+            }
+        }
+    }
+
+    /// Keeps objects just read in `objectCache`. `lock` must be held.
+    private func remember(_ objects: [(ObjectReference, AttributeSet)], at changeCount: UInt64) {
+        guard objects.count <= Token.objectCacheLimit else { return }
+        if objectCache.count + objects.count > Token.objectCacheLimit { objectCache.removeAll() }
+        for (reference, attributes) in objects {
+            objectCache[reference] = CachedObject(attributes: attributes, changeCount: changeCount)
+        }
+    }
+
+    /// An object's attributes as read with `types` revealed; nil when it is private and the
+    /// context may not see it. `lock` must be held, and `checkLogin` run in this hold.
+    private func visibleObject(_ stored: AttributeSet, _ context: AccessContext, _ types: Set<AttributeType>?)
+        throws(CoreError) -> AttributeSet?
+    {
+        do {
+            try checkVisible(stored, context: context, loginChecked: true)
+        } catch  where error.code == .objectNotFound {
+            return nil
+        }
+        return try readable(stored, revealing: types)
+    }
+}
