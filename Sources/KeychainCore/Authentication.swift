@@ -188,7 +188,10 @@ extension Token {
             endLogin()
             return
         }
-        login?.checkedAt = count
+        // Inside a transaction the epoch comes from its snapshot, which may predate `count`
+        // (a re-initialisation committed after the snapshot began): it vouches for no count,
+        // and the next check outside reads again.
+        login?.checkedAt = store.isInTransaction ? nil : count
     }
 
     /// The token key of the current login, for sealing or opening values; `lock` must be held.
@@ -218,12 +221,14 @@ extension Token {
                 : "the object's sealed values open only with a login")
     }
 
-    /// Forgets the login and everything parsed under it; `lock` must be held.
-    private func endLogin() {
+    /// Forgets the login and everything parsed or read under it (keys, private objects kept by
+    /// finds); `lock` must be held.
+    func endLogin() {
         login = nil
         keyCache.removeAll()
         publicKeyCache.removeAll()
         secretKeyCache.removeAll()
+        objectCache.removeAll()
     }
 
     private static func count(_ bytes: [UInt8]?) -> Int {

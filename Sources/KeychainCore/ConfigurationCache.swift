@@ -41,6 +41,9 @@ public final class ConfigurationCache: @unchecked Sendable {
     public func current() throws(Configuration.ParseError) -> Configuration {
         if let hit = lock.withLock({ cached }), hit.sources.areCurrent() { return hit.configuration }
         guard !Environment.isPrivileged else { return try Configuration.load() }
+        // The entries compared later are taken first: a setenv between the two reads then
+        // makes the kept copy differ from the environment, and the next call reads again.
+        let entries = Sources.environmentNow()
         let environment = Environment.current
         guard let home = environment["HOME"], !home.isEmpty else {
             lock.withLock { cached = nil }
@@ -48,7 +51,7 @@ public final class ConfigurationCache: @unchecked Sendable {
         }
         // Taken before the read: a file changed meanwhile no longer matches on the next call.
         let sources = Sources(
-            environment: Sources.environmentNow(),
+            environment: entries,
             files: Configuration.candidateFiles(environment: environment, home: home, privileged: false))
         let configuration: Configuration
         do {
@@ -74,6 +77,9 @@ public final class ConfigurationCache: @unchecked Sendable {
         var files: [(path: String, state: FileState)]
         /// When the state was taken (CLOCK_REALTIME seconds, as file times).
         var taken: Int64
+        /// Who read them: a host that changes its effective user or group (a service dropping
+        /// privileges without exec) may no longer read, or may newly read, the same files.
+        var identity = (user: geteuid(), group: getegid())
 
         init(environment: [UInt8], files paths: [String]) {
             self.environment = environment
@@ -95,7 +101,8 @@ public final class ConfigurationCache: @unchecked Sendable {
 
         /// True while the environment and every file tried are as they were.
         func areCurrent() -> Bool {
-            Sources.environmentMatches(environment) && files.allSatisfy { FileState($0.path) == $0.state }
+            identity == (geteuid(), getegid()) && Sources.environmentMatches(environment)
+                && files.allSatisfy { FileState($0.path) == $0.state }
         }
 
         /// The configuration variables' entries of `environ` now.

@@ -160,10 +160,7 @@ extension Token {
 
     /// Ends a login taken from the session keyring, as C_Logout would; `lock` must be held.
     private func endSessionLogin() {
-        login = nil
-        keyCache.removeAll()
-        publicKeyCache.removeAll()
-        secretKeyCache.removeAll()
+        endLogin()
     }
 
     /// The entry's name: the store's serial number and its resolved path, so that two tokens

@@ -33,6 +33,8 @@ public final class ObjectStore {
     /// True when this process cannot write the store (permissions, read-only mount).
     public var isReadOnly: Bool { database.isReadOnly }
     private var inTransaction = false
+    /// True inside `read`/`write`: what is read now comes from that transaction's snapshot.
+    public var isInTransaction: Bool { inTransaction }
     private let changes: ChangeCounter
 
     /// A value that stays the same for as long as nobody, in any process, writes the store;
