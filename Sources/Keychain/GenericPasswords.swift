@@ -60,10 +60,11 @@ public struct GenericPasswordQuery: Hashable, Sendable {
     public var label: String?
     /// The item with this ``GenericPasswordItem/persistentReference``.
     public var persistentReference: [UInt8]?
-    /// Apple's other attributes, each set one matching exactly. `synchronizable` nil matches
-    /// only items that are not synchronizable, as Apple's query without kSecAttrSynchronizable.
+    /// Apple's other attributes, each set one matching exactly (see ``ItemAttributes``).
     public var attributes: ItemAttributes
-    /// Matches synchronizable and other items alike (kSecAttrSynchronizableAny).
+    /// True (the default): `attributes.synchronizable` nil matches synchronizable and other
+    /// items alike. False applies the rule of Apple's query without kSecAttrSynchronizable:
+    /// nil matches only items that are not synchronizable (the `Security` face's queries).
     public var anySynchronizable: Bool
     /// How many matches an operation returns or applies to; every match by default.
     public var limit: Limit
@@ -72,7 +73,7 @@ public struct GenericPasswordQuery: Hashable, Sendable {
     public init(
         service: String? = nil, account: String? = nil, label: String? = nil,
         persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
-        anySynchronizable: Bool = false,
+        anySynchronizable: Bool = true,
         limit: Limit = .all
     ) {
         self.service = service

@@ -91,17 +91,17 @@ public struct InternetPasswordQuery: Hashable, Sendable {
     public var account: String?
     public var label: String?
     public var persistentReference: [UInt8]?
-    /// As ``GenericPasswordQuery/attributes``: `synchronizable` nil matches only items that
-    /// are not synchronizable.
+    /// As ``GenericPasswordQuery/attributes``.
     public var attributes: ItemAttributes
-    /// kSecAttrSynchronizableAny.
+    /// As ``GenericPasswordQuery/anySynchronizable``: true (the default) matches synchronizable
+    /// and other items alike; false is Apple's rule for a query without kSecAttrSynchronizable.
     public var anySynchronizable: Bool
     public var limit: CertificateQuery.Limit
 
     public init(
         address: InternetAddress = InternetAddress(), account: String? = nil, label: String? = nil,
         persistentReference: [UInt8]? = nil, attributes: ItemAttributes = ItemAttributes(),
-        anySynchronizable: Bool = false, limit: CertificateQuery.Limit = .all
+        anySynchronizable: Bool = true, limit: CertificateQuery.Limit = .all
     ) {
         self.address = address
         self.account = account

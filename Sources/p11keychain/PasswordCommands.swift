@@ -69,7 +69,7 @@ enum PasswordCommands {
         let updated: [GenericPasswordItem]
         do {
             updated = try keychain.updateGenericPasswords(
-                matching: GenericPasswordQuery(service: service, account: account, anySynchronizable: true),
+                matching: GenericPasswordQuery(service: service, account: account),
                 setting: GenericPasswordChanges(label: label, password: Array(value.utf8)))
         } catch {
             throw Failure(error, doing: "cannot update the password")
@@ -112,7 +112,7 @@ enum PasswordCommands {
         let found: GenericPasswordItem?
         do {
             found = try keychain.firstGenericPassword(
-                matching: GenericPasswordQuery(service: service, account: account, anySynchronizable: true))
+                matching: GenericPasswordQuery(service: service, account: account))
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
@@ -176,7 +176,7 @@ enum PasswordCommands {
         do {
             matches = try keychain.genericPasswords(
                 matching: GenericPasswordQuery(
-                    service: service, account: account, anySynchronizable: true, limit: .maximum(2)))
+                    service: service, account: account, limit: .maximum(2)))
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
