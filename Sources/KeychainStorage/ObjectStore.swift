@@ -393,12 +393,7 @@ public final class ObjectStore {
         try read {
             guard let driver = terms.firstIndex(where: { ObjectStore.indexedTypes.contains($0.type) })
             else { return try scan(matching: terms) }
-            let statement = try database.statement(
-                "SELECT object FROM lookup WHERE type = ?1 AND value = ?2 ORDER BY object")
-            statement.bind(1, Int64(bitPattern: terms[driver].type))
-            statement.bind(2, terms[driver].value)
-            var candidates: [Int64] = []
-            while try statement.step() { candidates.append(statement.int64(0)) }
+            let candidates = try indexed(terms[driver])
             var rest = terms
             rest.remove(at: driver)
             guard !rest.isEmpty else { return candidates }
@@ -409,6 +404,18 @@ public final class ObjectStore {
         }
     }
 
+    /// The objects the lookup index holds for `term` (its type and value), in insertion
+    /// order; inside a read or write transaction.
+    private func indexed(_ term: StoredAttribute) throws -> [Int64] {
+        let statement = try database.statement(
+            "SELECT object FROM lookup WHERE type = ?1 AND value = ?2 ORDER BY object")
+        statement.bind(1, Int64(bitPattern: term.type))
+        statement.bind(2, term.value)
+        var candidates: [Int64] = []
+        while try statement.step() { candidates.append(statement.int64(0)) }
+        return candidates
+    }
+
     /// The objects `find` finds, each with every attribute, in one read transaction: each
     /// candidate of the index seek is read once, to check the other terms and to be returned.
     public func records(matching terms: [StoredAttribute]) throws -> [(
@@ -417,12 +424,7 @@ public final class ObjectStore {
         try read {
             guard let driver = terms.firstIndex(where: { ObjectStore.indexedTypes.contains($0.type) })
             else { return try scanRecords(matching: terms) }
-            let statement = try database.statement(
-                "SELECT object FROM lookup WHERE type = ?1 AND value = ?2 ORDER BY object")
-            statement.bind(1, Int64(bitPattern: terms[driver].type))
-            statement.bind(2, terms[driver].value)
-            var candidates: [Int64] = []
-            while try statement.step() { candidates.append(statement.int64(0)) }
+            let candidates = try indexed(terms[driver])
             var rest = terms
             rest.remove(at: driver)
             var found: [(id: Int64, attributes: [StoredAttribute])] = []
