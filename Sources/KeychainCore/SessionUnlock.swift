@@ -66,7 +66,7 @@ extension Token {
     public func lockSession() throws(CoreError) -> Bool {
         let description = try sessionDescription()
         lock.withLock {
-            if login?.sessionEntry != nil { endSessionLogin() }
+            if login?.sessionEntry != nil { endLogin() }  // as C_Logout would
         }
         guard let id = SessionKeyring.find(description) else { return false }
         SessionKeyring.remove(id)
@@ -98,7 +98,7 @@ extension Token {
             let wantsEntry = lock.withLock { () -> Bool in
                 if let current = login {
                     guard let id = current.sessionEntry, !SessionKeyring.isReadable(id) else { return false }
-                    endSessionLogin()
+                    endLogin()  // as C_Logout would
                 }
                 return !sessionUnlockDeclined
             }
@@ -156,11 +156,6 @@ extension Token {
             let entry = SessionEntry(payload)
         else { return nil }
         return (id, entry)
-    }
-
-    /// Ends a login taken from the session keyring, as C_Logout would; `lock` must be held.
-    private func endSessionLogin() {
-        endLogin()
     }
 
     /// The entry's name: the store's serial number and its resolved path, so that two tokens

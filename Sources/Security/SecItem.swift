@@ -350,6 +350,7 @@ func reportingLockedKeychain(
         // The keychain opened for the search opens again (cheaply); if it cannot, the search's
         // own error stands.
         guard let keychain = try? Keychain(), !keychain.isUnlocked else { throw error }
+        // try?: the status only picks the message; unreadable, it says "locked".
         let hasPIN = (try? keychain.authenticationStatus.hasUserPIN) ?? true
         throw KeychainError(
             .interactionNotAllowed,
