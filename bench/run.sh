@@ -87,22 +87,6 @@ build_p11bench() {
     gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
 }
 
-build_p11keychain() {
-    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
-        echo "$BENCH_P11KEYCHAIN_MODULE"
-        return 0
-    fi
-    # The toolchain is not a Debian package; look where this machine kind has it.
-    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
-        PATH=$PATH:/opt/swift/usr/bin
-    fi
-    command -v swift >/dev/null 2>&1 ||
-        fail "swift not found: install the toolchain, or set BENCH_P11KEYCHAIN_MODULE or BENCH_ONLY=softhsm2"
-    log "building p11keychain (release)"
-    (cd "$root" && swift build -c release --product p11keychain-pkcs11) >&2
-    echo "$root/.build/release/libp11keychain-pkcs11.so"
-}
-
 # --- measuring one module -----------------------------------------------------
 
 # Times `p11tool --list-all-certs` once and writes a small JSON record.
@@ -233,7 +217,7 @@ main() {
     build_p11bench
     local p11k_module=
     if [ "$only" != softhsm2 ]; then
-        p11k_module=$(build_p11keychain)
+        p11k_module=$(p11keychain_module)
         [ -f "$p11k_module" ] || fail "no module at $p11k_module"
     fi
     [ "$only" = p11keychain ] || run_softhsm2

@@ -7,19 +7,6 @@ REGISTER=$IT_REPO/scripts/register-module.sh
 SYSTEM_MODULES=/etc/pkcs11/modules
 MODULE_FILE_NAME=p11keychain.module
 
-# protect_system_modules: /etc/pkcs11 belongs to the machine; put back after
-# the test exactly what was there (including its absence).
-protect_system_modules() {
-    [[ $(id -u) == 0 ]] || fail "needs root to register the module in $SYSTEM_MODULES"
-    local saved=$TEST_TMP/saved-etc-pkcs11
-    if [[ -e /etc/pkcs11 ]]; then
-        cp -a /etc/pkcs11 "$saved"
-        defer "rm -rf /etc/pkcs11 && cp -a '$saved' /etc/pkcs11"
-    else
-        defer "rm -rf /etc/pkcs11"
-    fi
-}
-
 # module_block: the lines p11-kit list-modules prints for module "p11keychain".
 module_block() {
     awk '/^[^ \t]/ { inside = ($1 == "p11keychain:") } inside' <<<"$RUN_OUT"
@@ -33,7 +20,7 @@ store_one_certificate() {
 
 test_system_registration_makes_p11kit_and_plain_p11tool_find_the_token() {
     local module
-    protect_system_modules
+    protect_etc_pkcs11
     module=$(readlink -f "$P11KEYCHAIN_MODULE")
     store_one_certificate "p11kit-cert"
 
@@ -59,7 +46,7 @@ test_system_registration_makes_p11kit_and_plain_p11tool_find_the_token() {
 }
 
 test_unregistering_removes_the_module_from_p11kit() {
-    protect_system_modules
+    protect_etc_pkcs11
     ok "$REGISTER" --system "$P11KEYCHAIN_MODULE"
     ok "$REGISTER" --unregister --system
     [[ ! -e $SYSTEM_MODULES/$MODULE_FILE_NAME ]] ||

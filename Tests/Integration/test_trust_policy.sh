@@ -8,19 +8,6 @@
 
 REGISTER=$IT_REPO/scripts/register-module.sh
 
-# protect_system_modules: p11-kit running as root reads only /etc/pkcs11; put
-# back after the test exactly what was there (including its absence).
-protect_system_modules() {
-    [[ $(id -u) == 0 ]] || fail "needs root to register the module in /etc/pkcs11/modules"
-    local saved=$TEST_TMP/saved-etc-pkcs11
-    if [[ -e /etc/pkcs11 ]]; then
-        cp -a /etc/pkcs11 "$saved"
-        defer "rm -rf /etc/pkcs11 && cp -a '$saved' /etc/pkcs11"
-    else
-        defer "rm -rf /etc/pkcs11"
-    fi
-}
-
 # make_ca NAME CN: a CA in $CERTS/NAME.{pem,der,key}, stored in the token as NAME.
 make_ca() {
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" -days 30 \
@@ -61,7 +48,7 @@ verify_with_gnutls() {
 }
 
 test_trust_list_shows_the_keychain_anchor_and_distrusted_certificate() {
-    protect_system_modules
+    protect_etc_pkcs11
     ok "$REGISTER" --system --trust "$P11KEYCHAIN_MODULE"
     [[ -f /etc/pkcs11/modules/p11keychain-trust.module && ! -e /etc/pkcs11/modules/p11keychain.module ]] ||
         fail "register-module.sh --trust did not write p11keychain-trust.module alone: $(ls /etc/pkcs11/modules)"
@@ -87,7 +74,7 @@ test_trust_list_shows_the_keychain_anchor_and_distrusted_certificate() {
 }
 
 test_gnutls_verifies_a_chain_ending_at_the_keychain_anchor() {
-    protect_system_modules
+    protect_etc_pkcs11
     ok "$REGISTER" --system --trust "$P11KEYCHAIN_MODULE"
     make_ca anchor-ca "Keychain Anchor CA"
     make_ca bad-ca "Keychain Distrusted CA"
