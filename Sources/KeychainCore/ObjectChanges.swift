@@ -182,6 +182,18 @@ extension Token {
                     throw CoreError(
                         .actionProhibited, "the object is not destroyable (CKA_DESTROYABLE is false)")
                 }
+                if current[.trustMarker] == [1] {
+                    // Removing a certificate removes its trust settings: a distrust set with
+                    // the PIN must not be undone without it (the chain would be trusted again
+                    // through the system's anchors).
+                    checkLogin()
+                    try context.checkTrustWrite(
+                        tokenObject: !reference.isSessionObject,
+                        writeProtected: !reference.isSessionObject
+                            && (configuration.readOnly || store.isReadOnly),
+                        hasUserPIN: try self.store().metadata(Token.Key.userPIN) != nil,
+                        loggedIn: login != nil)
+                }
                 guard try store.delete(reference.rowID) else {
                     throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
                 }

@@ -302,6 +302,12 @@ public final class Token: @unchecked Sendable {
                 try store.write { () throws -> Int64 in
                     var attributes = object.attributes
                     Token.stamp(&attributes)
+                    if attributes[.trustSettings] != nil, let der = attributes[.value] {
+                        // CKA_TRUSTED from the SO at creation: sealed like any trust setting.
+                        let settings = try TrustSettings.stored(in: attributes)
+                        attributes.merge(try sealedTrustAttributes(settings, der: der)) { _, sealed in sealed
+                        }
+                    }
                     if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
                         attributes[.sealID] = try SecureRandom.bytes(16)
                         attributes = try sealed(attributes, types: Token.sealedTypes(of: attributes))
@@ -339,10 +345,11 @@ public final class Token: @unchecked Sendable {
         // A key that is not private is found without a login, but its sealed parts open
         // only with the token key: without it they stay out, as if sensitive.
         if login == nil { wanted = [] }
-        var result = try revealed(stored, wanted)
+        var result = try withEffectiveTrust(try revealed(stored, wanted), stored: stored)
         // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
         result[.trustSettings] = nil
         result[.trustMarker] = nil
+        result[.trustSeal] = nil
         return result
     }
 
@@ -362,8 +369,11 @@ public final class Token: @unchecked Sendable {
         throws(CoreError) -> [AttributeReading]
     {
         try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: context)
-            let hidden: Set<AttributeType> = [.keyMaterial, .sealID, .trustSettings, .trustMarker]
+            let loaded = try loadStored(reference, context: context)
+            let stored = try withEffectiveTrust(loaded, stored: loaded)
+            let hidden: Set<AttributeType> = [
+                .keyMaterial, .sealID, .trustSettings, .trustMarker, .trustSeal,
+            ]
             let sensitive = Token.sensitiveTypes(of: stored)
             let sealed = Token.sealedTypes(of: stored)
             var toOpen = Set(types).intersection(sealed).subtracting(sensitive).subtracting(hidden)

@@ -178,13 +178,14 @@ extension AccessContext {
 /// face shows it as CKA_TRUSTED, NSS trust objects, PKCS#11 3.2 trust objects and p11-kit's
 /// attributes, the Swift faces as trust settings and evaluation anchors.
 extension Token {
-    /// The trust settings of a certificate (`.unspecified` when it has none). Certificates
-    /// are public objects: no login is needed.
+    /// The trust settings of a certificate that count (`.unspecified` when it has none):
+    /// certificates are public objects and need no login, but without the token key a grant
+    /// of trust on a token with a user PIN counts as unspecified (TrustIntegrity.swift).
     public func trustSettings(ofCertificate reference: ObjectReference) throws(CoreError) -> TrustSettings {
         try lock.withLock { () throws(CoreError) in
             let stored = try loadStored(reference, context: AccessContext(readWrite: false))
             try Token.checkIsCertificate(stored)
-            return try TrustSettings.stored(in: stored)
+            return try effectiveTrustSettings(of: stored)
         }
     }
 
@@ -213,7 +214,8 @@ extension Token {
                         writeProtected: !reference.isSessionObject
                             && (configuration.readOnly || store.isReadOnly),
                         hasUserPIN: hasUserPIN, loggedIn: login != nil)
-                    let rows = settings.storedAttributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+                    let sealed = try sealedTrustAttributes(settings, der: current[.value] ?? [])
+                    let rows = sealed.map { StoredAttribute($0.key.rawValue, $0.value) }
                     try store.update(reference.rowID, attributes: rows)
                 }
             }
@@ -243,7 +245,7 @@ extension Token {
                 } catch  where error.code == .objectNotFound {
                     continue  // deleted since the find
                 }
-                let settings = try TrustSettings.stored(in: attributes)
+                let settings = try effectiveTrustSettings(of: attributes)
                 if !settings.isUnspecified, let der = attributes[.value] { result.append((der, settings)) }
             }
             return result

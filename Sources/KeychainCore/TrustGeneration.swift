@@ -7,6 +7,11 @@ extension Token {
     /// may carry settings). A reader that sees the same non-nil value before and after reading
     /// `certificatesWithTrustSettings()` may keep the result while the value stays the same.
     public var trustSettingsGeneration: UInt64? {
-        lock.withLock { sessionStore == nil ? persistentStore?.changeCount : nil }
+        lock.withLock {
+            // Which grants of trust count depends on whether this process holds the token key
+            // (TrustIntegrity.swift): a login or a logout gives another generation.
+            guard sessionStore == nil, let count = persistentStore?.changeCount else { return nil }
+            return count &* 2 &+ (login == nil ? 0 : 1)
+        }
     }
 }

@@ -187,6 +187,10 @@ extension ModuleTests {
                 #expect(try token.attribute(CKA_TRUSTED, of: certificate, in: session) == [1])
                 #expect(try token.m.C_Logout(session) == CKR_OK)
                 #expect(try token.m.C_DestroyObject(session, trust) == CKR_USER_NOT_LOGGED_IN)
+                // Logged out, the anchor's seal cannot be verified: it does not count here
+                // (KeychainCore TrustIntegrity), but it is still stored.
+                #expect(try token.attribute(CKA_TRUSTED, of: certificate, in: session) == [0])
+                try token.logInUser(session)
                 #expect(
                     try token.attribute(CKA_TRUSTED, of: certificate, in: session) == [1], "still trusted")
             }
