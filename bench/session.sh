@@ -6,7 +6,8 @@
 # (one generic password per call) and times SecItemCopyMatching by service + account
 # returning the data, random existing items, at each size. bench/p11sign --login-runs
 # times C_Login through the module: cold (no session unlock: the PBKDF2 check, 600,000
-# rounds), then in a session keyring of its own after `p11keychain unlock`. Prints a
+# rounds), then with no PIN (the protected authentication path) in a session keyring of its
+# own after `p11keychain unlock`. Prints a
 # markdown table with the targets of issue 10 (add ≥ 2,000/s, copy p50 ≤ 50 µs at 100k,
 # unlocked C_Login ≤ 5 ms), also written to bench/results/session.md (raw lines in
 # session.txt).
@@ -72,8 +73,8 @@ cold=$("$build/p11sign" --module "$module" --token login --pin "$pin" --login-ru
 log "C_Login in a session unlocked by p11keychain unlock, $logins times"
 warm=$(keyctl session - bash -c '
     "$1/p11keychain" unlock --pin-file "$2" >/dev/null &&
-        "$3" --module "$4" --token login --pin "$5" --login-runs "$6"' \
-    session "$bin" "$work/pin" "$build/p11sign" "$module" "$pin" "$logins")
+        "$3" --module "$4" --token login --pin "" --login-runs "$5"' \
+    session "$bin" "$work/pin" "$build/p11sign" "$module" "$logins")
 {
     cat "$work/secitem.txt"
     echo "cold $cold"

@@ -357,9 +357,6 @@ extension Token {
     /// transaction refuses a locked PIN and adds one failure; then the slow derivation runs
     /// with no lock held; only a right PIN clears the count. So the limit holds against any
     /// number of threads and processes guessing at once: the eleventh guess is never tried.
-    /// In a session `p11keychain unlock` unlocked, the user's PIN is checked against the
-    /// session keyring's entry instead of the slow derivation (SessionUnlock.swift); the
-    /// count is kept exactly the same way.
     func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(CoreError)
         -> (tokenKey: SecretBytes, epoch: [UInt8]?, pinKey: SecretBytes)
     {
@@ -395,14 +392,7 @@ extension Token {
                 return counted ? try store.write(claim) : try store.read(claim)
             }
         }
-        let secret = SecretBytes(pin)
-        let opened: (tokenKey: SecretBytes, pinKey: SecretBytes)?
-        switch user == .user ? try sessionVerdict(pin: secret, record: record) : .unknown {
-        case .right(let tokenKey, let pinKey): opened = (tokenKey, pinKey)
-        case .wrong: opened = nil
-        case .unknown: opened = try record.open(pin: secret, user: user)
-        }
-        guard let opened else {
+        guard let opened = try record.open(pin: SecretBytes(pin), user: user) else {
             throw CoreError(.pinIncorrect, "wrong PIN")
         }
         if counted {

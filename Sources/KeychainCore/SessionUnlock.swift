@@ -23,23 +23,28 @@ public struct SessionUnlockStatus: Sendable, Equatable {
     public var inUserDefaultKeyring: Bool
 }
 
-/// A keychain unlocked for the login session, as on macOS (DESIGN §12, issue 10 item 7).
+/// A keychain unlocked for the login session, as on macOS (DESIGN §12).
 ///
 /// `p11keychain unlock` checks the user PIN (counted like any C_Login) and leaves, in the
 /// session keyring of the kernel's key retention service, a `user` key named after the token
-/// (`SessionEntry.description(for:)`) whose payload is the key the PIN derives, never the PIN.
-/// With it a process opens the token key (one AES-GCM open of the stored PIN record) without
-/// the PIN and without the slow derivation. The rule, for every face:
+/// (`SessionEntry.description(for:)`) whose payload is the key the PIN derives, never the PIN,
+/// readable only by processes of the owning uid in that session (SessionKeyring.swift). With
+/// it a process opens the token key (one AES-GCM open of the stored PIN record) without the
+/// PIN and without the slow derivation. The entry holds nothing else: no hash or check of the
+/// PIN, so whoever reads it can test a PIN guess no faster than the PIN's own derivation
+/// (issue 17 item 4: a keyed hash of the PIN in the entry let a 4-digit PIN fall in 0.04 s).
+/// The rule, for every face:
 ///
 /// - The Swift faces (Keychain, Security) follow the entry at each open of a keychain
 ///   (`followSessionUnlock`): it unlocks the token for this process as the PIN would, and
 ///   its removal (`p11keychain lock`, expiry, the session's end) locks it again. It is not a
 ///   PIN guess: no count moves. A process that locked the keychain itself (SecKeychainLock)
 ///   stays locked until it unlocks with the PIN.
-/// - The PKCS#11 face keeps the spec's login semantics: C_Login is still needed, but in an
-///   unlocked session its PIN is checked against the entry (a keyed hash of the PIN in the
-///   payload) instead of by the slow derivation (`sessionVerdict`); the attempt is counted
-///   before the check and cleared after a right PIN exactly as with the derivation.
+/// - The PKCS#11 face keeps the spec's login semantics: C_Login is still needed. In an
+///   unlocked session the token reports a protected authentication path
+///   (CKF_PROTECTED_AUTHENTICATION_PATH), and a C_Login(CKU_USER) with no PIN logs in through
+///   the entry (`logInWithSessionEntry`), as a pinpad reader's login would; a C_Login with a
+///   PIN checks that PIN by the derivation, counted as always.
 ///
 /// An entry always answers for the PIN record as stored now: a changed or reset PIN, or a
 /// re-initialised token, leaves a record the entry's key does not open, and the entry is
@@ -52,7 +57,7 @@ extension Token {
         let keyring = try SessionKeyring.sessionKeyring()
         let opened = try unwrapTokenKey(.user, pin: pin)
         let expires = timeout.map { UInt64(max(time(nil), 0)) + UInt64($0) }
-        let entry = try SessionEntry(pinKey: opened.pinKey, pin: SecretBytes(pin), expires: expires)
+        let entry = SessionEntry(pinKey: opened.pinKey, expires: expires)
         let payload = entry.encoded
         _ = try SessionKeyring.store(
             payload, as: try sessionDescription(), in: keyring.id, timeout: timeout)
@@ -120,22 +125,43 @@ extension Token {
         lock.withLock { sessionUnlockDeclined = true }
     }
 
-    /// What the session keyring says of `pin` for C_Login: right (with the token key it
-    /// opens), wrong, or unknown (no current entry: the slow derivation decides). The caller
-    /// has counted the attempt. An entry whose key opens the stored record was made with the
-    /// token's current PIN, so a PIN whose keyed hash differs from the entry's is wrong.
-    func sessionVerdict(pin: SecretBytes, record: PINRecord) throws(CoreError) -> SessionVerdict {
-        guard let entry = try currentSessionEntry()?.entry,
-            let tokenKey = try record.open(pinKey: entry.pinKey, user: .user)
-        else { return .unknown }
-        guard try entry.verifies(pin) else { return .wrong }
-        return .right(tokenKey: tokenKey, pinKey: entry.pinKey)
+    /// True when the session keyring holds a current entry for this token (it may still be
+    /// stale): what CK_TOKEN_INFO's protected authentication path reports. One keyring search.
+    public var hasSessionUnlock: Bool {
+        guard let description = try? sessionDescription() else { return false }  // no store: no entry
+        return SessionKeyring.find(description) != nil
     }
 
-    enum SessionVerdict {
-        case right(tokenKey: SecretBytes, pinKey: SecretBytes)
-        case wrong
-        case unknown
+    /// C_Login(CKU_USER) with no PIN in an unlocked session: logs the user in with the token
+    /// key the session keyring's entry opens. Not a PIN guess (no count moves); without a
+    /// current entry that opens the stored record, `pinIncorrect`, and nothing changes. Logins
+    /// of this process run one at a time (`loginLock`), as with the PIN.
+    public func logInWithSessionEntry() throws(CoreError) {
+        try loginLock.withLock { () throws(CoreError) in
+            if let current = lock.withLock({ () -> UserType? in
+                checkLogin()
+                return login?.user
+            }) {
+                throw current == .user
+                    ? CoreError(.userAlreadyLoggedIn, "already logged in")
+                    : CoreError(
+                        .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
+            }
+            guard let found = try currentSessionEntry(),
+                let opened = try lock.withLock({ () throws(CoreError) in try openWithSession(found.entry) })
+            else {
+                throw CoreError(
+                    .pinIncorrect,
+                    "a login without a PIN needs this session unlocked (p11keychain unlock): give the PIN")
+            }
+            lock.withLock {
+                // Not tied to the entry (`sessionEntry` nil): a C_Login lasts until C_Logout,
+                // as one with the PIN does.
+                login = Login(user: .user, tokenKey: opened.tokenKey, epoch: opened.epoch)
+                sessionUnlockDeclined = false
+                sealClearKeys()
+            }
+        }
     }
 
     /// The token key and epoch `entry` opens from the stored user PIN record, or nil when it
@@ -179,42 +205,37 @@ extension Token {
     }
 }
 
-/// The payload of a session keyring entry: version (1) ‖ expiry (UInt64 LE seconds since
+/// The payload of a session keyring entry: version (2) ‖ expiry (UInt64 LE seconds since
 /// 1970, 0: none; the kernel enforces it, this copy is for `status`) ‖ the PIN-derived key
-/// (32) ‖ HMAC-SHA256 under that key of a label and the PIN (32), which checks a C_Login's
-/// PIN without the slow derivation. The PIN itself is not in it.
+/// (32). Nothing in it checks a PIN faster than the derivation does; version 1 also held a
+/// keyed hash of the PIN, and is no longer read (such an entry unlocks nothing: unlock again).
 struct SessionEntry {
-    static let version: UInt8 = 1
-    static let length = 1 + 8 + SecretBox.keyLength + 32
-    private static let verifierLabel = Array("p11keychain session PIN check\u{0}".utf8)
+    static let version: UInt8 = 2
+    static let length = 1 + 8 + SecretBox.keyLength
 
     let expires: UInt64?
     let pinKey: SecretBytes
-    let verifier: [UInt8]
 
     static func description(serial: String, path: String) -> String {
         "p11keychain:" + serial + ":" + path
     }
 
-    init(pinKey: SecretBytes, pin: SecretBytes, expires: UInt64?) throws(CoreError) {
+    init(pinKey: SecretBytes, expires: UInt64?) {
         self.pinKey = pinKey
         self.expires = expires
-        verifier = try SessionEntry.mac(pin, key: pinKey)
     }
 
     /// Decodes a payload; nil when it is not one this version wrote.
     init?(_ payload: SecretBytes) {
         guard payload.count == SessionEntry.length else { return nil }
-        let parts = payload.withUnsafeBytes { bytes -> (UInt8, UInt64, SecretBytes, [UInt8]) in
+        let parts = payload.withUnsafeBytes { bytes -> (UInt8, UInt64, SecretBytes) in
             let expiry = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
-            let keyEnd = 9 + SecretBox.keyLength
-            let key = SecretBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[9..<keyEnd]))
-            return (bytes[0], expiry, key, Array(bytes[keyEnd...]))
+            let key = SecretBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[9..<SessionEntry.length]))
+            return (bytes[0], expiry, key)
         }
         guard parts.0 == SessionEntry.version else { return nil }
         expires = parts.1 == 0 ? nil : parts.1
         pinKey = parts.2
-        verifier = parts.3
     }
 
     /// The payload, in a self-wiping buffer.
@@ -225,22 +246,6 @@ struct SessionEntry {
             pinKey.withUnsafeBytes { key in
                 UnsafeMutableRawBufferPointer(rebasing: buffer[9..<(9 + key.count)]).copyMemory(from: key)
             }
-            let start = 9 + SecretBox.keyLength
-            for (offset, byte) in verifier.enumerated() { buffer[start + offset] = byte }
-        }
-    }
-
-    /// True when `pin` is the PIN this entry was made with (a comparison in constant time).
-    func verifies(_ pin: SecretBytes) throws(CoreError) -> Bool {
-        MessageAuthentication.isEqual(try SessionEntry.mac(pin, key: pinKey), verifier)
-    }
-
-    private static func mac(_ pin: SecretBytes, key: SecretBytes) throws(CoreError) -> [UInt8] {
-        try CoreError.mapping {
-            let mac = try MessageAuthentication(.hmac(.sha256), key: key)
-            try verifierLabel.withUnsafeBytes { try mac.update($0) }
-            try pin.withUnsafeBytes { try mac.update($0) }
-            return try mac.finish()
         }
     }
 }

@@ -155,6 +155,11 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
     default:
         throw P11Error(CKR_USER_TYPE_INVALID, "user type \(userType) is not SO, USER or CONTEXT_SPECIFIC")
     }
+    if user == .user, pin.isEmpty {
+        // No PIN: the protected authentication path of an unlocked session (C_GetTokenInfo).
+        try core { () throws(CoreError) in try session.slot.token.logInWithSessionEntry() }
+        return
+    }
     try core { () throws(CoreError) in try session.slot.token.logIn(user, pin: pin) }
 }
 

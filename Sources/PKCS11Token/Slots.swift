@@ -57,6 +57,11 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
         var flags = CK_FLAGS(CKF_TOKEN_INITIALIZED | CKF_RNG)
         if slot.token.isWriteProtected { flags |= CK_FLAGS(CKF_WRITE_PROTECTED) }
         flags |= pinFlags(authentication)
+        // Unlocked for the login session (`p11keychain unlock`): the user logs in with no
+        // PIN, through the session keyring, as through a pinpad (KeychainCore SessionUnlock).
+        if authentication.hasUserPIN, slot.token.hasSessionUnlock {
+            flags |= CK_FLAGS(CKF_PROTECTED_AUTHENTICATION_PATH)
+        }
         info.flags = flags
         info.ulMaxSessionCount = 0  // CK_EFFECTIVELY_INFINITE
         info.ulSessionCount = CK_ULONG(counts.all)

@@ -119,6 +119,20 @@ test_the_entry_is_possessor_only_and_neither_another_user_nor_another_session_ca
     note "another user, in a session of its own, cannot read it"
     refused setpriv --reuid=65534 --regid=65534 --clear-groups keyctl session - keyctl pipe "$id"
     assert_contains "$RUN_OUT" "Permission denied" "reading the entry as another user"
+    note "another user in this very session (sudo -u, a daemon dropping to nobody) cannot read it either"
+    refused setpriv --reuid=65534 --regid=65534 --clear-groups keyctl pipe "$id"
+    assert_contains "$RUN_OUT" "Permission denied" "reading the entry as another user of the same session"
+    refused setpriv --reuid=65534 --regid=65534 --clear-groups keyctl read "$id"
+    note "the entry sits in a keyring only its owner may search"
+    local ring
+    ring=$(keyctl show @s | awk '/keyring: p11keychain:uid=/ { print $1 }' | head -n 1)
+    [[ -n $ring ]] || fail "no owner's keyring in the session keyring: $(keyctl show @s)"
+    ok keyctl rdescribe "$ring"
+    assert_line "$RUN_OUT" "^keyring;$(id -u);$(id -g);003f0000;p11keychain:uid=$(id -u)\$" \
+        "the owner's keyring's type, owner and permissions (user: all; possessor, group, other: none)"
+    note "the owner's Apple-style code in the session still finds the keychain unlocked"
+    example after-narrowing
+    assert_eq 0 "$RUN_STATUS" "the example's exit status in the unlocked session"
 }
 
 test_a_timeout_locks_the_session_again_and_status_says_until_when() {
@@ -140,28 +154,37 @@ test_a_timeout_locks_the_session_again_and_status_says_until_when() {
     assert_line "$RUN_OUT" '^token "login": locked' "status after the timeout"
 }
 
-test_c_login_in_an_unlocked_session_skips_the_slow_check_and_a_wrong_pin_still_counts() {
+test_c_login_without_a_pin_logs_in_through_the_unlocked_session_and_a_wrong_pin_still_counts() {
     session_setup
     require_module
+    note "locked: no protected authentication path, and a login without a PIN is refused"
+    ok pkcs11-tool --module "$P11KEYCHAIN_MODULE" -T
+    assert_not_contains "$RUN_OUT" "PIN pad present" "token flags while locked"
     ok "$CLI" unlock --pin-file "$TEST_TMP/pin"
     note "PKCS#11 still needs C_Login: without it no private object is listed"
     example via-pkcs11
     ok pkcs11-tool --module "$P11KEYCHAIN_MODULE" -O --type data
     assert_not_contains "$RUN_OUT" "via-pkcs11" "data objects without C_Login"
+    note "unlocked: the token reports a protected authentication path (a PIN pad, to pkcs11-tool)"
+    ok pkcs11-tool --module "$P11KEYCHAIN_MODULE" -T
+    assert_contains "$RUN_OUT" "PIN pad present" "token flags in the unlocked session"
     note "a wrong PIN fails and is counted"
     refused pkcs11-tool --module "$P11KEYCHAIN_MODULE" --login --pin wrong-pin-1 -O --type data
     assert_contains "$RUN_OUT" "CKR_PIN_INCORRECT" "C_Login with a wrong PIN in an unlocked session"
     ok "$CLI" token-info
     assert_line "$RUN_OUT" '^user PIN: +set; 1 failed attempt' "the failure count after a wrong C_Login"
-    note "the right PIN logs in, and the count is cleared"
-    local start end
-    start=$(date +%s%N)
+    note "the right PIN logs in (checked by the derivation), and the count is cleared"
     ok pkcs11-tool --module "$P11KEYCHAIN_MODULE" --login --pin "$SESSION_PIN" -O --type data
-    end=$(date +%s%N)
     assert_contains "$RUN_OUT" "via-pkcs11" "data objects after C_Login"
     ok "$CLI" token-info
     assert_line "$RUN_OUT" '^user PIN: +set$' "the failure count after a right C_Login"
-    note "pkcs11-tool with C_Login took $(((end - start) / 1000000)) ms in the unlocked session"
+    note "no PIN: C_Login(CKU_USER, NULL) logs in through the session keyring, counting nothing"
+    local start end
+    start=$(date +%s%N)
+    ok pkcs11-tool --module "$P11KEYCHAIN_MODULE" --login -O --type data </dev/null
+    end=$(date +%s%N)
+    assert_contains "$RUN_OUT" "via-pkcs11" "data objects after a C_Login without a PIN"
+    note "pkcs11-tool with a PIN-less C_Login took $(((end - start) / 1000000)) ms in the unlocked session"
     note "a wrong PIN for unlock itself does not unlock and is counted too"
     ok "$CLI" lock
     printf 'wrong-pin-2\n' >"$TEST_TMP/wrong"
@@ -169,6 +192,10 @@ test_c_login_in_an_unlocked_session_skips_the_slow_check_and_a_wrong_pin_still_c
     assert_contains "$RUN_OUT" "wrong PIN (9 attempts left" "unlock with a wrong PIN"
     ok "$CLI" status
     assert_line "$RUN_OUT" '^token "login": locked' "status after a wrong unlock"
+    note "locked again: a C_Login without a PIN is refused and counts nothing"
+    refused pkcs11-tool --module "$P11KEYCHAIN_MODULE" --login --pin "" -O --type data
+    ok "$CLI" token-info
+    assert_line "$RUN_OUT" '^user PIN: +set; 1 failed attempt' "the count after a PIN-less C_Login while locked"
 }
 
 test_a_changed_pin_makes_the_unlock_stale_and_sec_keychain_lock_keeps_its_process_locked() {
@@ -238,6 +265,10 @@ EOF
     assert_not_contains "$payload" "$token_key" "the token key in the keyring entry"
     assert_not_contains "$payload" "$(printf '%s' "$SESSION_PIN" | xxd -p | tr -d '\n')" \
         "the PIN in the keyring entry"
+    note "and nothing else: no check of the PIN faster than its derivation (version, expiry, key)"
+    assert_eq $(((1 + 8 + 32) * 2)) "${#payload}" "the entry's length in hex digits"
+    assert_eq "02" "${payload:0:2}" "the entry's version"
+    assert_eq "$pin_key" "${payload:18}" "the rest of the entry is the PIN-derived key"
 
     note "scan: PIN, token key, PIN-derived key (and their first 16 bytes)"
     local pin_hex
