@@ -7,7 +7,8 @@
  * and an unextractable key must not wrap at all); and the raw store files (the SQLite file,
  * -wal, -journal, -shm). A hit is any window of 16 bytes of a key (the whole key when shorter;
  * keys under 8 bytes are not tracked) and fails the run, naming the key, the place and the
- * attribute. The sweep runs every SWEEP_EVERY iterations and at the end of the run.
+ * attribute. The sweeps run every SWEEP_EARLY iterations at first, then every SWEEP_EVERY,
+ * and at the end of the run.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -248,7 +248,7 @@ int oracle_wrap(listed_mechanism *m);
 int oracle_derive(listed_mechanism *m);
 
 /* exfiltration.c */
-enum { SWEEP_EVERY = 2500 };
+enum { SWEEP_EARLY = 800, SWEEP_EVERY = 10000 };
 /* Keeps the bytes of a sensitive or unextractable key the run made from known values. */
 void exfiltration_track(const uint8_t *bytes, size_t len, CK_OBJECT_HANDLE h, int extractable, const char *what);
 /* Looks for any tracked key's bytes in `bytes`; fails the run naming the key, where and what. */
