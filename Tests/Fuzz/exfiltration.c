@@ -190,6 +190,7 @@ static void read_everything(CK_SESSION_HANDLE s, const char *state, int collect_
    mechanism: no blob holds a key in clear, no unextractable key wraps. */
 static void wrap_everything(CK_SESSION_HANDLE s)
 {
+    oracle_session_changed();
     static const key_role wrappers[] = { K_AES16, K_AES32, K_RSA_PUB };
     static const CK_MECHANISM_TYPE aes[] = { CKM_AES_KEY_WRAP, CKM_AES_KEY_WRAP_PAD, CKM_AES_KEY_WRAP_KWP,
                                              CKM_AES_CBC_PAD, CKM_AES_ECB };
@@ -285,6 +286,7 @@ void exfiltration_sweep(const char *when)
         }
     }
     login_wanted = 0;
+    oracle_session_changed();
     scan_store_files();
     printf("p11fuzz: exfiltration sweep %s (iteration %lu): %zu sensitive keys tracked%s, none seen\n", when,
            (unsigned long)iteration, tracked_count, untracked ? " (more made, not tracked)" : "");

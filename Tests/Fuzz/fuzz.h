@@ -219,6 +219,8 @@ typedef enum {
     K_X2_PUB, K_RSA_PRIV, K_RSA_PUB, K_ROLES
 } key_role;
 CK_SESSION_HANDLE oracle_session(void);
+/* The login state changed behind the oracles' back (the sweeps): check it again. */
+void oracle_session_changed(void);
 int oracle_logged_in(void);
 /* The handle of the key in that role, made if needed; 0 when it cannot be had now. */
 CK_OBJECT_HANDLE oracle_key(key_role role);

@@ -278,7 +278,13 @@ void oracle_failed(const char *check, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     if (skipped(check)) {
-        if (skipped_findings++ < 1 || tracing())
+        /* The first failure of each skipped check is printed: its seed and iteration replay it. */
+        static const char *printed[32];
+        size_t k = 0;
+        while (k < 32 && printed[k] && printed[k] != check && strcmp(printed[k], check))
+            k++;
+        skipped_findings++;
+        if ((k < 32 && !printed[k] && (printed[k] = check)) || tracing())
             fprintf(stderr, "p11fuzz: skipped check %s failed (seed %" PRIu64 ", iteration %" PRIu64 "): %s\n",
                     check, seed, iteration, text);
         return;

@@ -116,9 +116,12 @@ void oracle_summary(void)
 
 int oracle_logged_in(void) { return have_logged_in; }
 
+static uint64_t checked_at;
+
+void oracle_session_changed(void) { checked_at = 0; }
+
 CK_SESSION_HANDLE oracle_session(void)
 {
-    static uint64_t checked_at;
     if (session && checked_at == iteration && iteration)
         return session; /* checked in this iteration: nothing else ran since */
     checked_at = iteration;
@@ -541,6 +544,12 @@ void run_oracles(void)
     listed_mechanism *m = &mechanisms[next_mechanism++ % mechanism_count];
     m->runs++;
     int checked = 0;
+    /* The keys only the exfiltration oracle needs: made (again) now and then. */
+    if (percent(20)) {
+        oracle_key(K_KNOWN_EC);
+        oracle_key(K_KNOWN_ED);
+        oracle_key(K_LOCKED_AES);
+    }
     if (m->flags & CKF_DIGEST)
         checked |= oracle_digest(m);
     if (m->flags & CKF_GENERATE)
