@@ -10,6 +10,7 @@
  *   mechanisms.c mechanisms and their parameters, data, output buffers, PINs
  *   calls.c      call families: general, slots and tokens, sessions, login, objects, find
  *   crypto.c     call families: crypto, key generation, lifecycle; the table of families
+ *   checks.c     the oracles' check names, and what a failed check does
  *   oracles.c    the listed mechanisms, the oracles' keys and session; digests, key generation
  *   oracle_ops.c correctness oracles: encrypt/decrypt, sign/verify
  *   oracle_keys.c correctness oracles: wrap/unwrap, derive
@@ -195,11 +196,17 @@ void make_anchor_keys(CK_SESSION_HANDLE s);
 
 /* ---------------------------------------------------------------- oracles */
 
+/* main.c: the run's seed, whether a module call is in flight, the crash report. */
+extern uint64_t seed;
+extern volatile int call_active;
+void report(const char *what);
+
 /* A check failed: reported with seed and iteration like a crash, exit 5; unless the check's
    name is in P11FUZZ_SKIP (a known defect whose fix is pending): then counted and printed once. */
 void oracle_failed(const char *check, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The names of every check (p11fuzz --list prints them). */
+/* The names of every check (p11fuzz --list prints them); the count of skipped failures. */
 extern const char *const oracle_checks[];
+void checks_summary(void);
 
 /* oracles.c: the mechanisms C_GetMechanismList lists on each slot, with their CKF_* flags. */
 typedef struct {

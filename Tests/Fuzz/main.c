@@ -53,7 +53,7 @@
 #define FUZZ_ASAN 1
 #endif
 
-enum { EXIT_USAGE = 2, EXIT_HANG = 3, EXIT_CHILD = 4, EXIT_ORACLE = 5 };
+enum { EXIT_USAGE = 2, EXIT_HANG = 3, EXIT_CHILD = 4 }; /* 5: an oracle failed (checks.c) */
 
 CK_FUNCTION_LIST *f2;
 CK_FUNCTION_LIST_3_0 *f3;
@@ -63,7 +63,7 @@ unsigned long objects_created;
 
 static const char *module_path;
 static void *library;
-static uint64_t seed;
+uint64_t seed;
 uint64_t iteration;
 static unsigned hang_timeout = 30;
 static int trace;
@@ -81,7 +81,7 @@ typedef struct {
 } record_t;
 static record_t ring[RING];
 static unsigned ring_next;
-static volatile int call_active;
+volatile int call_active;
 static volatile unsigned current_slot;
 static struct timespec call_started;
 static unsigned long total_calls, ok_calls;
@@ -163,7 +163,7 @@ int skipped(const char *name)
 
 /* Writes the run's coordinates and the last calls: enough to replay and to read. Only
    write(2) and snprintf into stack buffers: it runs in signal handlers. */
-static void report(const char *what)
+void report(const char *what)
 {
     char line[512];
     int n = snprintf(line, sizeof line,
@@ -264,38 +264,6 @@ static void on_child_alarm(int sig)
     (void)sig;
     report("HANG in a forked child (alarm)");
     _exit(EXIT_HANG);
-}
-
-/* An oracle's check failed: reported like a crash (seed, iteration, last calls, replay), and
-   the run fails. A check named in --skip / $P11FUZZ_SKIP is counted and printed once instead
-   (a known defect whose fix is pending). */
-static unsigned long skipped_findings;
-void oracle_failed(const char *check, const char *fmt, ...)
-{
-    char text[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    if (skipped(check)) {
-        /* The first failure of each skipped check is printed: its seed and iteration replay it. */
-        static const char *printed[32];
-        size_t k = 0;
-        while (k < 32 && printed[k] && printed[k] != check && strcmp(printed[k], check))
-            k++;
-        skipped_findings++;
-        if ((k < 32 && !printed[k] && (printed[k] = check)) || tracing())
-            fprintf(stderr, "p11fuzz: skipped check %s failed (seed %" PRIu64 ", iteration %" PRIu64 "): %s\n",
-                    check, seed, iteration, text);
-        return;
-    }
-    char what[512];
-    snprintf(what, sizeof what, "ORACLE FAILURE [%s] %s", check, text);
-    int was_active = call_active;
-    call_active = 0;
-    report(what);
-    call_active = was_active;
-    exit(EXIT_ORACLE);
 }
 
 /* ---------------------------------------------------------------- the module */
@@ -628,7 +596,6 @@ int main(int argc, char **argv)
         printf(" %s=%lu", families[k].name, runs[k]);
     printf("\n");
     oracle_summary();
-    if (skipped_findings)
-        printf("p11fuzz: %lu failure(s) of skipped checks (P11FUZZ_SKIP)\n", skipped_findings);
+    checks_summary();
     return 0;
 }

@@ -16,13 +16,6 @@
 
 #include "fuzz.h"
 
-const char *const oracle_checks[] = {
-    "digest-parts", "cipher-roundtrip", "gcm-tamper", "rsa-short-ciphertext", "sign-verify",
-    "verify-flipped", "eddsa-param-length", "wrong-key-type", "param-errors", "gcm-long-iv", "wrap-roundtrip",
-    "wrap-kw-pad", "wrap-unextractable", "unwrap-tamper", "derive-agree", "derive-deterministic",
-    "hkdf-data-private", "generate-usable", "montgomery-usage", "exfiltration", NULL,
-};
-
 enum { MAX_MECHANISMS = 128 };
 static listed_mechanism mechanisms[MAX_MECHANISMS];
 static size_t mechanism_count, next_mechanism;
