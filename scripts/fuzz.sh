@@ -167,7 +167,7 @@ done
 
 if ((${#failed[@]} > 0)); then
     echo "fuzz: FAILED (seed $seed): ${failed[*]}"
-    echo "fuzz: replay: P11FUZZ_SKIP='${P11FUZZ_SKIP:-}' P11FUZZ_ONLY='${P11FUZZ_ONLY:-}' scripts/fuzz.sh $seconds $seed   (store kept in $tmp)"
+    echo "fuzz: replay: P11FUZZ_PENDING='' P11FUZZ_SKIP='${P11FUZZ_SKIP:-}' P11FUZZ_ONLY='${P11FUZZ_ONLY:-}' scripts/fuzz.sh $seconds $seed   (store kept in $tmp)"
     exit 1
 fi
 if [[ ${P11FUZZ_KEEP:-} == 1 ]]; then

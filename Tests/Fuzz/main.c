@@ -187,7 +187,7 @@ void report(const char *what)
             (void)!write(2, line, (size_t)n);
     }
     n = snprintf(line, sizeof line,
-                 "p11fuzz: replay: P11FUZZ_ITERATIONS=%" PRIu64 " P11FUZZ_SKIP='%s'%s%s%s scripts/fuzz.sh 600 %" PRIu64 "\n",
+                 "p11fuzz: replay: P11FUZZ_ITERATIONS=%" PRIu64 " P11FUZZ_PENDING='' P11FUZZ_SKIP='%s'%s%s%s scripts/fuzz.sh 600 %" PRIu64 "\n",
                  iteration, skip_list, only_list[0] ? " P11FUZZ_ONLY='" : "", only_list, only_list[0] ? "'" : "", seed);
     if (n > 0)
         (void)!write(2, line, (size_t)n);
