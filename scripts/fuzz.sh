@@ -15,15 +15,37 @@
 #   P11FUZZ_KEEP=1        keep the temporary store even when the run passed
 #   P11FUZZ_HANG_TIMEOUT=S  a call that takes longer is a hang (default 30)
 #   P11FUZZ_FRESH_CERTS=1 mutate certificates made now by openssl instead of Tests/Fuzz/certificates
+#   P11FUZZ_PENDING=LIST  oracle checks whose defects issue 17 names, skipped until their fixes
+#                         land (added to P11FUZZ_SKIP; default below); P11FUZZ_PENDING= runs all
+#   P11FUZZ_SELFTEST=1    the exfiltration oracle also tracks readable keys: the run must fail
 #
-# Exit status 0 only when the driver saw no crash, no hang, no sanitizer report, and every
-# store file passed PRAGMA integrity_check.
+# Exit status 0 only when the driver saw no crash, no hang, no sanitizer report, no oracle
+# failure (a wrong round trip, a sensitive key's bytes seen: Tests/Fuzz/README.md "Oracles"),
+# and every store file passed PRAGMA integrity_check.
+#
+# Running for hours. `scripts/fuzz.sh 600` is the 10-minute local run; CI runs 60 s. For
+# hours, run many 10-minute runs with successive seeds rather than one long one: each gets a
+# fresh store (a long run stops making objects at 6000, and the oracles then reuse the keys
+# they have), each replays on its own, and a failure stops the loop with its seed:
+#
+#   seed=$(date +%s); for i in $(seq 0 23); do scripts/fuzz.sh 600 $((seed + i)) || break; done
+#
+# (four hours; under AddressSanitizer by default, or P11FUZZ_MODULE=.build/release/... for
+# about four times the calls per second). One long run works too: scripts/fuzz.sh 14400 SEED.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source scripts/setup.sh
 set +e # setup.sh sets -e; a failing run must still reach the integrity check and the report
+
+# Checks of the oracles whose defects issue 17 names and whose fixes are pending; each fix
+# removes its name here: wrong-key-type (item 18), montgomery-usage (21), wrap-kw-pad (17),
+# hkdf-data-private (6), gcm-long-iv (10), rsa-short-ciphertext (14).
+pending=${P11FUZZ_PENDING-wrong-key-type,montgomery-usage,wrap-kw-pad,hkdf-data-private,gcm-long-iv,rsa-short-ciphertext}
+if [[ -n $pending ]]; then
+    export P11FUZZ_SKIP=${P11FUZZ_SKIP:+$P11FUZZ_SKIP,}$pending
+fi
 
 seconds=${1:-60}
 seed=${2:-$(date +%s)}
@@ -119,6 +141,7 @@ case $status in
 0) ;;
 3) failed+=("a call hung (watchdog)") ;;
 4) failed+=("a forked child crashed or hung") ;;
+5) failed+=("an oracle failed: a wrong round trip or a sensitive key's bytes seen (report above)") ;;
 124 | 137) failed+=("the driver itself did not finish in time") ;;
 *)
     if ((status > 128)); then
@@ -144,7 +167,7 @@ done
 
 if ((${#failed[@]} > 0)); then
     echo "fuzz: FAILED (seed $seed): ${failed[*]}"
-    echo "fuzz: replay: P11FUZZ_SKIP='${P11FUZZ_SKIP:-}' P11FUZZ_ONLY='${P11FUZZ_ONLY:-}' scripts/fuzz.sh $seconds $seed   (store kept in $tmp)"
+    echo "fuzz: replay: P11FUZZ_PENDING='' P11FUZZ_SKIP='${P11FUZZ_SKIP:-}' P11FUZZ_ONLY='${P11FUZZ_ONLY:-}' scripts/fuzz.sh $seconds $seed   (store kept in $tmp)"
     exit 1
 fi
 if [[ ${P11FUZZ_KEEP:-} == 1 ]]; then

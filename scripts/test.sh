@@ -63,7 +63,8 @@ sanitized_thread_tests() {
 }
 
 fuzz() {
-    # Seeded random calls through the module under AddressSanitizer for 60 s, then the store's
+    # Seeded random calls through the module under AddressSanitizer for 60 s, with the oracles
+    # (round trips of every listed mechanism, the exfiltration sweeps), then the store's
     # integrity_check (Tests/Fuzz/README.md). The seed is printed: a failure replays with
     # scripts/fuzz.sh 60 SEED. Reuses the build of the AddressSanitizer step (.build/asan).
     bash scripts/fuzz.sh 60

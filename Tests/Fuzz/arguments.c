@@ -62,6 +62,17 @@ const char *attribute_name(CK_ATTRIBUTE_TYPE type)
     return "?";
 }
 
+/* Every known attribute type whose value is plain bytes (not a nested template): the
+   exfiltration sweep (exfiltration.c) reads each of every object. */
+int byte_attribute_types(CK_ATTRIBUTE_TYPE *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < ATTRIBUTE_COUNT && n < max; i++)
+        if (attributes[i].kind != K_ATTRIBUTES)
+            out[n++] = attributes[i].type;
+    return n;
+}
+
 static const attribute_t *find_attribute(CK_ATTRIBUTE_TYPE type)
 {
     for (int i = 0; i < ATTRIBUTE_COUNT; i++)

@@ -437,5 +437,6 @@ family_t families[] = {
     { "reinitialize", 3, 1, run_reinitialize },
     { "fork", 3, 0, run_fork },
     { "reload", 1, 0, run_reload },
+    { "oracles", 150, 0, run_oracles },
 };
 const size_t family_count = sizeof families / sizeof families[0];

@@ -10,6 +10,12 @@
  *   mechanisms.c mechanisms and their parameters, data, output buffers, PINs
  *   calls.c      call families: general, slots and tokens, sessions, login, objects, find
  *   crypto.c     call families: crypto, key generation, lifecycle; the table of families
+ *   checks.c     the oracles' check names, and what a failed check does
+ *   oracles.c    the listed mechanisms, the oracles' keys and session; digests, key generation
+ *   oracle_ops.c correctness oracles: encrypt/decrypt, sign/verify
+ *   oracle_keys.c correctness oracles: wrap/unwrap, derive
+ *   exfiltration.c  the bytes of every sensitive key made from known values, and the sweeps
+ *                that look for them in attributes, wrapped blobs and the store files
  *
  * The one rule every part keeps: the driver never hands the module a buffer shorter than
  * the length it claims, except with lengths or counts no real buffer can have (near 2^63
@@ -110,6 +116,8 @@ CK_ATTRIBUTE *random_template(template_use use, CK_ULONG *count);
 CK_ATTRIBUTE *output_template(CK_ULONG *count);
 const char *attribute_name(CK_ATTRIBUTE_TYPE type);
 
+int byte_attribute_types(CK_ATTRIBUTE_TYPE *out, int max);
+
 /* ---------------------------------------------------------------- mechanisms.c */
 
 typedef enum { M_SIGN, M_CRYPT, M_DIGEST, M_KEYPAIR, M_KEY, M_WRAP, M_DERIVE } mechanism_use;
@@ -185,5 +193,78 @@ extern const size_t family_count;
 void setup_token(void);
 /* One token key pair of each type (EC P-256, Ed25519, RSA-2048) for the crypto families. */
 void make_anchor_keys(CK_SESSION_HANDLE s);
+
+/* ---------------------------------------------------------------- oracles */
+
+/* main.c: the run's seed, whether a module call is in flight, the crash report. */
+extern uint64_t seed;
+extern volatile int call_active;
+void report(const char *what);
+
+/* A check failed: reported with seed and iteration like a crash, exit 5; unless the check's
+   name is in P11FUZZ_SKIP (a known defect whose fix is pending): then counted and printed once. */
+void oracle_failed(const char *check, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The names of every check (p11fuzz --list prints them); the count of skipped failures. */
+extern const char *const oracle_checks[];
+void checks_summary(void);
+
+/* oracles.c: the mechanisms C_GetMechanismList lists on each slot, with their CKF_* flags. */
+typedef struct {
+    CK_MECHANISM_TYPE type;
+    CK_FLAGS flags;
+    unsigned long runs, checks; /* oracle runs, and round trips that were checked */
+} listed_mechanism;
+void oracle_setup(void);
+void run_oracles(void);
+void oracle_summary(void);
+
+/* The oracles' keys, by role; made on demand in the oracles' own session, made again when
+   a handle went stale (C_Finalize, C_InitToken, the destroy family). */
+typedef enum {
+    K_AES16, K_AES24, K_AES32, K_GENERIC32, K_GENERIC_ODD, K_LOCKED_AES, K_KNOWN_EC, K_KNOWN_ED,
+    K_EC_PRIV, K_EC_PUB, K_EC2_PRIV, K_EC2_PUB, K_ED_PRIV, K_ED_PUB, K_X_PRIV, K_X_PUB, K_X2_PRIV,
+    K_X2_PUB, K_RSA_PRIV, K_RSA_PUB, K_ROLES
+} key_role;
+CK_SESSION_HANDLE oracle_session(void);
+/* The login state changed behind the oracles' back (the sweeps): check it again. */
+void oracle_session_changed(void);
+int oracle_logged_in(void);
+/* The handle of the key in that role, made if needed; 0 when it cannot be had now. */
+CK_OBJECT_HANDLE oracle_key(key_role role);
+CK_KEY_TYPE oracle_key_type(key_role role);
+/* A value that names a key's bytes without showing them: CKA_CHECK_VALUE, else CKA_VALUE,
+   else (or when by_use) a MAC or an AES-ECB encryption of a fixed block. 0 when none. */
+size_t key_fingerprint(CK_OBJECT_HANDLE h, CK_KEY_TYPE type, uint8_t *out, size_t max, int by_use);
+/* A template entry helper: CK_BBOOL/CK_ULONG values in scratch memory. */
+CK_ATTRIBUTE attr_bool(CK_ATTRIBUTE_TYPE type, int value);
+CK_ATTRIBUTE attr_ulong(CK_ATTRIBUTE_TYPE type, CK_ULONG value);
+/* Reads one attribute into a scratch buffer; NULL when it cannot be read. */
+uint8_t *read_attribute(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_TYPE type, CK_ULONG *len);
+
+/* oracle_ops.c: one listed mechanism through the call families its flags name. */
+int oracle_cipher(listed_mechanism *m);
+int oracle_signature(listed_mechanism *m);
+CK_ULONG hash_length(CK_MECHANISM_TYPE hash);
+CK_MECHANISM_TYPE random_hash(void);
+CK_ULONG mgf_of(CK_MECHANISM_TYPE hash);
+CK_ULONG modulus_bytes(void);
+/* Makes a mechanism's parameter malformed; a CKR_GENERAL_ERROR or CKR_FUNCTION_FAILED for one
+   fails the check "param-errors". */
+void malformed(CK_MECHANISM *m);
+void check_param_error(CK_RV rv, CK_MECHANISM *m, const char *function);
+/* oracle_keys.c */
+int oracle_wrap(listed_mechanism *m);
+int oracle_derive(listed_mechanism *m);
+
+/* exfiltration.c */
+enum { SWEEP_EARLY = 800, SWEEP_EVERY = 10000 };
+/* Keeps the bytes of a sensitive or unextractable key the run made from known values. */
+void exfiltration_track(const uint8_t *bytes, size_t len, CK_OBJECT_HANDLE h, int extractable, const char *what);
+/* Looks for any tracked key's bytes in `bytes`; fails the run naming the key, where and what. */
+void exfiltration_scan(const uint8_t *bytes, size_t len, const char *where, const char *what);
+int exfiltration_unextractable(CK_OBJECT_HANDLE h);
+/* Reads every object's attributes logged out, as the SO and as the user, wraps every key
+   under every wrapping key the oracles hold, scans the store files. */
+void exfiltration_sweep(const char *when);
 
 #endif /* P11FUZZ_H */

@@ -14,6 +14,8 @@
  *   exit 0  no crash, no hang          exit 2  usage or setup error
  *   exit 3  a hang (watchdog)          killed by a signal: a crash (report on stderr)
  *   exit 4  a forked child crashed or hung
+ *   exit 5  an oracle failed: a wrong result, or a sensitive key's bytes seen (oracles.c,
+ *           exfiltration.c); each check has a name that --skip takes while its fix is pending
  *
  * --skip (or $P11FUZZ_SKIP) is a comma-separated list of call families (see --list) or
  * argument classes: "huge" (lengths and counts near 2^63 and 2^64-1: all of "huge-length",
@@ -51,7 +53,7 @@
 #define FUZZ_ASAN 1
 #endif
 
-enum { EXIT_USAGE = 2, EXIT_HANG = 3, EXIT_CHILD = 4 };
+enum { EXIT_USAGE = 2, EXIT_HANG = 3, EXIT_CHILD = 4 }; /* 5: an oracle failed (checks.c) */
 
 CK_FUNCTION_LIST *f2;
 CK_FUNCTION_LIST_3_0 *f3;
@@ -61,7 +63,7 @@ unsigned long objects_created;
 
 static const char *module_path;
 static void *library;
-static uint64_t seed;
+uint64_t seed;
 uint64_t iteration;
 static unsigned hang_timeout = 30;
 static int trace;
@@ -79,7 +81,7 @@ typedef struct {
 } record_t;
 static record_t ring[RING];
 static unsigned ring_next;
-static volatile int call_active;
+volatile int call_active;
 static volatile unsigned current_slot;
 static struct timespec call_started;
 static unsigned long total_calls, ok_calls;
@@ -161,7 +163,7 @@ int skipped(const char *name)
 
 /* Writes the run's coordinates and the last calls: enough to replay and to read. Only
    write(2) and snprintf into stack buffers: it runs in signal handlers. */
-static void report(const char *what)
+void report(const char *what)
 {
     char line[512];
     int n = snprintf(line, sizeof line,
@@ -185,7 +187,7 @@ static void report(const char *what)
             (void)!write(2, line, (size_t)n);
     }
     n = snprintf(line, sizeof line,
-                 "p11fuzz: replay: P11FUZZ_ITERATIONS=%" PRIu64 " P11FUZZ_SKIP='%s'%s%s%s scripts/fuzz.sh 600 %" PRIu64 "\n",
+                 "p11fuzz: replay: P11FUZZ_ITERATIONS=%" PRIu64 " P11FUZZ_PENDING='' P11FUZZ_SKIP='%s'%s%s%s scripts/fuzz.sh 600 %" PRIu64 "\n",
                  iteration, skip_list, only_list[0] ? " P11FUZZ_ONLY='" : "", only_list, only_list[0] ? "'" : "", seed);
     if (n > 0)
         (void)!write(2, line, (size_t)n);
@@ -501,6 +503,8 @@ int main(int argc, char **argv)
             for (size_t k = 0; k < family_count; k++)
                 printf("%s\n", families[k].name);
             printf("huge\nhuge-length\nhuge-count\nhuge-find\nmisaligned\n");
+            for (size_t k = 0; oracle_checks[k]; k++)
+                printf("%s\n", oracle_checks[k]);
             return 0;
         } else if (!strcmp(a, "--trace")) {
             trace = 1;
@@ -549,6 +553,8 @@ int main(int argc, char **argv)
     do_initialize(0);
     setup_token();
     scratch_release();
+    oracle_setup();
+    scratch_release();
     while (!(iterations && iteration >= iterations)) {
         if (now() >= deadline)
             break;
@@ -566,6 +572,17 @@ int main(int argc, char **argv)
             runs[f - families]++;
         }
         scratch_release();
+        /* Early and then now and then: a CI run of 60 s sees a few sweeps, a long run is not
+           slowed down by them (each reads every object five times). */
+        if ((iteration <= 5 * SWEEP_EARLY ? iteration % SWEEP_EARLY == 0 : iteration % SWEEP_EVERY == 0)
+            && !skipped("exfiltration")) {
+            exfiltration_sweep("during the run");
+            scratch_release();
+        }
+    }
+    if (!skipped("exfiltration")) {
+        exfiltration_sweep("at the end");
+        scratch_release();
     }
     if (initialized) {
         begin_call("C_Finalize", "NULL, at the end");
@@ -578,5 +595,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < family_count; k++)
         printf(" %s=%lu", families[k].name, runs[k]);
     printf("\n");
+    oracle_summary();
+    checks_summary();
     return 0;
 }
