@@ -221,9 +221,15 @@ enum HostileParameterPaths {
                     refusal: "CKR_ENCRYPTED_DATA_LEN_RANGE", accepted: [UInt(CKR_ENCRYPTED_DATA_LEN_RANGE)]
                 ) { token, session in
                     let pair = try token.rsaKey(sign: false, decrypt: true, in: session)
-                    let (rv, _) = try token.crypt(
-                        MechanismBox(type), key: pair.privateKey, randomBytes(length), encrypt: false,
-                        in: session)
+                    let box = MechanismBox(type)
+                    try #require(
+                        try token.m.C_DecryptInit(session, &box.mechanism, pair.privateKey) == CKR_OK)
+                    // An output buffer of the modulus's size: the length is what is wrong.
+                    var input = randomBytes(length)
+                    var output = [UInt8](repeating: 0, count: 512)
+                    var outputLength = CK_ULONG(output.count)
+                    let rv = try token.m.C_Decrypt(
+                        session, &input, CK_ULONG(input.count), &output, &outputLength)
                     return AttackResult(rv: rv, secret: [])
                 }
             }
