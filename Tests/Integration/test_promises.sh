@@ -95,14 +95,14 @@ test_the_session_unlock_entry_is_readable_by_its_uid_only() {
     ok "$CLI" unlock --pin-file "$TEST_TMP/pin"
     id=$(keyctl show @s | awk '/user: p11keychain:/ { print $1 }' | head -n 1)
     [[ -n $id ]] || fail "no p11keychain entry in the session keyring after unlock: $(keyctl show @s)"
-    ok keyctl pipe "$id" # the owner reads it: the refusals below are not a broken entry
+    # The owner reads it (the refusals below are not a broken entry); payloads go to /dev/null.
+    ok sh -c 'keyctl pipe "$1" >/dev/null' owner "$id"
     # Issue 17 item 4: another uid in the SAME session keyring (sudo -u, a daemon dropping to
     # nobody) possesses the keyring; the entry must still be refused to it.
     local -a paths=("keyctl pipe $id" "keyctl print $id" "keyctl read $id" "keyctl session - keyctl pipe $id")
     for path in "${paths[@]}"; do
         # shellcheck disable=SC2086 # one word per argument
-        refused as_other $path
-        assert_no_line "$RUN_OUT" "$PROMISE_PIN" "another user: $path"
+        refused as_other sh -c '"$@" >/dev/null' other $path
     done
 }
 
@@ -175,6 +175,25 @@ test_sql_planted_in_a_store_never_runs() {
     run "$BIN/p11drive" import --count 1 --prefix P
     ok sqlite3 "$db" "SELECT count(*) FROM stolen"
     assert_eq 0 "$RUN_OUT" "rows the planted triggers wrote"
+}
+
+test_a_writer_of_the_store_cannot_add_an_anchor_by_hiding_the_pin_record() {
+    promise_tools
+    promise_init
+    make_cert ca "/CN=promise planted anchor"
+    ok "$CLI" add-certificates "$CERTS/ca.pem"
+    refused "$CLI" verify-cert -c "$CERTS/ca.pem"
+    local db
+    db=$(store_file)
+    # Issue 17 item 3: the writer hides the user-PIN record, so the token looks PIN-less and
+    # takes trust from anyone, adds an anchor, and puts the record back.
+    ok sqlite3 "$db" "UPDATE metadata SET name = 'user.pin.hidden' WHERE name = 'user.pin'"
+    run "$CLI" add-trusted-cert "$CERTS/ca.pem"
+    ok sqlite3 "$db" "UPDATE metadata SET name = 'user.pin' WHERE name = 'user.pin.hidden'"
+    note "the anchor no PIN vouched for is not trusted"
+    refused "$CLI" verify-cert -c "$CERTS/ca.pem"
+    note "the user still logs in with the PIN"
+    ok "$CLI" find-key --pin-file "$TEST_TMP/pin"
 }
 
 # ---------------------------------------------------------------- the CLI
