@@ -42,6 +42,20 @@ extension TestToken {
             data: data, dataLabel: Array(dataLabel.utf8), dataValue: value)
     }
 
+    /// A token password (private data object) whose access control wants the user PIN for
+    /// each use, as `SecAccessControlCreateWithFlags(.userPresence)` makes it.
+    func guardedPassword(_ value: [UInt8], in session: CK_SESSION_HANDLE) throws -> CK_OBJECT_HANDLE {
+        try createObject(
+            [
+                Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_DATA)), flag(CKA_TOKEN, true),
+                flag(CKA_PRIVATE, true),
+                Attribute(CKA_VALUE, value),
+                Attribute(
+                    CK_ATTRIBUTE_TYPE(CKA_P11K_ACCESS_CONTROL),
+                    ulong: CK_ULONG(P11K_ACCESS_CONTROL_USER_PRESENCE)),
+            ], in: session)
+    }
+
     /// The labels of every object `template` finds.
     func labels(found template: [Attribute], in session: CK_SESSION_HANDLE) throws -> [UInt8] {
         try find(template, in: session).flatMap { try read(CKA_LABEL, of: $0, in: session).1 }
@@ -76,6 +90,12 @@ enum WithoutLoginPaths {
     static let handleGone = [UInt(CKR_OBJECT_HANDLE_INVALID)]
     static let keyRefused = [UInt(CKR_KEY_HANDLE_INVALID), UInt(CKR_USER_NOT_LOGGED_IN)]
     static let notLoggedIn = [UInt(CKR_USER_NOT_LOGGED_IN)]
+    /// An access-controlled item used without its per-use PIN: whichever refusal the core
+    /// gives, never CKR_OK.
+    static let perUsePINMissing = [
+        UInt(CKR_USER_NOT_LOGGED_IN), UInt(CKR_ATTRIBUTE_READ_ONLY), UInt(CKR_ATTRIBUTE_SENSITIVE),
+        UInt(CKR_ACTION_PROHIBITED), UInt(CKR_KEY_FUNCTION_NOT_PERMITTED),
+    ]
 
     static let all: [Attack] = [
         Attack("C_FindObjects with an empty template", refusal: "no private object found", accepted: [0]) {
@@ -199,6 +219,35 @@ enum WithoutLoginPaths {
                 try token.read(CKA_LABEL, of: victims.publicKey, in: session).0 == CKR_OK,
                 "the other writer's key was destroyed through the re-import's handle")
             return AttackResult(rv: rv, secret: [])
+        },
+        Attack(
+            "C_SetAttributeValue(CKA_VALUE) of a password whose access control wants the PIN for each use, logged in without it (issue 17 item 12)",
+            refusal: "refused: the per-use PIN was not given", accepted: perUsePINMissing
+        ) { token, session in
+            let secret = randomBytes(24)
+            let password = try token.guardedPassword(secret, in: session)
+            let rv = try token.set([Attribute(CKA_VALUE, randomBytes(24))], of: password, in: session)
+            return AttackResult(rv: rv, secret: [])
+        },
+        Attack(
+            "C_GetAttributeValue(CKA_VALUE) of a password whose access control wants the PIN for each use, logged in without it",
+            refusal: "CKR_ATTRIBUTE_SENSITIVE", accepted: [UInt(CKR_ATTRIBUTE_SENSITIVE)]
+        ) { token, session in
+            let secret = randomBytes(24)
+            let password = try token.guardedPassword(secret, in: session)
+            let (rv, value) = try token.read(CKA_VALUE, of: password, in: session)
+            return AttackResult(rv: rv, secret: secret, obtained: value)
+        },
+        Attack(
+            "C_CopyObject {CKA_PRIVATE=FALSE} of a password whose access control wants the PIN for each use, then read the copy after C_Logout",
+            refusal: "refused",
+            accepted: perUsePINMissing + [UInt(CKR_TEMPLATE_INCONSISTENT), UInt(CKR_ATTRIBUTE_VALUE_INVALID)]
+        ) { token, session in
+            let secret = randomBytes(24)
+            let password = try token.guardedPassword(secret, in: session)
+            let (rv, _) = try token.copy(password, with: [flag(CKA_PRIVATE, false)], in: session)
+            let obtained = try token.valuesReadableWithoutLogin(in: session)
+            return AttackResult(rv: rv, secret: secret, obtained: obtained)
         },
     ]
 }
