@@ -52,8 +52,19 @@ struct AttackResult {
 /// them costs three PBKDF2 runs at 600,000 iterations, so each promise row copies the files
 /// instead and pays only for its own logins.
 private enum PINStoreTemplate {
-    /// The directory holding the template's files, made on first use.
+    /// The directory holding the template's files, made on first use and removed when the
+    /// test process exits. nonisolated(unsafe): read and written only by `installPINStore`,
+    /// which runs inside `withStore`, under the package's environment lock.
     nonisolated(unsafe) static var directory: String?
+
+    /// Removes the template's directory at exit.
+    static func removeAtExit() {
+        atexit {
+            if let directory = PINStoreTemplate.directory {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
+    }
 }
 
 extension TestToken {
@@ -73,6 +84,7 @@ extension TestToken {
                 try FileManager.default.copyItem(atPath: path, toPath: template + "/" + name)
             }
             PINStoreTemplate.directory = template
+            PINStoreTemplate.removeAtExit()
             return
         }
         guard let template = PINStoreTemplate.directory else { return }
