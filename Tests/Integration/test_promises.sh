@@ -193,7 +193,7 @@ test_a_writer_of_the_store_cannot_add_an_anchor_by_hiding_the_pin_record() {
     note "the anchor no PIN vouched for is not trusted"
     refused "$CLI" verify-cert -c "$CERTS/ca.pem"
     note "the user still logs in with the PIN"
-    ok "$CLI" find-key --pin-file "$TEST_TMP/pin"
+    ok "$CLI" generate-key --type ec -l after-the-writer --pin-file "$TEST_TMP/pin"
 }
 
 # ---------------------------------------------------------------- the CLI
