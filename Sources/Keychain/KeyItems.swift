@@ -347,12 +347,8 @@ extension Keychain {
     public func decrypt(
         _ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
-        if case .rsaPKCS1 = algorithm {
-            try KeychainError.mapping { () throws(CoreError) in
-                try token.checkPKCS1Decryption()
-            }
-        }
-        let privateKey = try use(key, for: .decrypt, pin: pin)
+        // The core refuses PKCS#1 v1.5 decryption when the configuration turned it off.
+        let privateKey = try use(key, for: .decrypt, mechanism: algorithm.mechanism, pin: pin)
         try algorithm.check(privateKey)
         return try KeychainError.crypto { () throws(CryptoError) in
             try privateKey.decrypt(data, padding: algorithm.padding)

@@ -224,6 +224,14 @@ public enum EncryptionAlgorithm: Hashable, Sendable {
         }
     }
 
+    /// The PKCS#11 mechanism (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP), for the core's key-use check.
+    var mechanism: UInt64 {
+        switch self {
+        case .rsaPKCS1: 0x0001
+        case .rsaOAEP: 0x0009
+        }
+    }
+
     func check(_ key: AsymmetricKey) throws(KeychainError) {
         let type = try KeyAlgorithm.of(key).type
         guard type == .rsa else {

@@ -310,9 +310,10 @@ extension Token {
             try keptKey(
                 reference, context: context, in: \.keyCache,
                 source: { (stored) throws(CoreError) in
-                    guard stored.ulong(.class) == ObjectClass.privateKey.rawValue,
-                        let sealed = stored[.keyMaterial]
-                    else { throw CoreError(.objectNotFound, "the handle is not a private key") }
+                    try Token.checkKeyClass(stored, is: [.privateKey])
+                    guard let sealed = stored[.keyMaterial] else {
+                        throw CoreError(.objectNotFound, "the handle is not a private key")
+                    }
                     return sealed
                 },
                 parse: { (_, stored) throws(CoreError) in
@@ -335,10 +336,10 @@ extension Token {
             try keptKey(
                 reference, context: context, in: \.publicKeyCache,
                 source: { (stored) throws(CoreError) in
-                    guard let info = stored[.publicKeyInfo], !info.isEmpty,
-                        stored.ulong(.class) == ObjectClass.publicKey.rawValue
-                            || stored.ulong(.class) == ObjectClass.privateKey.rawValue
-                    else { throw CoreError(.objectNotFound, "the handle is not a key") }
+                    try Token.checkKeyClass(stored, is: [.publicKey, .privateKey])
+                    guard let info = stored[.publicKeyInfo], !info.isEmpty else {
+                        throw CoreError(.objectNotFound, "the handle is not a key")
+                    }
                     return info
                 },
                 parse: { (info, _) throws(CoreError) in

@@ -71,9 +71,15 @@ extension Token {
     /// before it is written, and it was outside the token: never "always sensitive" or "never
     /// extractable" (v2.40 §5.13). The unwrapping key's CKA_UNWRAP_TEMPLATE (its attributes
     /// from `useKey`/`useSecretKey`) is merged into the template first.
+    ///
+    /// `zeroPadded`: the mechanism padded the key with zeros to whole 8-byte blocks before
+    /// wrapping (CKM_AES_KEY_WRAP, v2.40 §2.14.3), so `bytes` may end in up to 7 zeros that
+    /// are not the key's; a secret key's CKA_VALUE_LEN in the template cuts them off ("the
+    /// mechanism decrypts the wrapped key, and truncates the result according to ... the
+    /// CKA_VALUE_LEN attribute of the template", v2.40 §2.8.4).
     public func storeUnwrappedKey(
         _ bytes: SecretBytes, template given: AttributeSet, unwrappingKey: AttributeSet,
-        context: AccessContext
+        zeroPadded: Bool = false, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
         let template = try Token.merged(given, with: .unwrapTemplate, of: unwrappingKey)
         guard let rawClass = template.ulong(.class) else {
@@ -92,7 +98,19 @@ extension Token {
             throw CoreError(
                 .templateInconsistent, "key type \(PKCS11Names.keyType(rawType)) is not a secret key type")
         }
-        return try storeSecretKey(bytes, kind: kind, template: template, change: .unwrap, context: context)
+        let value = zeroPadded ? Token.unpadded(bytes, to: template.ulong(.valueLength)) : bytes
+        return try storeSecretKey(value, kind: kind, template: template, change: .unwrap, context: context)
+    }
+
+    /// `bytes` cut to `length` when that removes only the zero padding of CKM_AES_KEY_WRAP
+    /// (fewer than 8 bytes); otherwise `bytes` as they are, for the template check to judge.
+    static func unpadded(_ bytes: SecretBytes, to length: UInt64?) -> SecretBytes {
+        guard let length, let wanted = Int(exactly: length), wanted >= 1, wanted < bytes.count,
+            bytes.count - wanted < 8
+        else { return bytes }
+        return bytes.withUnsafeBytes {
+            SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0.prefix(wanted)))
+        }
     }
 
     /// A private key unwrapped from its PKCS#8 (v2.40 §5.13; private keys wrapped under

@@ -2,7 +2,7 @@ public import KeychainCrypto
 
 /// What a key is used for: the PKCS#11 usage attribute that must allow it, and which half of
 /// a key pair does it.
-public enum KeyUse: Sendable, Equatable {
+public enum KeyUse: Sendable, Hashable {
     case sign, verify, encrypt, decrypt, wrap, unwrap, derive
 
     /// The attribute that must be TRUE (v2.40 §4.8–4.10): a missing one counts as FALSE.
@@ -50,22 +50,33 @@ public struct UsableKey: @unchecked Sendable {
 
 extension Token {
     /// The one "use a key" entry point of every face (DESIGN §7), for a key pair's halves:
-    /// the key object must be a key of the class the use needs, of `keyType` when the
-    /// mechanism fixes one, with its usage attribute TRUE and `mechanism` among its allowed
-    /// mechanisms (`checkUse`); a private key's secret opens only with a login. The caller
-    /// enforces `needsPINForEachUse` by asking for the PIN before the operation runs.
+    /// the mechanism must be one the configuration leaves on for `usage`
+    /// (`checkMechanismPolicy`), the key object must be a key of the class the use needs, of
+    /// one of `keyTypes` when the mechanism fixes them, with its usage attributes TRUE and
+    /// `mechanism` among its allowed mechanisms (`checkUse`); a private key's secret opens
+    /// only with a login. The caller enforces `needsPINForEachUse` by asking for the PIN
+    /// before the operation runs.
+    public func useKey(
+        _ reference: ObjectReference, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?,
+        context: AccessContext
+    ) throws(CoreError) -> UsableKey {
+        try checkMechanismPolicy(mechanism, for: usage)
+        let loaded =
+            usage.needsPrivateKey
+            ? try privateKey(reference, context: context) : try publicKey(reference, context: context)
+        try Token.checkUse(loaded.attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
+        return UsableKey(
+            key: loaded.key, attributes: loaded.attributes,
+            needsPINForEachUse: Token.needsPINForEachUse(loaded.attributes, for: usage))
+    }
+
+    /// `useKey` for a mechanism that fixes one key type (or none, `nil`).
     public func useKey(
         _ reference: ObjectReference, for usage: KeyUse, keyType: KeyType? = nil, mechanism: UInt64?,
         context: AccessContext
     ) throws(CoreError) -> UsableKey {
-        let loaded =
-            usage.needsPrivateKey
-            ? try privateKey(reference, context: context) : try publicKey(reference, context: context)
-        try Token.checkUse(
-            loaded.attributes, for: usage, keyTypes: keyType.map { [$0] }, mechanism: mechanism)
-        return UsableKey(
-            key: loaded.key, attributes: loaded.attributes,
-            needsPINForEachUse: Token.needsPINForEachUse(loaded.attributes, for: usage))
+        try useKey(
+            reference, for: usage, keyTypes: keyType.map { [$0] }, mechanism: mechanism, context: context)
     }
 
     /// Whether `usage` of a key needs the user's PIN again: CKA_ALWAYS_AUTHENTICATE asks it for
@@ -84,12 +95,15 @@ extension Token {
         _ reference: ObjectReference, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?,
         context: AccessContext
     ) throws(CoreError) -> UsableSecretKey {
+        try checkMechanismPolicy(mechanism, for: usage)
         let loaded = try lock.withLock { () throws(CoreError) in
             try keptKey(
                 reference, context: context, in: \.secretKeyCache,
                 source: { (stored) throws(CoreError) in
-                    guard stored.ulong(.class) == ObjectClass.secretKey.rawValue, let sealed = stored[.value]
-                    else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
+                    try Token.checkKeyClass(stored, is: [.secretKey])
+                    guard let sealed = stored[.value] else {
+                        throw CoreError(.objectNotFound, "the handle is not a secret key")
+                    }
                     return sealed
                 },
                 parse: { (_, stored) throws(CoreError) in
@@ -101,25 +115,30 @@ extension Token {
         }
         guard let rawType = loaded.attributes.ulong(.keyType),
             let kind = SecretKeyKind(KeyType(rawValue: rawType))
-        else { throw CoreError(.objectNotFound, "the handle is not a secret key") }
+        else { throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use") }
         try Token.checkUse(loaded.attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
         return UsableSecretKey(value: loaded.key, kind: kind, attributes: loaded.attributes)
     }
 
     /// The rules of every key use, in one place: the key's type fits the mechanism, its
-    /// usage attribute is TRUE (a missing one counts as FALSE), and the mechanism is among
-    /// its CKA_ALLOWED_MECHANISMS when it has a non-empty list (v3.0 §4.7). A face that
-    /// cannot name its mechanism (`nil`) may use only keys without such a list.
+    /// usage attributes are TRUE (a missing one counts as FALSE; `requiredAttributes`), and
+    /// the mechanism is among its CKA_ALLOWED_MECHANISMS when it has a non-empty list (v3.0
+    /// §4.7). A face that cannot name its mechanism (`nil`) may use only keys without such a
+    /// list.
     static func checkUse(
         _ attributes: AttributeSet, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?
     ) throws(CoreError) {
         if let keyTypes, !keyTypes.contains(where: { attributes.ulong(.keyType) == $0.rawValue }) {
             throw CoreError(.keyTypeInconsistent, "the key's type does not fit the mechanism")
         }
-        guard attributes.bool(usage.attribute) == true else {
+        for attribute in requiredAttributes(for: usage, mechanism: mechanism)
+        where attributes.bool(attribute) != true {
             throw CoreError(
                 .keyFunctionNotPermitted,
-                "the key may not \(usage) (its attribute \(usage.attribute) is false)")
+                mechanism == RSAMechanism.raw && attribute != usage.attribute
+                    ? "raw RSA (CKM_RSA_X_509) with a private key decrypts and signs at once: "
+                        + "the key needs \(attribute), which is false"
+                    : "the key may not \(usage) (its attribute \(attribute) is false)")
         }
         guard let allowed = attributes[.allowedMechanisms], !allowed.isEmpty else { return }
         let permitted = stride(from: 0, to: allowed.count, by: 8).compactMap { start in
@@ -148,16 +167,68 @@ extension Token {
     }
 }
 
+/// The RSA mechanisms whose private-key operations `rsa-pkcs1-decryption` governs.
+enum RSAMechanism {
+    /// CKM_RSA_PKCS (v2.40 §2.1.6).
+    static let pkcs1: UInt64 = 0x0001
+    /// CKM_RSA_X_509, raw RSA (v2.40 §2.1.8).
+    static let raw: UInt64 = 0x0003
+}
+
 extension Token {
-    /// PKCS#1 v1.5 decryption (CKM_RSA_PKCS, Apple's rsaEncryptionPKCS1), unless the
-    /// configuration turned it off (`rsa-pkcs1-decryption = no`): its padding invites
-    /// Bleichenbacher-style oracles, which implicit rejection answers but a site that needs no
-    /// such decryption may rather not offer at all. Both faces ask here before decrypting.
-    public func checkPKCS1Decryption() throws(CoreError) {
-        guard configuration.allowsRSAPKCS1Decryption else {
+    /// The usage attributes a use of `mechanism` needs. Raw RSA's private-key operation on a
+    /// chosen input (RSADP and RSASP1 are one function, RFC 8017 §5.1.2, §5.2.1) is at once a
+    /// decryption and a signature, whichever function asked for it: C_Sign(CKM_RSA_X_509)
+    /// decrypts any ciphertext and C_Decrypt(CKM_RSA_X_509) signs any padded digest, so it
+    /// needs CKA_DECRYPT and CKA_SIGN besides its own attribute.
+    static func requiredAttributes(for usage: KeyUse, mechanism: UInt64?) -> [AttributeType] {
+        guard mechanism == RSAMechanism.raw, usage.needsPrivateKey else { return [usage.attribute] }
+        var required = [usage.attribute]
+        for also in [AttributeType.decrypt, .sign] where !required.contains(also) { required.append(also) }
+        return required
+    }
+
+    /// The uses of `mechanism` this token's configuration turns off. With
+    /// `rsa-pkcs1-decryption = no` that is every RSA private-key path that can answer as a
+    /// PKCS#1 v1.5 decryption oracle (Bleichenbacher, CRYPTO '98): CKM_RSA_PKCS decryption and
+    /// unwrapping, and raw RSA's private operation whichever function asks for it
+    /// (decryption, unwrapping, signing: raw RSA "signing" of a chosen input is its
+    /// decryption). Encryption and verification, public operations, stay. The PKCS#11 face
+    /// reports these in C_GetMechanismInfo; `useKey` refuses them.
+    public func usesTurnedOff(for mechanism: UInt64) -> [KeyUse] {
+        guard !configuration.allowsRSAPKCS1Decryption else { return [] }
+        switch mechanism {
+        case RSAMechanism.pkcs1: return [.decrypt, .unwrap]
+        case RSAMechanism.raw: return [.decrypt, .unwrap, .sign]
+        default: return []
+        }
+    }
+
+    /// Refuses a use the configuration turned off (`usesTurnedOff`), before any key is read.
+    func checkMechanismPolicy(_ mechanism: UInt64?, for usage: KeyUse) throws(CoreError) {
+        guard let mechanism, usesTurnedOff(for: mechanism).contains(usage) else { return }
+        throw CoreError(
+            .mechanismInvalid,
+            "\(PKCS11Names.mechanism(mechanism)) may not \(usage) here: the configuration turned off "
+                + "every RSA private-key operation that can act as a PKCS#1 v1.5 decryption oracle "
+                + "(rsa-pkcs1-decryption = no)")
+    }
+
+    /// The one answer for an object that is not the kind of key a use needs. A key of another
+    /// class (a public key to sign, a secret key for RSA, an RSA key for AES) is the wrong type
+    /// of key for the mechanism: `keyTypeInconsistent` (CKR_KEY_TYPE_INCONSISTENT, v2.40
+    /// §5.1.6). An object that is no key at all (a certificate, a data object) names no key:
+    /// `objectNotFound` (CKR_KEY_HANDLE_INVALID).
+    static func checkKeyClass(_ stored: AttributeSet, is classes: [ObjectClass]) throws(CoreError) {
+        let keyClasses = [ObjectClass.publicKey, .privateKey, .secretKey].map(\.rawValue)
+        guard let actual = stored.ulong(.class), keyClasses.contains(actual) else {
+            throw CoreError(.objectNotFound, "the handle names no key")
+        }
+        guard classes.contains(where: { $0.rawValue == actual }) else {
             throw CoreError(
-                .mechanismInvalid,
-                "PKCS#1 v1.5 decryption is turned off by the configuration (rsa-pkcs1-decryption = no)")
+                .keyTypeInconsistent,
+                "the key is a \(PKCS11Names.objectClass(actual)); this use of the mechanism needs a "
+                    + classes.map { PKCS11Names.objectClass($0.rawValue) }.joined(separator: " or "))
         }
     }
 }

@@ -6,23 +6,38 @@ public enum AESKeyWrap {
     /// The most bytes wrapped at once (OpenSSL's lengths are C ints; keys are far shorter).
     static let maximumLength = 1 << 24
 
-    /// Wraps `plaintext` (RFC 3394: a multiple of 8 bytes, at least 16; RFC 5649: 1 byte or
-    /// more) under `key` (16, 24 or 32 bytes). `iv` replaces the default initial value
-    /// (RFC 3394 §2.2.3.1: 8 bytes; RFC 5649 §3: the 4-byte alternative IV's constant).
+    /// Wraps `plaintext` under `key` (16, 24 or 32 bytes). RFC 5649 wraps 1 byte or more.
+    /// RFC 3394 wraps whole 8-byte semiblocks, at least two: as PKCS#11 specifies for
+    /// CKM_AES_KEY_WRAP (v2.40 §2.14.3, "a key whose length is not a multiple of the AES Key
+    /// Wrap block size (8 bytes) will be zero padded to fit"), a key of another length is
+    /// padded with zeros first, and the unwrapping side cuts the value back to its length
+    /// (C_UnwrapKey's CKA_VALUE_LEN). `iv` replaces the default initial value (RFC 3394
+    /// §2.2.3.1: 8 bytes; RFC 5649 §3: the 4-byte alternative IV's constant).
     ///
-    /// - Throws: ``CryptoError/Code/invalidInput`` for lengths out of range.
+    /// - Throws: ``CryptoError/Code/invalidInput`` for lengths out of range (RFC 3394: fewer
+    ///   than 16 bytes once padded).
     public static func wrap(_ plaintext: SecretBytes, key: SecretBytes, padded: Bool, iv: [UInt8]? = nil)
         throws(CryptoError) -> [UInt8]
     {
-        if padded {
-            guard (1...maximumLength).contains(plaintext.count) else {
-                throw CryptoError(.invalidInput, "RFC 5649 wraps 1 byte or more, not \(plaintext.count)")
+        guard (1...maximumLength).contains(plaintext.count) else {
+            throw CryptoError(.invalidInput, "AES key wrap wraps 1 byte or more, not \(plaintext.count)")
+        }
+        if !padded, plaintext.count % 8 != 0 {
+            let length = (plaintext.count + 7) / 8 * 8
+            let zeroPadded = SecretBytes(count: length) { buffer in
+                plaintext.withUnsafeBytes { source in
+                    if let target = buffer.baseAddress, let base = source.baseAddress {
+                        target.copyMemory(from: base, byteCount: source.count)
+                    }
+                }
             }
-        } else {
-            guard plaintext.count >= 16, plaintext.count % 8 == 0, plaintext.count <= maximumLength else {
+            return try wrap(zeroPadded, key: key, padded: false, iv: iv)
+        }
+        if !padded {
+            guard plaintext.count >= 16 else {
                 throw CryptoError(
-                    .invalidInput, "RFC 3394 wraps a multiple of 8 bytes, at least 16, not \(plaintext.count)"
-                )
+                    .invalidInput,
+                    "RFC 3394 wraps at least 16 bytes (padded with zeros), not \(plaintext.count)")
             }
         }
         let context = try start(key: key, padded: padded, iv: iv, encrypting: true)

@@ -542,13 +542,32 @@ public final class AsymmetricKey: @unchecked Sendable {
     /// not check is not an error: it decrypts to a synthetic message derived from the key and
     /// the ciphertext (implicit rejection, see `decryptPKCS1WithImplicitRejection`), so the
     /// result never tells an attacker whether the padding was right.
+    ///
+    /// - Throws: ``CryptoError/Code/invalidInput`` for a ciphertext that is not exactly one
+    ///   modulus long (`checkCiphertext`); ``CryptoError/Code/authenticationFailed`` for one
+    ///   that does not decrypt (OAEP's check fails, or its value is not below the modulus).
     public func decrypt(_ ciphertext: [UInt8], padding: EncryptionPadding) throws(CryptoError) -> [UInt8] {
         guard hasPrivateKey else { throw CryptoError(.invalidInput, "a public key cannot decrypt") }
+        try checkCiphertext(length: ciphertext.count)
         if padding == .pkcs1, !AsymmetricKey.openSSLRejectsImplicitly {
-            guard case .rsa = algorithm else { throw CryptoError(.unsupported, "only RSA keys encrypt") }
             return try decryptPKCS1WithImplicitRejection(ciphertext)
         }
         return try cipher(ciphertext, padding: padding, encrypting: false)
+    }
+
+    /// Every RSA ciphertext is exactly k bytes, the modulus length (RFC 8017 §7.1.2 step 1,
+    /// §7.2.2 step 1; PKCS#11 v2.40 §2.1.6–2.1.8): a shorter or longer one is refused, never
+    /// padded or cut, whatever the padding (PKCS#11's CKR_ENCRYPTED_DATA_LEN_RANGE,
+    /// CKR_WRAPPED_KEY_LEN_RANGE).
+    ///
+    /// - Throws: ``CryptoError/Code/invalidInput`` for another length;
+    ///   ``CryptoError/Code/unsupported`` for a key that is not RSA.
+    public func checkCiphertext(length: Int) throws(CryptoError) {
+        guard case .rsa = algorithm else { throw CryptoError(.unsupported, "only RSA keys encrypt") }
+        guard length == modulusLength else {
+            throw CryptoError(
+                .invalidInput, "an RSA ciphertext has exactly \(modulusLength) bytes, not \(length)")
+        }
     }
 
     private func cipher(_ input: [UInt8], padding: EncryptionPadding, encrypting: Bool) throws(CryptoError)
@@ -598,14 +617,17 @@ public final class AsymmetricKey: @unchecked Sendable {
             input = AsymmetricKey.leftPadded(input, to: modulusLength)
         }
         var length = 0
+        // A decryption that fails had input of the right length (`decrypt` checked it) that
+        // does not decrypt under this key.
+        let failure: CryptoError.Code = encrypting ? .invalidInput : .authenticationFailed
         guard run(context, nil, &length, input, input.count) == 1 else {
             throw CryptoError.openSSL(
-                .invalidInput, encrypting ? "cannot encrypt this input" : "cannot decrypt this input")
+                failure, encrypting ? "cannot encrypt this input" : "cannot decrypt this input")
         }
         var output = [UInt8](repeating: 0, count: length)
         guard run(context, &output, &length, input, input.count) == 1 else {
             throw CryptoError.openSSL(
-                .invalidInput, encrypting ? "cannot encrypt this input" : "cannot decrypt this input")
+                failure, encrypting ? "cannot encrypt this input" : "cannot decrypt this input")
         }
         return Array(output.prefix(length))
     }

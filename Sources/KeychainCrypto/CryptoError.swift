@@ -16,8 +16,9 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable {
         case wrongPassword
         /// Authenticated data does not verify under the key: a GCM tag that does not match
         /// (PKCS#11 v2.40 §2.12, CKR_ENCRYPTED_DATA_INVALID), a wrapped key whose integrity
-        /// check fails on unwrapping (RFC 3394 §2.2.3, RFC 5649 §3; CKR_WRAPPED_KEY_INVALID).
-        /// No plaintext is released with it.
+        /// check fails on unwrapping (RFC 3394 §2.2.3, RFC 5649 §3; CKR_WRAPPED_KEY_INVALID),
+        /// an RSA ciphertext of the right length that does not decrypt (OAEP's check, a value
+        /// not below the modulus; CKR_ENCRYPTED_DATA_INVALID). No plaintext is released with it.
         case authenticationFailed
         /// CBC-PAD decryption found padding that is not PKCS#7 (PKCS#11 v2.40 §2.10.4,
         /// CKR_ENCRYPTED_DATA_INVALID).

@@ -27,16 +27,16 @@ extension AsymmetricKey {
     static let openSSLRejectsImplicitly = OpenSSL_version_num() >= 0x3020_0000
 
     /// Decrypts a CKM_RSA_PKCS ciphertext. Throws only for what is public: a ciphertext
-    /// longer than the modulus or not below it, a key that cannot decrypt, OpenSSL failing.
+    /// that is not exactly one modulus long (RFC 8017 §7.2.2 step 1) or not below the modulus,
+    /// a key that cannot decrypt, OpenSSL failing.
     func decryptPKCS1WithImplicitRejection(_ ciphertext: [UInt8]) throws(CryptoError) -> [UInt8] {
         let modulusLength = Int(EVP_PKEY_get_size(pkey))
-        guard modulusLength >= 11 + 2, ciphertext.count <= modulusLength, !ciphertext.isEmpty else {
-            throw CryptoError(.invalidInput, "the ciphertext is not as long as the modulus")
+        try checkCiphertext(length: ciphertext.count)
+        guard modulusLength >= 11 + 2 else {
+            throw CryptoError(.invalidInput, "the modulus is too short for PKCS#1 v1.5")
         }
-        // I2OSP of the ciphertext as a k-octet string: the KDK hashes it at that width.
-        let padded = [UInt8](repeating: 0, count: modulusLength - ciphertext.count) + ciphertext
-        let encoded = try rawDecrypt(padded, length: modulusLength)
-        let kdk = try keyDerivationKey(ciphertext: padded, length: modulusLength)
+        let encoded = try rawDecrypt(ciphertext, length: modulusLength)
+        let kdk = try keyDerivationKey(ciphertext: ciphertext, length: modulusLength)
         let synthetic = try ImplicitRejection.prf(
             key: kdk, label: "message", length: modulusLength)
         let candidates = try ImplicitRejection.prf(
@@ -70,7 +70,7 @@ extension AsymmetricKey {
             return failed ? 0 : written
         }
         // A ciphertext not below the modulus is refused here: that is public information.
-        guard !failed else { throw CryptoError.openSSL(.invalidInput, "cannot decrypt this input") }
+        guard !failed else { throw CryptoError.openSSL(.authenticationFailed, "cannot decrypt this input") }
         return output
     }
 

@@ -14,6 +14,13 @@ public enum BlockCipherMode: Sendable, Equatable {
     /// CKM_AES_GCM with CK_GCM_PARAMS: an IV of 1...128 bytes, additional data, and a tag of
     /// `tagLength` BYTES (12...16, the spec's 96–128 bits).
     case gcm(iv: [UInt8], additionalData: [UInt8], tagLength: Int)
+
+    /// The GCM IV lengths in bytes the cipher takes: PKCS#11 allows up to 256 (v2.40
+    /// §2.12), OpenSSL 3.0's GCM at most 128 (GCM_IV_MAX_SIZE), and GCM is not to be written by
+    /// hand here. Parameter parsers check against this, so no longer IV reaches OpenSSL.
+    public static let gcmIVLengths = 1...128
+    /// The GCM tag lengths in bytes the cipher takes (the spec's 96–128 bits).
+    public static let gcmTagLengths = 12...16
 }
 
 /// A multi-part AES encryption or decryption (PKCS#11 C_EncryptInit/Update/Final and their
@@ -67,8 +74,8 @@ public final class SymmetricCipher {
     /// `previous` is ignored.
     ///
     /// - Throws: ``CryptoError/Code/invalidInput`` for a key, IV, counter block, counter
-    ///   width or tag length the mode does not allow; ``CryptoError/Code/unsupported`` for a
-    ///   GCM IV longer than OpenSSL's 128 bytes; ``CryptoError/Code/failed`` when OpenSSL fails.
+    ///   width or tag length the mode does not allow (a GCM IV longer than OpenSSL's 128
+    ///   bytes among them); ``CryptoError/Code/failed`` when OpenSSL fails.
     public init(
         key: SecretBytes, mode: BlockCipherMode, encrypting: Bool, reusing previous: SymmetricCipher? = nil
     ) throws(CryptoError) {
@@ -102,15 +109,10 @@ public final class SymmetricCipher {
             iv = counterBlock
             kind = .ctr(blocksLeft: Self.counterBlocksLeft(counterBlock, bits: counterBits))
         case .gcm(let vector, let data, let tagLength):
-            // PKCS#11 allows IVs up to 256 bytes; OpenSSL 3.0's GCM takes at most 128
-            // (GCM_IV_MAX_SIZE), and GCM is not to be written by hand here.
-            guard !vector.isEmpty, vector.count <= 256 else {
-                throw CryptoError(.invalidInput, "an AES-GCM IV is 1 to 256 bytes, not \(vector.count)")
+            guard BlockCipherMode.gcmIVLengths.contains(vector.count) else {
+                throw CryptoError(.invalidInput, "an AES-GCM IV is 1 to 128 bytes, not \(vector.count)")
             }
-            guard vector.count <= 128 else {
-                throw CryptoError(.unsupported, "AES-GCM IVs longer than 128 bytes are not supported")
-            }
-            guard (12...16).contains(tagLength) else {
+            guard BlockCipherMode.gcmTagLengths.contains(tagLength) else {
                 throw CryptoError(.invalidInput, "an AES-GCM tag is 12 to 16 bytes, not \(tagLength)")
             }
             guard data.count <= Self.maximumBufferedLength else {

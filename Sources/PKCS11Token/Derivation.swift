@@ -64,7 +64,9 @@ private func deriveECDH(
         throw P11Error(CKR_MECHANISM_PARAM_INVALID, "ECDH needs the peer's public value")
     }
     let cofactor = mechanism.mechanism == CK_MECHANISM_TYPE(CKM_ECDH1_COFACTOR_DERIVE)
-    let key = try operationKey(session, base, for: .derive, type: nil, mechanism: mechanism.mechanism)
+    // EC keys (P-256/384/521) and X25519/X448 keys (v3.0 §2.3.7) agree on secrets.
+    let key = try operationKey(
+        session, base, for: .derive, types: [.ec, .ecMontgomery], mechanism: mechanism.mechanism)
     let template = try core { () throws(CoreError) in
         try Token.derivationTemplate(given, base: key.attributes)
     }

@@ -71,9 +71,6 @@ func C_DecryptInit(
             return
         }
         let padding = try encryptionPadding(mechanism)
-        if case .pkcs1 = padding {
-            try core { () throws(CoreError) in try session.slot.token.checkPKCS1Decryption() }
-        }
         try session.lock.withLock { () throws(P11Error) in
             guard session.decrypting == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a decryption is active")
@@ -88,13 +85,30 @@ func C_DecryptInit(
     }
 }
 
+/// The CK_RV of a failed RSA step: input of a length the key never takes, or (decrypting) a
+/// ciphertext of the right length that does not decrypt.
+private func rsaFailure(_ error: CryptoError, encrypting: Bool) -> P11Error {
+    if encrypting { return P11Error(CKR_DATA_LEN_RANGE, error.message) }
+    return P11Error(
+        error.code == .invalidInput ? CKR_ENCRYPTED_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_INVALID, error.message
+    )
+}
+
 /// Runs a cipher operation to its end with the two-call convention (`writeOutput`). For
 /// decryption the output length is only known afterwards: a length query reports the
-/// modulus size, and a buffer too short for the plaintext keeps the operation.
+/// modulus size, and a buffer too short for the plaintext keeps the operation. A ciphertext
+/// that is not one modulus long is refused before either (the crypto layer's rule).
 private func finishCipher(
     _ session: Session, encrypting: Bool, _ operation: CipherOperation, _ extra: UnsafeRawBufferPointer,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>
 ) throws(P11Error) {
+    if !encrypting, let key = operation.key {
+        do throws(CryptoError) {
+            try key.checkCiphertext(length: operation.buffer.count + extra.count)
+        } catch {
+            throw rsaFailure(error, encrypting: false)
+        }
+    }
     let delivered = try writeOutput(
         into: pOutput, length: pulOutputLen, size: operation.outputLength, sizeIsExact: encrypting
     ) { () throws(P11Error) in
@@ -112,7 +126,7 @@ private func finishCipher(
                 : try key.decrypt(input, padding: operation.padding)
         } catch {
             end(session, encrypting: encrypting)
-            throw P11Error(encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_INVALID, error.message)
+            throw rsaFailure(error, encrypting: encrypting)
         }
     }
     if delivered { end(session, encrypting: encrypting) }

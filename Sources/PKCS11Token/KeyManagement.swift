@@ -13,9 +13,20 @@ func operationKey(
 ) throws(P11Error) -> (
     key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool, attributes: AttributeSet
 ) {
+    try operationKey(
+        session, handle, for: use, types: type.map { [$0] }, mechanism: mechanism, role: role)
+}
+
+/// `operationKey` for a mechanism that takes keys of several types (`types`; nil: any).
+func operationKey(
+    _ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, types: [KeyType]?,
+    mechanism: CK_MECHANISM_TYPE, role: KeyRole = .operation
+) throws(P11Error) -> (
+    key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool, attributes: AttributeSet
+) {
     let usable = try onKey(session, handle, role) { (reference) throws(CoreError) in
         try session.slot.token.useKey(
-            reference, for: use, keyType: type, mechanism: UInt64(mechanism), context: session.context)
+            reference, for: use, keyTypes: types, mechanism: UInt64(mechanism), context: session.context)
     }
     if usable.needsPINForEachUse, use == .derive || use == .unwrap {
         // C_DeriveKey and C_UnwrapKey are single calls: PKCS#11 has no context-specific login
@@ -105,6 +116,11 @@ func C_GenerateKeyPair(
             try KeyPairKind(
                 mechanism: UInt64(mechanism.mechanism), publicTemplate: publicTemplate,
                 privateTemplate: privateTemplate)
+        }
+        // The key-pair generators of this token take no parameter (v2.40 §2.1.4, §2.3.5;
+        // v3.0 §2.3.6–2.3.7): any parameter length is one that fits none of them.
+        guard mechanism.ulParameterLen == 0 else {
+            throw P11Error(CKR_MECHANISM_PARAM_INVALID, "key-pair generation mechanisms take no parameter")
         }
         let references = try core { () throws(CoreError) in
             try session.slot.token.generateKeyPair(

@@ -8,7 +8,8 @@ internal import KeychainCrypto
 
 /// A wrapping mechanism with its parameters.
 enum WrapMechanism {
-    /// CKM_AES_KEY_WRAP (RFC 3394), with an optional 8-byte initial value.
+    /// CKM_AES_KEY_WRAP (RFC 3394), with an optional 8-byte initial value. A key of a length
+    /// other than a multiple of 8 is padded with zeros (v2.40 §2.14.3; `AESKeyWrap.wrap`).
     case aesKeyWrap(iv: [UInt8]?)
     /// CKM_AES_KEY_WRAP_KWP and CKM_AES_KEY_WRAP_PAD (RFC 5649), with an optional 4-byte
     /// alternative initial value. PAD is taken as RFC 5649, as SoftHSM2 and OpenSC do.
@@ -18,8 +19,10 @@ enum WrapMechanism {
 
     init(_ mechanism: CK_MECHANISM) throws(P11Error) {
         func initialValue(length: Int) throws(P11Error) -> [UInt8]? {
-            guard let pointer = mechanism.pParameter, mechanism.ulParameterLen > 0 else { return nil }
-            guard mechanism.ulParameterLen == CK_ULONG(length) else {
+            // None (NULL/0), or exactly the initial value: a length with no bytes behind it, or
+            // another length, is no initial value.
+            guard mechanism.ulParameterLen != 0 else { return nil }
+            guard let pointer = mechanism.pParameter, mechanism.ulParameterLen == CK_ULONG(length) else {
                 throw P11Error(
                     CKR_MECHANISM_PARAM_INVALID, "the key wrap initial value has \(length) bytes")
             }
@@ -60,7 +63,7 @@ func C_GenerateKey(
         let kind = try core { () throws(CoreError) in
             try SecretKeyKind(generating: UInt64(mechanism.mechanism), template: template)
         }
-        guard mechanism.pParameter == nil || mechanism.ulParameterLen == 0 else {
+        guard mechanism.ulParameterLen == 0 else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "key generation mechanisms take no parameter")
         }
         let reference = try core { () throws(CoreError) in
@@ -160,12 +163,17 @@ func C_UnwrapKey(
                 var plain = try unwrapping.key.decrypt(wrapped, padding: padding)
                 bytes = SecretBytes(wiping: &plain)
             } catch {
-                throw P11Error(CKR_WRAPPED_KEY_INVALID, "the wrapped key does not unwrap under this key")
+                // Not one modulus long: CKR_WRAPPED_KEY_LEN_RANGE; otherwise not a key wrapped
+                // under this key.
+                throw unwrapFailure(error)
             }
         }
+        var zeroPadded = false
+        if case .aesKeyWrap = method { zeroPadded = true }
         let reference = try core { () throws(CoreError) in
             try session.slot.token.storeUnwrappedKey(
-                bytes, template: template, unwrappingKey: unwrappingKey, context: session.context)
+                bytes, template: template, unwrappingKey: unwrappingKey, zeroPadded: zeroPadded,
+                context: session.context)
         }
         adopt(reference, by: session)
         phKey.pointee = ObjectHandle.make(reference, slot: session.slot)

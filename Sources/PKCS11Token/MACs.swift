@@ -100,7 +100,7 @@ func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJE
         requested = try hostCount(
             pointer.loadUnaligned(as: CK_ULONG.self), limit: 64, CKR_MECHANISM_PARAM_INVALID,
             what: "a MAC length")
-    } else if mechanism.pParameter != nil, mechanism.ulParameterLen != 0 {
+    } else if mechanism.ulParameterLen != 0 {
         throw P11Error(CKR_MECHANISM_PARAM_INVALID, "this MAC mechanism takes no parameter")
     }
     try session.lock.withLock { () throws(P11Error) in

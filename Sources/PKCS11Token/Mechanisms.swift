@@ -33,7 +33,7 @@ private enum SignatureMechanisms {
 func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureScheme, KeyType) {
     let type = mechanism.mechanism
     func noParameter() throws(P11Error) {
-        guard mechanism.pParameter == nil || mechanism.ulParameterLen == 0 else {
+        guard mechanism.ulParameterLen == 0 else {
             throw P11Error(
                 CKR_MECHANISM_PARAM_INVALID, "mechanism \(mechanismName(type)) takes no parameter")
         }
@@ -78,15 +78,20 @@ func signatureScheme(_ mechanism: CK_MECHANISM) throws(P11Error) -> (SignatureSc
         // decides which. CK_EDDSA_PARAMS asking for a prehash (Ed25519ph, Ed448ph) or a
         // context is refused: OpenSSL 3.0 has neither (its EdDSA takes no "instance" or
         // "context-string" parameter; both came in 3.2).
-        // The struct (v3.0 §2.3.14: phFlag, ulContextDataLen, pContextData) is read
-        // unaligned: a host's void* parameter carries no alignment promise.
-        if let parameter = mechanism.pParameter, mechanism.ulParameterLen > 0 {
-            let flag = parameter.loadUnaligned(as: CK_BBOOL.self)
-            let contextLength =
-                mechanism.ulParameterLen >= CK_ULONG(2 * MemoryLayout<CK_ULONG>.size)
-                ? parameter.loadUnaligned(fromByteOffset: MemoryLayout<CK_ULONG>.size, as: CK_ULONG.self)
-                : 0
-            guard flag == 0, contextLength == 0 else {
+        // The parameter is optional: none (NULL/0), or exactly one CK_EDDSA_PARAMS (v3.0
+        // §2.3.14: phFlag, ulContextDataLen, pContextData), read unaligned: a host's void*
+        // parameter carries no alignment promise. Any other length is no such struct.
+        if mechanism.ulParameterLen != 0 {
+            guard let parameter = mechanism.pParameter,
+                mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_EDDSA_PARAMS>.size)
+            else {
+                throw P11Error(
+                    CKR_MECHANISM_PARAM_INVALID,
+                    "CKM_EDDSA takes no parameter or a CK_EDDSA_PARAMS of "
+                        + "\(MemoryLayout<CK_EDDSA_PARAMS>.size) bytes, not \(mechanism.ulParameterLen)")
+            }
+            let parameters = parameter.loadUnaligned(as: CK_EDDSA_PARAMS.self)
+            guard parameters.phFlag == 0, parameters.ulContextDataLen == 0 else {
                 throw P11Error(
                     CKR_MECHANISM_PARAM_INVALID, "only pure EdDSA is supported (no prehash, no context)")
             }
@@ -131,8 +136,9 @@ func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> Encryption
     case CK_MECHANISM_TYPE(CKM_RSA_PKCS):
         return .pkcs1
     case CK_MECHANISM_TYPE(CKM_RSA_X_509):
-        // Raw RSA decryption reveals m itself; the spec allows it (v2.40 §2.1.8) and it is
-        // offered whatever `rsa-pkcs1-decryption` says: there is no padding to be an oracle.
+        // Raw RSA decryption reveals m itself (v2.40 §2.1.8): a PKCS#1 v1.5 padding oracle
+        // needs nothing more, so `rsa-pkcs1-decryption = no` turns it off too (the core's
+        // `Token.usesTurnedOff`).
         return .raw
     case CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP):
         guard let pointer = mechanism.pParameter,

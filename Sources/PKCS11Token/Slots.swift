@@ -243,11 +243,24 @@ func C_GetMechanismInfo(
         if Mechanisms.rsaMechanisms.contains(type) {
             info.ulMinKeySize = CK_ULONG(clamping: slot.token.rsaKeySizes.lowerBound)
         }
-        // `rsa-pkcs1-decryption = no` takes PKCS#1 v1.5 decryption off the token.
-        if type == CK_MECHANISM_TYPE(CKM_RSA_PKCS), (try? slot.token.checkPKCS1Decryption()) == nil {
-            info.flags &= ~CK_FLAGS(CKF_DECRYPT | CKF_UNWRAP)
+        // The uses the configuration turns off (`rsa-pkcs1-decryption = no`) are not offered.
+        for use in slot.token.usesTurnedOff(for: UInt64(type)) {
+            info.flags &= ~functionFlag(use)
         }
         pInfo.pointee = info
+    }
+}
+
+/// The CKF_* flag of C_GetMechanismInfo for a key use.
+private func functionFlag(_ use: KeyUse) -> CK_FLAGS {
+    switch use {
+    case .sign: CK_FLAGS(CKF_SIGN)
+    case .verify: CK_FLAGS(CKF_VERIFY)
+    case .encrypt: CK_FLAGS(CKF_ENCRYPT)
+    case .decrypt: CK_FLAGS(CKF_DECRYPT)
+    case .wrap: CK_FLAGS(CKF_WRAP)
+    case .unwrap: CK_FLAGS(CKF_UNWRAP)
+    case .derive: CK_FLAGS(CKF_DERIVE)
     }
 }
 

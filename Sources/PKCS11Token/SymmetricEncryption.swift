@@ -43,7 +43,7 @@ func symmetricMode(_ mechanism: CK_MECHANISM) throws(P11Error) -> BlockCipherMod
     }
     switch type {
     case CK_MECHANISM_TYPE(CKM_AES_ECB):
-        guard mechanism.pParameter == nil || mechanism.ulParameterLen == 0 else {
+        guard mechanism.ulParameterLen == 0 else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "AES-ECB takes no parameter")
         }
         return .ecb
@@ -69,8 +69,11 @@ func symmetricMode(_ mechanism: CK_MECHANISM) throws(P11Error) -> BlockCipherMod
 }
 
 /// CK_GCM_PARAMS in either layout: v3.0's (and p11-kit's) with `ulIvBits`, or v2.40's
-/// without it, told apart by the parameter's length. The IV is 1–256 bytes, the tag 96–128
-/// bits in whole bytes, the additional data bounded.
+/// without it, told apart by the parameter's length. Each field is checked here against
+/// exactly what the cipher takes (`BlockCipherMode.gcmIVLengths`, `gcmTagLengths`): an IV of
+/// 1–128 bytes (the spec allows 256, OpenSSL 3.0 128), a tag of 96–128 bits in whole bytes,
+/// additional data of at most `maximumGCMAdditionalData`; anything else is
+/// CKR_MECHANISM_PARAM_INVALID before a key is touched.
 private func gcmMode(_ mechanism: CK_MECHANISM) throws(P11Error) -> BlockCipherMode {
     let word = MemoryLayout<CK_ULONG>.size
     let pointerSize = MemoryLayout<UnsafeRawPointer>.size
@@ -90,21 +93,30 @@ private func gcmMode(_ mechanism: CK_MECHANISM) throws(P11Error) -> BlockCipherM
         throw P11Error(CKR_MECHANISM_PARAM_INVALID, "CK_GCM_PARAMS has the wrong length")
     }
     let ivPointer = pointer.loadUnaligned(fromByteOffset: fields.iv, as: UnsafeRawPointer?.self)
+    let ivLengths = BlockCipherMode.gcmIVLengths
     let ivLength = try hostCount(
-        pointer.loadUnaligned(fromByteOffset: fields.ivLength, as: CK_ULONG.self), limit: 256,
+        pointer.loadUnaligned(fromByteOffset: fields.ivLength, as: CK_ULONG.self),
+        limit: ivLengths.upperBound,
         CKR_MECHANISM_PARAM_INVALID, what: "the GCM IV length")
     let aadPointer = pointer.loadUnaligned(fromByteOffset: fields.aad, as: UnsafeRawPointer?.self)
     let aadLength = try hostCount(
-        pointer.loadUnaligned(fromByteOffset: fields.aadLength, as: CK_ULONG.self), limit: 1 << 20,
-        CKR_MECHANISM_PARAM_INVALID, what: "the GCM additional data length")
+        pointer.loadUnaligned(fromByteOffset: fields.aadLength, as: CK_ULONG.self),
+        limit: maximumGCMAdditionalData, CKR_MECHANISM_PARAM_INVALID, what: "the GCM additional data length")
+    let tagLengths = BlockCipherMode.gcmTagLengths
     let tagBits = try hostCount(
-        pointer.loadUnaligned(fromByteOffset: fields.tagBits, as: CK_ULONG.self), limit: 128,
+        pointer.loadUnaligned(fromByteOffset: fields.tagBits, as: CK_ULONG.self),
+        limit: tagLengths.upperBound * 8,
         CKR_MECHANISM_PARAM_INVALID, what: "the GCM tag length")
-    guard ivLength > 0, let ivPointer else {
-        throw P11Error(CKR_MECHANISM_PARAM_INVALID, "AES-GCM needs an IV")
+    guard ivLengths.contains(ivLength), let ivPointer else {
+        throw P11Error(
+            CKR_MECHANISM_PARAM_INVALID,
+            "the GCM IV has \(ivLengths.lowerBound) to \(ivLengths.upperBound) bytes here, not \(ivLength)")
     }
-    guard (96...128).contains(tagBits), tagBits % 8 == 0 else {
-        throw P11Error(CKR_MECHANISM_PARAM_INVALID, "the GCM tag has 96 to 128 bits, in whole bytes")
+    guard tagBits % 8 == 0, tagLengths.contains(tagBits / 8) else {
+        throw P11Error(
+            CKR_MECHANISM_PARAM_INVALID,
+            "the GCM tag has \(tagLengths.lowerBound * 8) to \(tagLengths.upperBound * 8) bits, in whole bytes"
+        )
     }
     guard aadLength == 0 || aadPointer != nil else {
         throw P11Error(CKR_MECHANISM_PARAM_INVALID, "the GCM additional data is NULL")
@@ -113,6 +125,10 @@ private func gcmMode(_ mechanism: CK_MECHANISM) throws(P11Error) -> BlockCipherM
     let aad = aadLength == 0 ? [] : Array(UnsafeRawBufferPointer(start: aadPointer, count: aadLength))
     return .gcm(iv: iv, additionalData: aad, tagLength: tagBits / 8)
 }
+
+/// The most additional data one GCM operation takes from a host: a bound on what a host's
+/// number can make the module copy (the cipher itself takes far more).
+let maximumGCMAdditionalData = 1 << 20
 
 /// C_EncryptInit / C_DecryptInit of an AES mechanism: the key through the core's key-use
 /// check (an AES secret key, CKA_ENCRYPT/CKA_DECRYPT, allowed mechanisms).

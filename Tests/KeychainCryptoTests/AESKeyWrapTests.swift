@@ -93,10 +93,24 @@ struct AESKeyWrapTests {
         expectCryptoError(.authenticationFailed) { _ = try AESKeyWrap.unwrap(plain, key: kek, padded: true) }
     }
 
+    @Test("RFC 3394 wraps a key of any other length zero-padded to whole semiblocks (PKCS#11 v2.40 §2.14.3)")
+    func zeroPadding() throws {
+        let kek = SecretBytes(try hexBytes(kek128))
+        for length in [9, 13, 15, 17, 23] {
+            let key = [UInt8](repeating: 0xA5, count: length)
+            let padded = key + [UInt8](repeating: 0, count: (8 - length % 8) % 8)
+            let wrapped = try AESKeyWrap.wrap(SecretBytes(key), key: kek, padded: false)
+            let explicit = try AESKeyWrap.wrap(SecretBytes(padded), key: kek, padded: false)
+            #expect(wrapped == explicit, "\(length)")
+            #expect(try AESKeyWrap.unwrap(wrapped, key: kek, padded: false).copyBytes() == padded)
+        }
+    }
+
     @Test("lengths no key wrap takes or makes are refused, zero length included")
     func badLengths() throws {
         let kek = SecretBytes(try hexBytes(kek128))
-        for length in [0, 8, 15, 17, 23] {
+        // RFC 3394 wraps two semiblocks or more, after PKCS#11's zero padding (v2.40 §2.14.3).
+        for length in [0, 1, 7, 8] {
             expectCryptoError(.invalidInput, "RFC 3394 wrap of \(length)") {
                 _ = try AESKeyWrap.wrap(
                     SecretBytes([UInt8](repeating: 1, count: length)), key: kek, padded: false)

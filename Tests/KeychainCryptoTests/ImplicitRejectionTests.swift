@@ -186,6 +186,18 @@ import Testing
         #expect(throws: CryptoError.self) { try key.decrypt([], padding: .pkcs1) }
     }
 
+    @Test("a ciphertext one byte short of the modulus is invalid input for every padding, never zero-padded")
+    func shortCiphertext() throws {
+        let key = try #require(Self.key)
+        for padding in [EncryptionPadding.pkcs1, .raw, .oaep(hash: .sha256, mgf1: .sha256, label: [])] {
+            for length in [255, 1] {
+                expectCryptoError(.invalidInput, "\(padding), \(length) bytes") {
+                    _ = try key.decrypt([UInt8](repeating: 1, count: length), padding: padding)
+                }
+            }
+        }
+    }
+
     @Test("the padding check's masks compute comparisons without branches")
     func masks() {
         typealias Mask = ImplicitRejection.Mask

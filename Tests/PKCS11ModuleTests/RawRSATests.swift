@@ -160,27 +160,6 @@ extension ModuleTests {
                         == CKR_DATA_LEN_RANGE)
             }
         }
-
-        @Test("Raw RSA decryption stays offered when rsa-pkcs1-decryption = no takes PKCS#1 v1.5 off")
-        func notTurnedOffWithPKCS1() throws {
-            try withToken { token throws in
-                try token.configure("rsa-pkcs1-decryption = no\n")
-                _ = try token.m.C_Finalize(nil)
-                try #require(try token.m.C_Initialize(nil) == CKR_OK)
-                let session = try token.loggedInSession()
-                let pair = try token.generateKeyPair(.rsa2048, in: session)
-                var info = CK_MECHANISM_INFO()
-                #expect(try token.m.C_GetMechanismInfo(0, CK_MECHANISM_TYPE(CKM_RSA_X_509), &info) == CKR_OK)
-                #expect(
-                    info.flags & CK_FLAGS(CKF_DECRYPT | CKF_ENCRYPT | CKF_SIGN | CKF_VERIFY)
-                        == CK_FLAGS(CKF_DECRYPT | CKF_ENCRYPT | CKF_SIGN | CKF_VERIFY))
-                let (rv, ciphertext) = try token.rawRSA(session, encrypt: true, key: pair.publicKey, [42])
-                #expect(rv == CKR_OK)
-                let (decryptRV, plaintext) = try token.rawRSA(
-                    session, encrypt: false, key: pair.privateKey, ciphertext)
-                #expect(decryptRV == CKR_OK && plaintext.last == 42)
-            }
-        }
     }
 
     @Suite("RSA key sizes 1024 to 8192 bits and rsa-minimum-bits (issue 9)")

@@ -124,6 +124,13 @@ typedef struct CK_HKDF_PARAMS {
     CK_ULONG ulInfoLen;
 } CK_HKDF_PARAMS;
 
+/* CK_EDDSA_PARAMS (v3.0 §2.3.14): CKM_EDDSA's optional parameter. */
+typedef struct CK_EDDSA_PARAMS {
+    CK_BBOOL phFlag;
+    CK_ULONG ulContextDataLen;
+    CK_BYTE_PTR pContextData;
+} CK_EDDSA_PARAMS;
+
 /* ---- p11keychain's vendor attributes (CKA_VENDOR_DEFINED | 0x504Bxx) ----
  * Apple keychain item attributes, so that every attribute the Security module stores is seen
  * and set through PKCS#11 (README "Apple keychain attributes on Linux"). Strings are UTF-8
