@@ -66,7 +66,8 @@ struct ForeignStoreTests {
                 #expect(FileManager.default.createFile(atPath: companion, contents: Data()))
             }
             #expect(chmod(companion, 0o666) == 0)
-            expectStorageError(.cannotOpen, containing: "store.sqlite3\(suffix) is writable by its group and others") {
+            let reason = "store.sqlite3\(suffix) is writable by its group and others"
+            expectStorageError(.cannotOpen, containing: reason) {
                 _ = try ObjectStore(path: path, create: true)
             }
         }
