@@ -44,7 +44,7 @@ public final class AttemptLock {
 
     /// Takes the lock of `slot` in `file`; nil when another holder has it.
     static func hold(_ slot: Int, in file: String) throws(StorageError) -> AttemptLock? {
-        let fd = try open(file)
+        guard let fd = try open(file, missingIsNil: false) else { return nil }
         var lock = region(slot, type: F_RDLCK)
         guard fcntl(fd, setLock, &lock) == 0 else {
             let error = errno
@@ -57,7 +57,8 @@ public final class AttemptLock {
 
     /// Whether anyone (this process included) holds the lock of `slot` in `file`.
     static func isHeld(_ slot: Int, in file: String) throws(StorageError) -> Bool {
-        let fd = try open(file)
+        // No file, no lock: every holder's file is gone (the next write makes a new one).
+        guard let fd = try open(file, missingIsNil: true) else { return false }
         defer { close(fd) }
         var lock = region(slot, type: F_WRLCK)
         guard fcntl(fd, getLock, &lock) == 0 else {
@@ -76,9 +77,12 @@ public final class AttemptLock {
         return lock
     }
 
-    private static func open(_ file: String) throws(StorageError) -> Int32 {
+    /// A descriptor of `file`, checked to be a regular file; nil when it is missing and
+    /// `missingIsNil`.
+    private static func open(_ file: String, missingIsNil: Bool) throws(StorageError) -> Int32? {
         // O_NONBLOCK: a FIFO put there must not block the host (StoreFile).
         let fd = Glibc.open(file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)
+        if fd < 0, errno == ENOENT, missingIsNil { return nil }
         guard fd >= 0 else {
             throw StorageError(
                 .failed, "cannot open \(file), the store's change counter: \(StoreFile.reason(errno))")
