@@ -231,12 +231,12 @@ extension Token {
         objectCache.removeAll()
     }
 
-    private static func count(_ bytes: [UInt8]?) -> Int {
+    static func count(_ bytes: [UInt8]?) -> Int {
         guard let bytes, bytes.count == 4 else { return 0 }
         return Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
     }
 
-    private static func encode(count: Int) -> [UInt8] {
+    static func encode(count: Int) -> [UInt8] {
         withUnsafeBytes(of: UInt32(clamping: count).littleEndian) { Array($0) }
     }
 
@@ -353,57 +353,26 @@ extension Token {
         }
     }
 
-    /// Opens the token key with `pin`. The guess is counted before it is tried: one write
-    /// transaction refuses a locked PIN and adds one failure; then the slow derivation runs
-    /// with no lock held; only a right PIN clears the count. So the limit holds against any
-    /// number of threads and processes guessing at once: the eleventh guess is never tried.
+    /// Opens the token key with `pin`. The attempt is claimed before it is tried and ends as
+    /// a failure (a wrong PIN) or a cleared count (a right one), so that the limit holds
+    /// against any number of threads and processes guessing at once while right PINs never
+    /// lock (PINAttempts.swift). A PIN is always checked by its derivation: nothing kept
+    /// elsewhere (the session keyring's entry included) checks one faster.
     func unwrapTokenKey(_ user: UserType, pin: [UInt8]) throws(CoreError)
         -> (tokenKey: SecretBytes, epoch: [UInt8]?, pinKey: SecretBytes)
     {
-        let (record, epoch, counted) = try lock.withLock { () throws(CoreError) in
-            let store = try store()
-            return try CoreError.mapping {
-                // A store this process cannot write keeps no count (its PINs cannot change
-                // either, and its file can be copied and attacked offline anyway).
-                let counted = !store.isReadOnly
-                let claim = { () throws -> (PINRecord, [UInt8]?, Bool) in
-                    guard try store.metadata(Key.securityOfficerPIN) != nil || user == .user else {
-                        throw CoreError(.pinIncorrect, "no SO PIN is set yet: C_InitToken sets it")
-                    }
-                    guard try store.metadata(Key.userPIN) != nil || user == .securityOfficer else {
-                        throw CoreError(
-                            .userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
-                    }
-                    let failures = Token.count(try store.metadata(Key.failures(user)))
-                    guard failures < Token.maximumFailures else {
-                        throw CoreError(
-                            .pinLocked,
-                            "PIN locked after \(Token.maximumFailures) failed attempts"
-                                + (user == .user ? ": the SO must set a new one" : ""))
-                    }
-                    guard let bytes = try store.metadata(Key.pin(user)), let record = PINRecord(bytes) else {
-                        throw CoreError(.storageCorrupt, "the stored PIN record is malformed")
-                    }
-                    if counted {
-                        try store.setMetadata(Key.failures(user), Token.encode(count: failures + 1))
-                    }
-                    return (record, try store.metadata(Key.epoch), counted)
-                }
-                return counted ? try store.write(claim) : try store.read(claim)
-            }
-        }
-        guard let opened = try record.open(pin: SecretBytes(pin), user: user) else {
+        let attempt = try claimAttempt(user)
+        let record = attempt.record
+        var ended = false
+        // An error that is no verdict (the crypto library) counts nothing.
+        defer { if !ended { try? finishAttempt(attempt, user, right: nil) } }
+        let opened = try record.open(pin: SecretBytes(pin), user: user)
+        ended = true
+        try finishAttempt(attempt, user, right: opened != nil)
+        guard let opened else {
             throw CoreError(.pinIncorrect, "wrong PIN")
         }
-        if counted {
-            try lock.withLock { () throws(CoreError) in
-                let store = try store()
-                try CoreError.mapping {
-                    try store.write { try store.setMetadata(Key.failures(user), Token.encode(count: 0)) }
-                }
-            }
-        }
-        return (opened.tokenKey, epoch, opened.pinKey)
+        return (opened.tokenKey, attempt.epoch, opened.pinKey)
     }
 
     /// The user's PIN record, the token's epoch and the user's failure count, as stored now;

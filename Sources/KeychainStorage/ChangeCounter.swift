@@ -41,7 +41,8 @@ final class ChangeCounter {
     private(set) var isWritable = false
     /// Why the counter cannot be written, for the error of a write that needs it.
     private(set) var failure: StorageError?
-    private let file: String?
+    /// The counter file's path; nil for an in-memory store.
+    let file: String?
     private let storePath: String
     /// Whether this process may create the file (it may write the store).
     private let mayCreate: Bool
@@ -223,6 +224,15 @@ final class ChangeCounter {
                 .cannotOpen,
                 "\(file), the store's change counter, is \(StoreFile.kind(info.st_mode)), "
                     + "not a regular file")
+            isWritable = false
+            close(descriptor)
+            return
+        }
+        do {
+            // Another user's counter could freeze what every process keeps (StoreFile).
+            _ = try StoreFile.checkOwner(info, of: file, storeIsSystem: store.st_uid == 0 && geteuid() != 0)
+        } catch {
+            failure = error
             isWritable = false
             close(descriptor)
             return

@@ -23,7 +23,9 @@ final class Database {
     /// WAL store with no `-shm` file and no right to create one). `path` is a file path, never
     /// a URI: the URI SQLite is given is made here, so that any byte of a path opens the file
     /// it names.
-    init(path: String, allowCreate: Bool, immutable: Bool = false) throws(StorageError) {
+    init(path: String, allowCreate: Bool, immutable: Bool = false, readOnly: Bool = false)
+        throws(StorageError)
+    {
         self.path = path
         // Not SQLITE_OPEN_NOFOLLOW: it refuses a symbolic link in any directory of the path
         // (a linked ~/.local, say), and SQLite resolves links itself (StoreFile).
@@ -31,7 +33,9 @@ final class Database {
         let uri = Database.uri(path, immutable: immutable)
         var flags = SQLITE_OPEN_READWRITE | common
         if allowCreate { flags |= SQLITE_OPEN_CREATE }
-        if immutable || (path != ":memory:" && access(path, F_OK) == 0 && !Database.canWrite(path)) {
+        if immutable || readOnly
+            || (path != ":memory:" && access(path, F_OK) == 0 && !Database.canWrite(path))
+        {
             flags = SQLITE_OPEN_READONLY | common
         }
         var db: OpaquePointer?
@@ -55,10 +59,28 @@ final class Database {
             throw StorageError(
                 StorageError.code(forSQLite: result), "cannot open store \(path): \(reason)")
         }
+        // No SQL stored in the file runs (DESIGN §7): a trigger or view planted in a store is
+        // never fired or read, a function named in its schema runs only if SQLite marks it
+        // innocuous, and SQL cannot corrupt the file on purpose (SQLite 3.31+).
+        for (option, value) in Database.hardening {
+            guard p11k_db_config_flag(db, option, value) == value else {
+                sqlite3_close_v2(db)
+                throw StorageError(
+                    .failed,
+                    "cannot open store \(path): SQLite refused to turn off stored SQL (option \(option))")
+            }
+        }
         handle = db
         isReadOnly = sqlite3_db_readonly(db, "main") == 1
         sqlite3_extended_result_codes(db, 1)
     }
+
+    /// The `sqlite3_db_config` settings every connection opens with: triggers and views off,
+    /// schema not trusted, defensive mode on.
+    private static let hardening: [(Int32, Int32)] = [
+        (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0), (SQLITE_DBCONFIG_ENABLE_VIEW, 0),
+        (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0), (SQLITE_DBCONFIG_DEFENSIVE, 1),
+    ]
 
     deinit {
         statements.removeAll()

@@ -28,14 +28,14 @@ public enum Durability: String, Sendable {
 /// public operation runs inside `read` or `write`, one transaction each (DESIGN §3).
 /// Not thread-safe: the owner serialises calls.
 public final class ObjectStore {
-    private var database: Database
+    private(set) var database: Database
     public var path: String { database.path }
     /// True when this process cannot write the store (permissions, read-only mount).
     public var isReadOnly: Bool { database.isReadOnly }
     private var inTransaction = false
     /// True inside `read`/`write`: what is read now comes from that transaction's snapshot.
     public var isInTransaction: Bool { inTransaction }
-    private let changes: ChangeCounter
+    let changes: ChangeCounter
 
     /// A value that stays the same for as long as nobody, in any process, writes the store;
     /// nil while a write is under way. What was read between two equal values may be kept
@@ -45,18 +45,27 @@ public final class ObjectStore {
     /// Opens (and, when `create`, creates) the store at `path` and brings its schema up to
     /// date. `":memory:"` gives a private in-memory store (session objects).
     ///
-    /// The file is checked first (StoreFile): a FIFO, a device, a directory or a file that is
-    /// not an SQLite database is refused with an error naming it, and is never written.
+    /// The file is checked first (StoreFile): a FIFO, a device, a directory, a file that is
+    /// not an SQLite database, or one another user owns or may write, is refused with an
+    /// error naming it, and is never written. A system store (root's, this process not root)
+    /// is opened read-only. No SQL stored in the file runs (`Database`, `SchemaCheck`).
     /// Creating, migrating and switching to WAL wait for other processes like any write
     /// (`Database.retryingWhileBusy`).
     public init(path: String, create: Bool, durability: Durability = .normal)
         throws(StorageError)
     {
+        var isSystemStore = false
         if path != ":memory:" {
-            if try StoreFile.check(path) == .missing, create { StoreFile.create(path) }
-            try StoreFile.checkCompanions(of: StoreFile.resolved(path))
+            var verdict = try StoreFile.check(path)
+            if verdict.contents == .missing, create {
+                StoreFile.create(path)
+                // What is there now, made by us or by someone quicker, passes the same check.
+                verdict = try StoreFile.check(path)
+            }
+            isSystemStore = verdict.isSystemStore
+            try StoreFile.checkCompanions(of: StoreFile.resolved(path), storeIsSystem: isSystemStore)
         }
-        database = try Database(path: path, allowCreate: create)
+        database = try Database(path: path, allowCreate: create && !isSystemStore, readOnly: isSystemStore)
         changes =
             path == ":memory:"
             ? ChangeCounter()
@@ -74,6 +83,7 @@ public final class ObjectStore {
 
     private func configure(durability: Durability) throws(StorageError) {
         database.setBusyTimeout()
+        try database.retryingWhileBusy { () throws(StorageError) in try checkSchema() }
         try database.execute("PRAGMA foreign_keys = ON")
         if !database.isReadOnly {
             try database.execute("PRAGMA secure_delete = ON")
@@ -147,7 +157,7 @@ public final class ObjectStore {
 
     /// Schema versions, applied in order inside one transaction. Never edit a shipped entry:
     /// add the next one.
-    private static let migrations: [String] = [
+    static let migrations: [String] = [
         // 1: objects (all attributes of one object in one row), the lookup index of the
         //    attributes finds are driven by, token metadata.
         """
@@ -236,7 +246,7 @@ public final class ObjectStore {
         return version
     }
 
-    private func userVersion() throws(StorageError) -> Int64 {
+    func userVersion() throws(StorageError) -> Int64 {
         let statement = try database.statement("PRAGMA user_version")
         defer { statement.finish() }
         _ = try statement.step()

@@ -19,6 +19,17 @@
 /// What SQLite itself checks (a page count larger than the file, a malformed page) it reports
 /// as `SQLITE_CORRUPT`, which maps to `.corrupt` as well.
 ///
+/// Whose files they are (issue 17, item 9; DESIGN §7): a store receives PIN records and
+/// sealed keys, so a file another user made or may write is never used. Each file must be
+/// owned by the effective uid and writable by nobody else (no group or other write bit); a
+/// store owned by root that this non-root process can only read, a system store, is allowed
+/// and opened read-only. The store and its companions (`-wal`, `-journal`, `-shm`, and the
+/// change counter's `-changes`) are checked on a descriptor opened here (`fstat`), never by
+/// a `stat` of a path that may change before the open. SQLite then opens the path again, so
+/// the check proves what was there when it was made: in a directory where another user may
+/// rename files, the file could be swapped in between, which is why the default store's
+/// directory is made 0700.
+///
 /// What cannot be checked here: SQLite maps the `-shm` file shared, and a process that cuts it
 /// short while the store is open makes SQLite fault (SIGBUS) in every process that uses the
 /// store (seen with SQLite 3.40: at the next read when cut to 0 bytes, at the next write when
@@ -26,6 +37,13 @@
 /// which would serve one process only; the files of our own making, the change counter
 /// above all, are read so that this cannot happen to them.
 enum StoreFile {
+    /// What `check` found: the file's contents, and whether it is a system store.
+    struct Verdict: Equatable {
+        var contents: Contents
+        /// Owned by root, and this process is not root: opened read-only.
+        var isSystemStore: Bool
+    }
+
     /// What is at the store's path.
     enum Contents: Equatable {
         case missing
@@ -42,11 +60,11 @@ enum StoreFile {
     static let minimumSize = 512
 
     /// Checks the file at `path`.
-    static func check(_ path: String) throws(StorageError) -> Contents {
+    static func check(_ path: String) throws(StorageError) -> Verdict {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             let error = errno
-            if error == ENOENT { return .missing }
+            if error == ENOENT { return Verdict(contents: .missing, isSystemStore: false) }
             throw StorageError(.cannotOpen, "cannot open store \(path): \(reason(error))")
         }
         defer { close(fd) }
@@ -57,7 +75,8 @@ enum StoreFile {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw StorageError(.cannotOpen, "store \(path) is \(kind(info.st_mode)), not a regular file")
         }
-        if info.st_size == 0 { return .empty }
+        let isSystemStore = try checkOwner(info, of: path, storeIsSystem: nil)
+        if info.st_size == 0 { return Verdict(contents: .empty, isSystemStore: isSystemStore) }
         guard info.st_size >= off_t(minimumSize) else {
             throw StorageError(
                 .corrupt,
@@ -76,8 +95,37 @@ enum StoreFile {
                 "store \(path) is not an SQLite database (damaged, or another kind of file); "
                     + "it was left as it is")
         }
-        return .database
+        return Verdict(contents: .database, isSystemStore: isSystemStore)
     }
+
+    /// Refuses a file another user made or may write: it must be owned by the effective uid
+    /// and carry no group or other write bit; owned by root, it is allowed to a non-root
+    /// process as a system store's file. `storeIsSystem` is nil for the store itself, else
+    /// what its check found: a system store's companions may be root's, another's only ours.
+    /// Returns whether the file is a system store's (root's, this process not root).
+    static func checkOwner(_ info: stat, of path: String, storeIsSystem: Bool?) throws(StorageError)
+        -> Bool
+    {
+        let me = geteuid()
+        let isSystem = info.st_uid == 0 && me != 0 && storeIsSystem != false
+        guard info.st_uid == me || isSystem else {
+            throw StorageError(
+                .cannotOpen,
+                "\(path) belongs to uid \(info.st_uid), not to this process's uid \(me); a store and its "
+                    + "files must be the user's own, or the system's (root's, read-only): "
+                    + "if it is yours, chown \(me) \(path)")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw StorageError(
+                .cannotOpen,
+                "\(path) is writable by \(writers[Int(info.st_mode & 0o022)] ?? "others") (mode "
+                    + "\(String(info.st_mode & 0o7777, radix: 8))), so another user may change it: "
+                    + "chmod go-w \(path) (stores are made 0600)")
+        }
+        return isSystem
+    }
+
+    private static let writers = [0o020: "its group", 0o002: "others", 0o022: "its group and others"]
 
     /// The store's path with every symbolic link resolved (`realpath`), as SQLite resolves
     /// it; `path` itself when it cannot be resolved (missing).
@@ -88,16 +136,21 @@ enum StoreFile {
     }
 
     /// The `-wal`, `-shm` and `-journal` files of the store at `resolvedPath`, if there are
-    /// any, must be regular files too: SQLite would block on a FIFO there just the same.
-    /// `stat` opens nothing.
-    static func checkCompanions(of resolvedPath: String) throws(StorageError) {
+    /// any, must be regular files too (SQLite would block on a FIFO there just the same), and
+    /// pass the owner rule of the store (`checkOwner`). Each is opened `O_NONBLOCK` and checked
+    /// with `fstat`; one this process cannot open, SQLite cannot use either.
+    static func checkCompanions(of resolvedPath: String, storeIsSystem: Bool) throws(StorageError) {
         for suffix in ["-wal", "-shm", "-journal"] {
             let path = resolvedPath + suffix
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
             var info = stat()
-            guard stat(path, &info) == 0 else { continue }
+            guard fstat(fd, &info) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else {
                 throw StorageError(.cannotOpen, "\(path) is \(kind(info.st_mode)), not a regular file")
             }
+            _ = try checkOwner(info, of: path, storeIsSystem: storeIsSystem)
         }
     }
 

@@ -12,6 +12,16 @@ func C_GetSlotList(
     entry("C_GetSlotList") { (state) throws(P11Error) in
         guard let pulCount else { throw P11Error.argumentsBad }
         let slots = state.slots.filter { tokenPresent == 0 || $0.token.isPresent }
+        // A host that lists tokens (p11tool) never opens a session: the trace says here why a
+        // token is absent (a store another user may write, a FIFO, a damaged file…).
+        if Trace.enabled {
+            for slot in state.slots {
+                guard let failure = slot.token.openError else { continue }
+                Trace.always(
+                    "slot \(slot.id): the store of token '\(slot.token.configuration.name)' cannot be opened: "
+                        + failure.message)
+            }
+        }
         try writeOutput(into: pSlotList, length: pulCount, size: slots.count) { slots.map(\.id) }
     }
 }

@@ -2,7 +2,8 @@
 # the user PIN; wrong PINs are counted and lock the PIN after 10; the SO
 # unlocks it; C_SetPIN changes it; short PINs are refused; a second
 # C_InitToken needs the SO PIN and wipes the token. A process killed in the
-# middle of C_SetPIN or C_InitToken never leaves a token that no PIN opens.
+# middle of C_SetPIN or C_InitToken never leaves a token that no PIN opens, and
+# logins killed during the key derivation never lock the PIN.
 
 # try_login PIN: a user login with PIN through pkcs11-tool; $LOGIN_RV is the
 # CK_RV name it reports ("CKR_OK" when it succeeds).
@@ -317,4 +318,36 @@ test_sigkill_during_init_token_of_a_used_token_leaves_the_so_pin_working() {
     done
     ((killed >= KILL_ROUNDS / 3)) ||
         fail "only $killed of $((round - 1)) kills landed inside C_InitToken (it took $CALL_MS ms uninterrupted)"
+}
+
+# logins_killed_during_the_derivation WHO PIN KILLS: logs in as WHO (user or so) with the right PIN
+# in p11drive processes SIGKILLed during C_Login (aiming at the middle, where the
+# key derivation runs) until KILLS kills landed inside the call; then the PIN
+# must not be locked and a right login must work.
+logins_killed_during_the_derivation() {
+    local who=$1 pin=$2 wanted=$3 round killed=0 call="C_Login\\($1\\)"
+    measure "$call" "$P11DRIVE" login "$who" "$pin"
+    for ((round = 1; killed < wanted; round++)); do
+        ((round <= 6 * wanted)) ||
+            fail "only $killed of $((round - 1)) kills landed inside C_Login($who) (it took $CALL_MS ms uninterrupted)"
+        kill_during "$call" "$round" $((CALL_MS * 2 / 10 + RANDOM % (CALL_MS * 5 / 10 + 1))) \
+            "$P11DRIVE" login "$who" "$pin"
+        killed=$((killed + KILLED))
+    done
+    note "$killed of $((round - 1)) logins as $who were killed inside C_Login ($CALL_MS ms uninterrupted)"
+    assert_integrity
+}
+
+test_logins_killed_during_the_derivation_never_lock_the_pin() {
+    init_pins
+    export P11DRIVE_TOKEN=$TOKEN_LABEL
+    logins_killed_during_the_derivation user "$USER_PIN" 10
+    assert_no_flag "user PIN locked" "after 10 logins with the right PIN were killed"
+    assert_no_flag "user PIN count low" "after 10 logins with the right PIN were killed"
+    assert_login "$USER_PIN" CKR_OK "the right user PIN after 10 killed logins"
+
+    logins_killed_during_the_derivation so "$SO_PIN" 10
+    run "$P11DRIVE" login so "$SO_PIN"
+    [[ $RUN_STATUS == 0 ]] ||
+        fail "after 10 SO logins with the right PIN were killed, the SO PIN no longer logs in: $(summarize "$RUN_OUT")"
 }

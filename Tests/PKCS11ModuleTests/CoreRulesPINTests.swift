@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// How a guessing process's C_Login ended, as its exit status.
-private enum Guess: Int32, CustomStringConvertible {
+enum Guess: Int32, CustomStringConvertible {
     case accepted = 0
     case incorrect = 1
     case locked = 2
@@ -27,23 +27,27 @@ private enum Guess: Int32, CustomStringConvertible {
     }
 }
 
-/// One process that guesses the user PIN: the calls and memory it uses, prepared before the
+/// One process that guesses a PIN (the user's unless told): the calls and memory it uses, prepared before the
 /// fork (the child only calls C function pointers on memory allocated in advance).
-private final class Guesser {
+final class Guesser {
     let initialize: CK_C_Initialize
     let openSession: CK_C_OpenSession
     let login: CK_C_Login
     let finalize: CK_C_Finalize
     var pin: [UInt8]
+    let user: CK_USER_TYPE
     let session = UnsafeMutablePointer<CK_SESSION_HANDLE>.allocate(capacity: 1)
     let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
-    init(_ m: FunctionTable<CK_FUNCTION_LIST>, pin: String) throws {
+    init(_ m: FunctionTable<CK_FUNCTION_LIST>, pin: String, user: CK_USER_TYPE = CK_USER_TYPE(CKU_USER))
+        throws
+    {
         initialize = try m.C_Initialize
         openSession = try m.C_OpenSession
         login = try m.C_Login
         finalize = try m.C_Finalize
         self.pin = Array(pin.utf8)
+        self.user = user
     }
 
     deinit {
@@ -55,13 +59,16 @@ private final class Guesser {
     /// `gate` closes (every guesser is then ready), and guesses once.
     func runChild(ready: Int32, gate: Int32) -> Int32 {
         let prepared =
-            initialize(nil) == CKR_OK && openSession(0, readOnlySession, nil, nil, session) == CKR_OK
+            initialize(nil) == CKR_OK
+            // The SO logs in only in a R/W session (v2.40 §5.6).
+            && openSession(0, user == CKU_SO ? readWriteSession : readOnlySession, nil, nil, session)
+                == CKR_OK
         byte.pointee = 1
         _ = write(ready, byte, 1)
         close(ready)
         _ = read(gate, byte, 1)  // returns at end of file: the parent closed the gate
         guard prepared else { return Guess.setupFailed.rawValue }
-        let rv = login(session.pointee, CK_USER_TYPE(CKU_USER), &pin, CK_ULONG(pin.count))
+        let rv = login(session.pointee, user, &pin, CK_ULONG(pin.count))
         _ = finalize(nil)
         switch rv {
         case CK_RV(CKR_OK): return Guess.accepted.rawValue
@@ -74,7 +81,7 @@ private final class Guesser {
 
 /// Forks one process per guesser, lets them all call C_Login at the same moment, and returns
 /// each one's outcome (nil: it crashed or was still running after `timeout` seconds).
-private func race(_ guessers: [Guesser], timeout: Double = 120) throws -> [Guess?] {
+func race(_ guessers: [Guesser], timeout: Double = 120) throws -> [Guess?] {
     var ready: [Int32] = [0, 0]
     var gate: [Int32] = [0, 0]
     guard pipe(&ready) == 0, pipe(&gate) == 0 else { throw ModuleLoadError(description: "pipe failed") }
@@ -124,12 +131,12 @@ private func race(_ guessers: [Guesser], timeout: Double = 120) throws -> [Guess
 }
 
 /// How many outcomes are `guess`.
-private func count(_ guess: Guess, in outcomes: [Guess?]) -> Int {
+func count(_ guess: Guess, in outcomes: [Guess?]) -> Int {
     outcomes.filter { $0 == guess }.count
 }
 
 /// The outcomes as text for failure messages: "10 CKR_PIN_INCORRECT, 20 CKR_PIN_LOCKED".
-private func tally(_ outcomes: [Guess?]) -> String {
+func tally(_ outcomes: [Guess?]) -> String {
     var counts: [String: Int] = [:]
     for outcome in outcomes { counts[outcome.map(\.description) ?? "crashed or hung", default: 0] += 1 }
     return counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -179,15 +186,15 @@ extension ModuleTests.CoreRulesTests {
             }
         }
 
-        /// With 9 failures counted, one guess is left. Whichever of the 12 processes takes
-        /// the lock-and-count transaction first decides the rest, and each case is exact:
-        /// - a wrong guess first: the counter reaches 10 before any other guess is tried, so
+        /// With 9 failures counted, one guess is left. Whichever of the 12 processes claims
+        /// the one free attempt first decides the rest (the others wait for it), and each case
+        /// is exact:
+        /// - a wrong guess first: the count reaches 10 before any other guess is tried, so
         ///   exactly 1 CKR_PIN_INCORRECT and 11 CKR_PIN_LOCKED (the right PIN among them), and
         ///   the PIN stays locked;
-        /// - the right guess first: the others see the counter at 10 (CKR_PIN_LOCKED) until its
-        ///   success resets it, then are counted from 0. So one CKR_OK, n CKR_PIN_INCORRECT
-        ///   (n ≤ 10), 11 − n CKR_PIN_LOCKED, and the counter ends at exactly n: the PIN locks
-        ///   after exactly 10 − n more wrong guesses.
+        /// - the right guess first: its success clears the count, and the others are counted
+        ///   from 0. So one CKR_OK, n CKR_PIN_INCORRECT (n ≤ 10), 11 − n CKR_PIN_LOCKED, and the
+        ///   counter ends at exactly n: the PIN locks after exactly 10 − n more wrong guesses.
         /// A guess that is tried without being counted first breaks every one of these.
         @Test(
             "With one try left, 12 processes at once (one with the right PIN) are allowed exactly the guesses the counter allows"

@@ -534,7 +534,11 @@ static CK_USER_TYPE user_type(const char *name)
 static int cmd_login(const char *who, const char *pin)
 {
     CK_USER_TYPE type = user_type(who);
+    char call[32];
+    setvbuf(stdout, NULL, _IOLBF, 0);
     open_module(1);
+    snprintf(call, sizeof call, "C_Login(%s)", who);
+    announce(call);
     double t0 = now_seconds();
     CK_RV rv = p11->C_Login(session, type, (CK_UTF8CHAR_PTR)pin, strlen(pin));
     printf("C_Login(%s) returned %s in %.0f ms\n", who, rv_name(rv), elapsed_ms(t0));

@@ -1,0 +1,77 @@
+/// One object of a store's schema, as `sqlite_master` lists it.
+struct SchemaObject: Hashable {
+    var type: String
+    var name: String
+    var table: String
+    /// Nil for the indexes SQLite makes for UNIQUE columns.
+    var sql: String?
+}
+
+/// A store's schema holds no stored SQL, and its own tables are as the migrations make them
+/// (issue 17, item 9).
+///
+/// The connection already runs no stored SQL (`Database.hardening`: no trigger fires, no view
+/// is read, a schema's functions run only if innocuous). On top of that, a store is refused,
+/// with an error naming the object, when its schema holds a trigger or a view anywhere, or
+/// when one of the tables p11keychain reads and writes (`objects`, `lookup`, `metadata`,
+/// `sqlite_sequence`) is defined otherwise or carries an index or object the migrations do not
+/// make (a CHECK or DEFAULT that acts on every insert, an expression index). Refused rather
+/// than ignored: such objects mean someone other than p11keychain changed the file, and the
+/// user should learn it. Other tables and their indexes are inert data p11keychain never
+/// reads or writes, and are left alone, as before: an existing SQLite file may become a store
+/// (the migrations add ours). A store of an older schema holds a part of the expected objects;
+/// one of a newer schema is left to `migrate`, which refuses it.
+extension ObjectStore {
+    /// Every object the migrations make, read from an in-memory store they built; nil if
+    /// that could not be built (out of memory).
+    static let expectedSchema: Set<SchemaObject>? = {
+        guard let database = try? Database(path: ":memory:", allowCreate: true) else { return nil }
+        for migration in migrations {
+            guard (try? database.execute(migration)) != nil else { return nil }
+        }
+        return try? schema(of: database)
+    }()
+
+    static func schema(of database: Database) throws(StorageError) -> Set<SchemaObject> {
+        let statement = try database.statement("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        defer { statement.finish() }
+        var objects: Set<SchemaObject> = []
+        while try statement.step() {
+            objects.insert(
+                SchemaObject(
+                    type: statement.text(0), name: statement.text(1), table: statement.text(2),
+                    sql: statement.isNull(3) ? nil : statement.text(3)))
+        }
+        return objects
+    }
+
+    /// Refuses a store whose schema holds an object the migrations do not make.
+    func checkSchema() throws(StorageError) {
+        guard try userVersion() <= ObjectStore.schemaVersion else { return }
+        guard let expected = ObjectStore.expectedSchema else {
+            throw StorageError(.failed, "cannot check the schema of store \(path): out of memory")
+        }
+        let ours = Set(expected.map(\.table))
+        for object in try ObjectStore.schema(of: database) where !expected.contains(object) {
+            let isStoredSQL = object.type == "trigger" || object.type == "view"
+            guard isStoredSQL || ours.contains(object.table) else { continue }
+            let known = expected.contains { $0.name == object.name && $0.type == object.type }
+            throw StorageError(
+                .corrupt,
+                "store \(path) holds \(object.type) '\(ObjectStore.printable(object.name))'"
+                    + (known ? " defined otherwise than" : " that is not made by")
+                    + " p11keychain: someone else changed its schema, so it is not used "
+                    + "(move it away, or drop that \(object.type) with sqlite3 if you made it)")
+        }
+    }
+
+    /// A name from the file, safe to print: printable ASCII, at most 64 characters.
+    private static func printable(_ name: String) -> String {
+        String(
+            String(
+                name.unicodeScalars.map {
+                    $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?"
+                }
+            ).prefix(64))
+    }
+}
