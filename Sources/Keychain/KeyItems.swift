@@ -138,7 +138,7 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
-                kind, publicTemplate: publicKey.template(.public),
+                kind, publicTemplate: publicKey.template(.public, for: algorithm.type),
                 privateTemplate: privateKey.template(.private, for: algorithm.type),
                 context: context)
         }
@@ -168,7 +168,7 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
-                key.key, publicTemplate: publicKey.template(.public),
+                key.key, publicTemplate: publicKey.template(.public, for: key.algorithm.type),
                 privateTemplate: privateKey.template(.private, for: key.algorithm.type),
                 generatedBy: nil, context: context)
         }
@@ -352,8 +352,9 @@ extension Keychain {
                 try token.checkPKCS1Decryption()
             }
         }
+        // The key's type first: only an RSA key has CKA_DECRYPT to check.
+        try algorithm.check(key.algorithm.type)
         let privateKey = try use(key, for: .decrypt, pin: pin)
-        try algorithm.check(privateKey)
         return try KeychainError.crypto { () throws(CryptoError) in
             try privateKey.decrypt(data, padding: algorithm.padding)
         }
