@@ -75,7 +75,9 @@ extension ModuleTests {
         @Test("A check value given for a short key is refused without being compared: no 2^24 oracle")
         func givenCheckValueOfAShortKeyIsRefused() throws {
             try withLoggedInToken { token, session in
-                for guess: [UInt8] in [[0x00, 0x00, 0x00], [0x70, 0x37, 0x85]] {
+                // A wrong guess, and the key's true check value (SHA-1 of 01 02 03: 70 37 80),
+                // which the token once accepted and so confirmed.
+                for guess: [UInt8] in [[0x00, 0x00, 0x00], [0x70, 0x37, 0x80]] {
                     let (rv, _) = try token.create(
                         [
                             Attribute(CKA_CLASS, ulong: CK_ULONG(CKO_SECRET_KEY)),
