@@ -264,8 +264,8 @@ extension Token {
             publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
             privateKey[.value] = key.rawPrivateKey ?? []
         }
-        try KeyTypeUsages.settle(&publicKey)
-        try KeyTypeUsages.settle(&privateKey)
+        KeyTypeUsages.settle(&publicKey)
+        KeyTypeUsages.settle(&privateKey)
         for (policy, attributes) in [
             (ObjectPolicy.publicKey, publicKey), (ObjectPolicy.privateKey, privateKey),
         ] {
@@ -491,7 +491,7 @@ extension NewObject {
             attributes[.extractable] = template[.extractable] ?? [0]
             policy.settleHistory(&attributes, after: .create, before: nil)
         }
-        try KeyTypeUsages.settle(&attributes)
+        KeyTypeUsages.settle(&attributes)
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }
         }

@@ -1,8 +1,10 @@
 // What each kind of key pair can do (PKCS#11 v3.0 §2.1, §2.3): the usage attributes a key of
-// a type may have TRUE, and their defaults. One rule for every path: create, generate, unwrap
-// and PKCS#12 import settle a new key's usages here (`settle`); a copy or a change is checked
-// against the stored key's type (`ObjectPolicy.check`); a key stored before the rule reads as
-// it would be made now (`settleStored`).
+// a type may have TRUE, and their defaults. One rule for every path: a new key (create,
+// generate, unwrap, PKCS#12 import) never has a usage its type cannot have (`settle`: such a
+// request is stored FALSE, since clients ask default usages of every key: pkcs11-tool's
+// --keypairgen sends CKA_DERIVE=TRUE for Ed25519 and CKA_SIGN=TRUE for X25519); a copy or a
+// change that would turn one on is refused (`ObjectPolicy.check`); a key stored before the
+// rule reads as it would be made now (`settleStored`).
 
 /// The usages of asymmetric key types. Secret keys are not covered: their mechanisms, not
 /// their type, decide (an AES key encrypts, MACs and wraps; a generic secret MACs and derives).
@@ -26,8 +28,9 @@ enum KeyTypeUsages {
         }
     }
 
-    /// Refuses a template that turns on a usage `keyType` cannot have (CKR_TEMPLATE_INCONSISTENT:
-    /// TRUE is a valid value of the attribute, inconsistent only with the key's type).
+    /// Refuses a change or copy that turns on a usage `keyType` cannot have
+    /// (CKR_TEMPLATE_INCONSISTENT: TRUE is a valid value of the attribute, inconsistent only
+    /// with the key's type); a change the token would not make is never ignored.
     static func check(_ template: AttributeSet, keyType: UInt64?) throws(CoreError) {
         guard let keyType, let possible = possible(for: keyType) else { return }
         for type in all where template.bool(type) == true && !possible.contains(type) {
@@ -38,12 +41,11 @@ enum KeyTypeUsages {
     }
 
     /// A new key's usages from its template (already in `attributes`) and its type: a usage
-    /// the type cannot have is refused when asked for and FALSE otherwise; a Montgomery private
-    /// key, which can only derive, derives unless the template says not to. The class
-    /// defaults (`ObjectPolicy`) fill the rest.
-    static func settle(_ attributes: inout AttributeSet) throws(CoreError) {
+    /// the type cannot have is FALSE, asked for or not; a Montgomery private key, which can
+    /// only derive, derives unless the template says not to. The class defaults
+    /// (`ObjectPolicy`) fill the rest.
+    static func settle(_ attributes: inout AttributeSet) {
         guard let keyType = attributes.ulong(.keyType), let possible = possible(for: keyType) else { return }
-        try check(attributes, keyType: keyType)
         let policy = attributes.ulong(.class).flatMap { ObjectPolicy.forClass(ObjectClass(rawValue: $0)) }
         for type in all where !possible.contains(type) && policy?.specs[type] != nil {
             attributes[type] = ObjectPolicy.no

@@ -373,8 +373,9 @@ struct ObjectPolicy {
                 throw CoreError(.attributeReadOnly, "only the security officer may set \(type) to true")
             }
         }
-        // A usage the key's type cannot have, whoever asks and however (KeyTypeUsages.swift).
-        try KeyTypeUsages.check(template, keyType: template.ulong(.keyType) ?? current?.ulong(.keyType))
+        // A change or copy may not turn on a usage the key's type cannot have; a new key's
+        // usages are settled when it is made (KeyTypeUsages.swift).
+        if let current { try KeyTypeUsages.check(template, keyType: current.ulong(.keyType)) }
     }
 
     /// Settles CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE after `change` (v2.40 §4.9,
