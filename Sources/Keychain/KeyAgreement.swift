@@ -188,22 +188,9 @@ extension NewKeyAttributes {
     /// agreement: an EC private key made or stored through the Swift faces may derive
     /// (kSecAttrCanDerive is true by default on Apple platforms, and ECDH and ECIES
     /// decryption need CKA_DERIVE), unless the caller chose the key's usages.
-    ///
-    /// Apple's usage flags, its defaults included, say what the key may do where its type
-    /// allows; a flag the type cannot have (kSecAttrCanDecrypt of an EC key, which decrypts
-    /// ECIES through CKA_DERIVE) is not asked of the token, whose rule refuses it.
     func template(_ keyClass: KeyClass, for type: KeyType) -> AttributeSet {
         var template = template(keyClass)
         if keyClass == .private, type == .ellipticCurve, usage == nil { template[.derive] = [1] }
-        let tokenType: KeychainCore.KeyType =
-            switch type {
-            case .rsa: .rsa
-            case .ellipticCurve: .ec
-            case .ed25519: .ecEdwards
-            }
-        for (attribute, value) in template where value == [1] && !tokenType.canHave(attribute) {
-            template[attribute] = [0]
-        }
         return template
     }
 }

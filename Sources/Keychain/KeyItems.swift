@@ -138,7 +138,7 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
-                kind, publicTemplate: publicKey.template(.public, for: algorithm.type),
+                kind, publicTemplate: publicKey.template(.public),
                 privateTemplate: privateKey.template(.private, for: algorithm.type),
                 context: context)
         }
@@ -168,7 +168,7 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
-                key.key, publicTemplate: publicKey.template(.public, for: key.algorithm.type),
+                key.key, publicTemplate: publicKey.template(.public),
                 privateTemplate: privateKey.template(.private, for: key.algorithm.type),
                 generatedBy: nil, context: context)
         }

@@ -66,16 +66,3 @@ enum KeyTypeUsages {
         }
     }
 }
-
-extension KeyType {
-    /// Whether a key of this type can have `attribute` TRUE: false only for a usage attribute
-    /// its type cannot have (`KeyTypeUsages`). The Swift faces keep Apple's usage flags within
-    /// it, as the token would refuse the rest.
-    public func canHave(_ attribute: AttributeType) -> Bool {
-        guard KeyTypeUsages.all.contains(attribute), let possible = KeyTypeUsages.possible(for: rawValue)
-        else {
-            return true
-        }
-        return possible.contains(attribute)
-    }
-}
