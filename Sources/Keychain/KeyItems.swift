@@ -347,9 +347,10 @@ extension Keychain {
     public func decrypt(
         _ data: [UInt8], with key: KeyItem, algorithm: EncryptionAlgorithm, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
-        // The core refuses PKCS#1 v1.5 decryption when the configuration turned it off.
+        // The key's type first: only an RSA key has CKA_DECRYPT to check. The core refuses
+        // PKCS#1 v1.5 decryption when the configuration turned it off.
+        try algorithm.check(key.algorithm.type)
         let privateKey = try use(key, for: .decrypt, mechanism: algorithm.mechanism, pin: pin)
-        try algorithm.check(privateKey)
         return try KeychainError.crypto { () throws(CryptoError) in
             try privateKey.decrypt(data, padding: algorithm.padding)
         }

@@ -233,7 +233,10 @@ public enum EncryptionAlgorithm: Hashable, Sendable {
     }
 
     func check(_ key: AsymmetricKey) throws(KeychainError) {
-        let type = try KeyAlgorithm.of(key).type
+        try check(try KeyAlgorithm.of(key).type)
+    }
+
+    func check(_ type: KeyType) throws(KeychainError) {
         guard type == .rsa else {
             throw KeychainError(.parameter, "only RSA keys encrypt and decrypt, not \(type) keys")
         }

@@ -264,6 +264,8 @@ extension Token {
             publicKey[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
             privateKey[.value] = key.rawPrivateKey ?? []
         }
+        KeyTypeUsages.settle(&publicKey)
+        KeyTypeUsages.settle(&privateKey)
         for (policy, attributes) in [
             (ObjectPolicy.publicKey, publicKey), (ObjectPolicy.privateKey, privateKey),
         ] {
@@ -490,6 +492,7 @@ extension NewObject {
             attributes[.extractable] = template[.extractable] ?? [0]
             policy.settleHistory(&attributes, after: .create, before: nil)
         }
+        KeyTypeUsages.settle(&attributes)
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }
         }

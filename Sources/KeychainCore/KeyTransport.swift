@@ -203,10 +203,22 @@ extension Token {
 
     /// Stores derived bytes as a data object (CKM_HKDF_DATA, v3.0 §2.43.4): the template
     /// gives the data object's attributes but not its value; CKA_VALUE_LEN only sizes it.
-    /// The object is private unless the template says otherwise, so its value is sealed.
-    public func storeDerivedData(_ value: SecretBytes, template: AttributeSet, context: AccessContext)
+    /// The object is private unless the template says otherwise, so its value is sealed
+    /// (`Token.sealedTypes`). Bytes derived from a key whose value never leaves (`keys`: the
+    /// base key and any salt key; sensitive or unextractable) are that key's secret too: they
+    /// are always a private object, and a template asking CKA_PRIVATE=FALSE is refused rather
+    /// than quietly made private, which would hide the object from the public session that
+    /// asked for it.
+    public func storeDerivedData(
+        _ value: SecretBytes, template: AttributeSet, derivedFrom keys: [AttributeSet], context: AccessContext
+    )
         throws(CoreError) -> ObjectReference
     {
+        if template.bool(.private) == false, keys.contains(where: { !Token.sensitiveTypes(of: $0).isEmpty }) {
+            throw CoreError(
+                .templateInconsistent,
+                "data derived from a sensitive or unextractable key is a private object (CKA_PRIVATE=FALSE)")
+        }
         if let rawClass = template.ulong(.class), rawClass != ObjectClass.data.rawValue {
             throw CoreError(.templateInconsistent, "CKM_HKDF_DATA makes a data object (CKO_DATA)")
         }

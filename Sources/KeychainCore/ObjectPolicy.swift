@@ -196,10 +196,13 @@ struct ObjectPolicy {
         AttributeSpec(type: .local, kind: .bool, rules: [], defaultValue: no),
         AttributeSpec(
             type: .keyGenMechanism, kind: .ulong, rules: [], defaultValue: AttributeValue.encode(UInt64.max)),
-        // The mechanisms the key may be used with, enforced by `Token.useKey`; absent or empty:
-        // any. Fixed once the key exists, so a copy cannot widen it.
+        // The mechanisms the key may be used with, enforced by `Token.useKey`. Every key has
+        // it (pkcs11-provider reads it of every key and takes CKR_ATTRIBUTE_TYPE_INVALID for a
+        // token without it): empty, the default, is no list, so any mechanism. A caller's list
+        // is never empty (`validate`), so "no list" and a list stay apart. Fixed once the key
+        // exists, so a copy cannot widen it.
         AttributeSpec(
-            type: .allowedMechanisms, kind: .ulongArray, rules: [.settableOnCreate], defaultValue: nil),
+            type: .allowedMechanisms, kind: .ulongArray, rules: [.settableOnCreate], defaultValue: empty),
         // Apple's kSecAttrApplicationTag (vendor-defined): absent unless given.
         AttributeSpec(
             type: .applicationTag, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
@@ -370,6 +373,9 @@ struct ObjectPolicy {
                 throw CoreError(.attributeReadOnly, "only the security officer may set \(type) to true")
             }
         }
+        // A change or copy may not turn on a usage the key's type cannot have; a new key's
+        // usages are settled when it is made (KeyTypeUsages.swift).
+        if let current { try KeyTypeUsages.check(template, keyType: current.ulong(.keyType)) }
     }
 
     /// Settles CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE after `change` (v2.40 §4.9,
@@ -408,7 +414,9 @@ struct ObjectPolicy {
             // CK_DATE: eight ASCII digits, or empty for "no date".
             valid = value.isEmpty || (value.count == 8 && value.allSatisfy { (0x30...0x39).contains($0) })
         case .bytes: valid = true
-        case .ulongArray: valid = value.count % MemoryLayout<UInt64>.size == 0
+        // An empty CKA_ALLOWED_MECHANISMS would read as "no list" and allow everything: it is
+        // refused, as SoftHSM2 does, so a list given is a list kept.
+        case .ulongArray: valid = !value.isEmpty && value.count % MemoryLayout<UInt64>.size == 0
         case .attributeArray: valid = AttributeArray.decode(value) != nil
         }
         guard valid else {

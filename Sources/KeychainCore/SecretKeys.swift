@@ -53,10 +53,28 @@ public struct SecretKeyKind: Sendable, Equatable {
         lengths.contains(length) && (!isAES || length % 8 == 0)
     }
 
+    /// The fewest bytes a key's value needs for a search through 2^(8·length) values, each
+    /// tested against something computed from the value alone, to stay out of reach: 128
+    /// bits, the smallest AES key. A 3-byte check value names a key of 3 bytes or fewer after
+    /// at most 2^24 tries and leaves few candidates for a slightly longer one; C_DigestKey,
+    /// whose output is a whole digest and mixes in the caller's data, refuses every sensitive
+    /// or unextractable key whatever its length (`Token.keyToDigest`).
+    public static let searchResistantLength = 16
+
+    /// True when a value of `length` bytes withstands such a search.
+    public static func withstandsSearch(length: UInt64) -> Bool {
+        length >= UInt64(searchResistantLength)
+    }
+
     /// CKA_CHECK_VALUE (v3.0 §4.10): for AES the first three bytes of the ECB encryption of
     /// a zero block, for the others the first three bytes of the SHA-1 hash of the value.
+    /// Empty for a value too short to withstand a search of it (`searchResistantLength`):
+    /// the check value is kept in clear beside a sealed value and readable wherever the
+    /// object is, so no flag could keep it from naming the key (v3.0 §4.10 lets a token leave
+    /// a key without one).
     func checkValue(of value: SecretBytes) throws(CoreError) -> [UInt8] {
-        isAES
+        guard SecretKeyKind.withstandsSearch(length: UInt64(value.count)) else { return [] }
+        return isAES
             ? try CoreError.mapping { try SecretKeyCheckValue.aes(value) }
             : SecretKeyCheckValue.sha1(value)
     }
@@ -128,6 +146,8 @@ extension NewObject {
             .valueLength: AttributeValue.encode(UInt64(value.count)),
             .checkValue: try kind.checkValue(of: value),
         ]
+        // A short key's check value is not compared with one the template gives: the answer
+        // would name the key after a search of the 3 bytes (`checkValue(of:)`).
         for (type, computed) in derived {
             if let given = template[type], given != computed {
                 throw CoreError(

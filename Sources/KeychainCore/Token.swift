@@ -430,6 +430,7 @@ public final class Token: @unchecked Sendable {
         var attributes: AttributeSet = [:]
         for row in rows { attributes[AttributeType(row.type)] = row.value }
         attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
+        ObjectPolicy.settleStored(&attributes)
         return attributes
     }
 

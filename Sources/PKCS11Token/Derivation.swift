@@ -124,6 +124,7 @@ private func deriveHKDF(
         throw P11Error(CKR_MECHANISM_PARAM_INVALID, "HKDF info is only for the expand step")
     }
     var salt: [UInt8] = []
+    var saltKeyAttributes: AttributeSet?
     if extract {
         switch parameters.ulSaltType {
         case CK_ULONG(CKF_HKDF_SALT_NULL):
@@ -135,6 +136,7 @@ private func deriveHKDF(
                 session, parameters.hSaltKey, for: .derive, types: [.genericSecret],
                 mechanism: mechanism.mechanism)
             salt = saltKey.value.copyBytes()
+            saltKeyAttributes = saltKey.attributes
         default:
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported HKDF salt type")
         }
@@ -167,7 +169,10 @@ private func deriveHKDF(
     }
     return try core { () throws(CoreError) in
         isData
-            ? try session.slot.token.storeDerivedData(value, template: template, context: session.context)
+            ? try session.slot.token.storeDerivedData(
+                value, template: template,
+                derivedFrom: [key.attributes] + (saltKeyAttributes.map { [$0] } ?? []),
+                context: session.context)
             : try session.slot.token.storeDerivedKey(
                 value, template: template, base: key.attributes, context: session.context)
     }

@@ -147,7 +147,7 @@ struct KeyRulesTests {
         try withToken { token, _ in
             try logInUser(token)
             let pair = try generate(
-                token, publicTemplate: [.verify: Self.no], privateTemplate: [.sign: Self.no])
+                token, publicTemplate: [.verify: Self.no], privateTemplate: [.sign: Self.no, .derive: yes])
             expectKeychainError(.keyFunctionNotPermitted) {
                 _ = try token.useKey(pair.privateKey, for: .sign, mechanism: nil, context: Contexts.user)
             }
@@ -158,8 +158,12 @@ struct KeyRulesTests {
                 _ = try token.useKey(
                     pair.privateKey, for: .decrypt, keyType: .rsa, mechanism: nil, context: Contexts.user)
             }
+            // An EC key cannot decrypt (issue 17 item 21); it derives, with no PIN for each use.
+            expectKeychainError(.keyFunctionNotPermitted) {
+                _ = try token.useKey(pair.privateKey, for: .decrypt, mechanism: nil, context: Contexts.user)
+            }
             #expect(
-                try token.useKey(pair.privateKey, for: .decrypt, mechanism: nil, context: Contexts.user)
+                try token.useKey(pair.privateKey, for: .derive, mechanism: nil, context: Contexts.user)
                     .needsPINForEachUse
                     == false)
         }

@@ -40,7 +40,9 @@ import Testing
                 privateTemplate: [.token: yes, .label: bytes("octet key")])
             let references = try token.generateKeyPair(
                 pair, publicTemplate: [.token: yes, .ecParams: parameters],
-                privateTemplate: [.token: yes, .label: bytes("octet key"), .derive: yes],
+                // Montgomery keys derive, Edwards keys cannot (issue 17 item 21).
+                privateTemplate: [.token: yes, .label: bytes("octet key")]
+                    .merging(keyType == KeyType.ecMontgomery.rawValue ? [.derive: yes] : [:]) { $1 },
                 context: Contexts.user)
             let key = try token.privateKey(references.privateKey, context: Contexts.user).key
             #expect(key.algorithm == algorithm)

@@ -21,10 +21,14 @@ extension TestToken {
     ) throws -> (CK_RV, KeyPair) {
         var mechanism = CK_MECHANISM(mechanism: mechanism, pParameter: nil, ulParameterLen: 0)
         var pair = KeyPair(publicKey: 0, privateKey: 0)
-        let publicTemplate = [Attribute(CKA_EC_PARAMS, parameters), Attribute(CKA_VERIFY, bool: true)]
+        // Each kind with the usages its type has (issue 17 item 21): Edwards keys sign and
+        // verify, Montgomery keys derive.
+        let montgomery = mechanism.mechanism == ckmECMontgomeryKeyPairGen
+        let publicTemplate =
+            [Attribute(CKA_EC_PARAMS, parameters)] + (montgomery ? [] : [Attribute(CKA_VERIFY, bool: true)])
         let privateTemplate = [
-            Attribute(CKA_PRIVATE, bool: true), Attribute(CKA_SIGN, bool: true),
-            Attribute(CKA_DERIVE, bool: true),
+            Attribute(CKA_PRIVATE, bool: true),
+            montgomery ? Attribute(CKA_DERIVE, bool: true) : Attribute(CKA_SIGN, bool: true),
         ]
         let generate = try m.C_GenerateKeyPair
         let rv = withTemplate(publicTemplate) { publicEntries, publicCount in
