@@ -129,7 +129,7 @@ enum AtRestPaths {
             let base = try token.createSecretKey(
                 hkdfInput, type: UInt(CKK_GENERIC_SECRET), extra: [flag(CKA_DERIVE, true)], in: session)
             let (rv, _) = try token.derive(
-                hkdfMechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base,
+                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base,
                 template: readableSecretKey(length: 42) + onToken,
                 in: session)
             try #require(rv == CKR_OK)
@@ -146,7 +146,7 @@ enum AtRestPaths {
                 flag(CKA_PRIVATE, false),
             ]
             let (rv, _) = try token.derive(
-                hkdfMechanism(UInt(CKM_HKDF_DATA)), baseKey: base, template: template + onToken, in: session)
+                rfc5869Mechanism(UInt(CKM_HKDF_DATA)), baseKey: base, template: template + onToken, in: session)
             try #require(
                 rv == CKR_OK || rv == CKR_TEMPLATE_INCONSISTENT || rv == CKR_ATTRIBUTE_VALUE_INVALID,
                 "C_DeriveKey(CKM_HKDF_DATA) returned \(rvName(rv))")

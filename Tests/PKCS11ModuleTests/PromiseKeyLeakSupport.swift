@@ -63,7 +63,7 @@ func oaepMechanism() -> MechanismBox {
 
 /// CKM_HKDF_DATA or CKM_HKDF_DERIVE with RFC 5869 test case A.1's salt and info (extract and
 /// expand, SHA-256), or with neither step when `identity`.
-func hkdfMechanism(_ type: UInt, identity: Bool = false) -> MechanismBox {
+func rfc5869Mechanism(_ type: UInt, identity: Bool = false) -> MechanismBox {
     let box = MechanismBox(type)
     let salt = box.copy(bytes(hex: "000102030405060708090a0b0c"))
     let info = box.copy(bytes(hex: "f0f1f2f3f4f5f6f7f8f9"))
@@ -77,7 +77,7 @@ func hkdfMechanism(_ type: UInt, identity: Bool = false) -> MechanismBox {
 }
 
 /// RFC 5869 test case A.1: its input key (22 × 0x0b) and the 42 bytes derived with
-/// `hkdfMechanism`'s salt and info.
+/// `rfc5869Mechanism`'s salt and info.
 let hkdfInput = [UInt8](repeating: 0x0b, count: 22)
 let hkdfOutput = bytes(
     hex: "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")

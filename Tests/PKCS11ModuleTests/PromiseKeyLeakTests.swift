@@ -261,7 +261,7 @@ enum KeyLeakPaths {
                 flag(CKA_TOKEN, true), flag(CKA_PRIVATE, false), Attribute(CKA_LABEL, string: "derived"),
             ]
             let (rv, _) = try token.derive(
-                hkdfMechanism(UInt(CKM_HKDF_DATA)), baseKey: base, template: template, in: session)
+                rfc5869Mechanism(UInt(CKM_HKDF_DATA)), baseKey: base, template: template, in: session)
             let obtained = try token.valuesReadableWithoutLogin(in: session) + token.storeBytes()
             return AttackResult(rv: rv, secret: hkdfOutput, obtained: obtained)
         },
@@ -273,7 +273,7 @@ enum KeyLeakPaths {
             let base = try token.victimSecret(
                 secret, type: UInt(CKK_GENERIC_SECRET), extra: [flag(CKA_DERIVE, true)], in: session)
             return try token.deriveReadable(
-                hkdfMechanism(UInt(CKM_HKDF_DERIVE), identity: true), from: base, length: 32, secret: secret,
+                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE), identity: true), from: base, length: 32, secret: secret,
                 in: session)
         },
         Attack(

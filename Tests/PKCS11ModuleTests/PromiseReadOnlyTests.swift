@@ -90,7 +90,7 @@ enum ReadOnlyPaths {
         },
         ReadOnlyAttack("C_DeriveKey(CKM_HKDF_DERIVE) into a token key") { token, session, targets in
             try token.derive(
-                hkdfMechanism(UInt(CKM_HKDF_DERIVE)), baseKey: targets.derivingKey,
+                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE)), baseKey: targets.derivingKey,
                 template: readableSecretKey(length: 32) + onToken, in: session
             ).0
         },

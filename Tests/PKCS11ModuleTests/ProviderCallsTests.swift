@@ -8,12 +8,9 @@ import Testing
 // and HKDF input as public session objects before any login, copies token keys, uses
 // RSA-PSS-only keys for TLS 1.3, and tells X25519 keys by their usage attributes.
 
-/// CKK_EC_MONTGOMERY, CKM_EC_MONTGOMERY_KEY_PAIR_GEN and the RFC 8410 OIDs of X25519 and X448
-/// (v3.0 §2.3.7–2.3.8), which p11-kit 0.24's header lacks.
-private let montgomeryKeyType: CK_ULONG = 0x41
+/// CKM_EC_MONTGOMERY_KEY_PAIR_GEN (v3.0 §2.3.7), which p11-kit 0.24's header lacks; the key
+/// type and the X25519/X448 OIDs are Support/KeyAttributeSupport.swift's.
 private let montgomeryKeyPairGen: CK_MECHANISM_TYPE = 0x1056
-private let x25519OID: [UInt8] = [0x06, 0x03, 0x2B, 0x65, 0x6E]
-private let x448OID: [UInt8] = [0x06, 0x03, 0x2B, 0x65, 0x6F]
 
 /// CKA_ALLOWED_MECHANISMS's value: an array of CK_MECHANISM_TYPE.
 private func mechanismList(_ types: [UInt]) -> [UInt8] {
@@ -127,7 +124,7 @@ enum ProviderKeys {
             let base = try token.createSecretKey(
                 hkdfInput, type: UInt(CKK_GENERIC_SECRET), extra: [flag(CKA_DERIVE, true)], in: session)
             let (rv, key) = try token.derive(
-                hkdfMechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base, template: readableSecretKey(length: 32),
+                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base, template: readableSecretKey(length: 32),
                 in: session)
             try #require(rv == CKR_OK, "C_DeriveKey returned \(rvName(rv))")
             return key
@@ -249,7 +246,7 @@ extension ModuleTests {
                     made == CKR_OK, "C_CreateObject(generic secret, public session) returned \(rvName(made))")
                 if made == CKR_OK {
                     let (rv, derived) = try token.derive(
-                        hkdfMechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base,
+                        rfc5869Mechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base,
                         template: readableSecretKey(length: 42) + publicSession, in: session)
                     #expect(rv == CKR_OK, "HKDF from it returned \(rvName(rv))")
                     if rv == CKR_OK {
