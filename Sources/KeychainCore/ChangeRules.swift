@@ -8,9 +8,9 @@ extension ObjectPolicy {
 
     /// C_CopyObject's rule for one attribute of its template (v2.40 §5.7): CKA_TOKEN, CKA_PRIVATE
     /// and the one-way attributes that only tighten (CKA_SENSITIVE to TRUE, CKA_EXTRACTABLE,
-    /// CKA_MODIFIABLE, CKA_COPYABLE, CKA_DESTROYABLE to FALSE; CKA_TRUSTED to FALSE) always; a
-    /// value the source already has, as it is; anything else only when C_SetAttributeValue
-    /// could change it on the source: a modifiable attribute of a modifiable object. So a copy
+    /// CKA_MODIFIABLE, CKA_COPYABLE, CKA_DESTROYABLE to FALSE; CKA_TRUSTED to FALSE) always;
+    /// anything else only when C_SetAttributeValue could change it on the source: a modifiable
+    /// attribute of a modifiable object, even when the value is the one it has. So a copy
     /// of an unmodifiable object differs from it in nothing else (CKR_ATTRIBUTE_READ_ONLY, as
     /// SoftHSM2), and a copy gives no key a use its original could not be given.
     func checkCopied(_ type: AttributeType, _ value: [UInt8], rules: AttributeRules, source: AttributeSet?)
@@ -20,7 +20,7 @@ extension ObjectPolicy {
         let tightens =
             (rules.contains(.onlyTurnsOn) && new == true) || (rules.contains(.onlyTurnsOff) && new == false)
             || (rules.contains(.securityOfficerOnly) && new == false)
-        if rules.contains(.settableOnCopy) || tightens || source?[type] == value { return }
+        if rules.contains(.settableOnCopy) || tightens { return }
         guard source?.bool(.modifiable) != false else {
             throw CoreError(
                 .attributeReadOnly,

@@ -177,11 +177,6 @@ extension Token {
             }
             let policy = try Token.policy(of: source)
             try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
-            // What the copy may change, C_SetAttributeValue could: the PIN a protected item
-            // needs for a change cannot be given here (`checkPINForChange`).
-            if !template.keys.allSatisfy({ policy.specs[$0]?.rules.contains(.settableOnCopy) == true }) {
-                try Token.checkPINForChange(of: source, pinChecked: false)
-            }
             var attributes = source.merging(template) { _, new in new }
             attributes[.uniqueID] = nil
             if AccessControl.needsPINForEachUse(source), attributes.bool(.private) != true {
@@ -189,6 +184,11 @@ extension Token {
                 throw CoreError(
                     .attributeValueInvalid,
                     "an item whose access control needs the PIN cannot be copied public")
+            }
+            // What the copy may change, C_SetAttributeValue could: the PIN a protected item
+            // needs for a change cannot be given here (`checkPINForChange`).
+            if !template.keys.allSatisfy({ policy.specs[$0]?.rules.contains(.settableOnCopy) == true }) {
+                try Token.checkPINForChange(of: source, pinChecked: false)
             }
             policy.settleHistory(&attributes, after: .copy, before: source)
             policy.settleTrust(&attributes, asSecurityOfficer: context.securityOfficer)
