@@ -102,7 +102,7 @@ public struct GenericPasswordQuery: Hashable, Sendable {
     public static var all: GenericPasswordQuery { GenericPasswordQuery() }
 }
 
-/// Changes for ``Keychain/updateGenericPasswords(matching:setting:)``: each non-nil property
+/// Changes for ``Keychain/updateGenericPasswords(matching:setting:pin:)``: each non-nil property
 /// is set on every matching item.
 public struct GenericPasswordChanges: Hashable, Sendable {
     /// A new service.
@@ -209,14 +209,16 @@ extension Keychain {
     /// - Returns: The changed items, as they are now; empty when nothing matched.
     /// - Throws: ``KeychainError/Code/duplicateItem`` when the change would give two items
     ///   the same service and account (nothing changes);
-    ///   ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked.
+    ///   ``KeychainError/Code/interactionNotAllowed`` when the keychain is locked, or a
+    ///   matching item's access control needs the PIN for each use and `pin` is nil;
+    ///   ``KeychainError/Code/authFailed`` when `pin` is wrong.
     @discardableResult
     public func updateGenericPasswords(
-        matching query: GenericPasswordQuery, setting changes: GenericPasswordChanges
+        matching query: GenericPasswordQuery, setting changes: GenericPasswordChanges, pin: [UInt8]? = nil
     )
         throws(KeychainError) -> [GenericPasswordItem]
     {
-        try updatePasswords(query.selection, setting: changes.template).map {
+        try updatePasswords(query.selection, setting: changes.template, pin: pin).map {
             GenericPasswordItem($0.attributes)
         }
     }

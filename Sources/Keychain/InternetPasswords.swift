@@ -163,17 +163,19 @@ extension Keychain {
 
     /// Changes every internet password matching `query`, in one transaction: the address
     /// parts, account, label, secret and Apple attributes that are set in the arguments.
+    /// `pin`: the user PIN, which a change of an item whose access control needs it for each
+    /// use asks for (as ``updateGenericPasswords(matching:setting:pin:)``).
     @discardableResult
     public func updateInternetPasswords(
         matching query: InternetPasswordQuery, address: InternetAddress = InternetAddress(),
         account: String? = nil, label: String? = nil, password: [UInt8]? = nil,
-        attributes: ItemAttributes = ItemAttributes()
+        attributes: ItemAttributes = ItemAttributes(), pin: [UInt8]? = nil
     ) throws(KeychainError) -> [InternetPasswordItem] {
         var template = attributes.template.merging(try address.template()) { _, new in new }
         if let account { template[.account] = Array(account.utf8) }
         if let label { template[.label] = Array(label.utf8) }
         if let password { template[.value] = password }
-        return try updatePasswords(query.selection(), setting: template).map {
+        return try updatePasswords(query.selection(), setting: template, pin: pin).map {
             InternetPasswordItem($0.attributes)
         }
     }

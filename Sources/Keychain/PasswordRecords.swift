@@ -104,15 +104,17 @@ extension Keychain {
     }
 
     /// Changes every selected password in one transaction: all change, or none (a change that
-    /// would make two items one identity is `errSecDuplicateItem`, from the core).
-    func updatePasswords(_ selection: PasswordSelection, setting template: AttributeSet)
+    /// would make two items one identity is `errSecDuplicateItem`, from the core). An item
+    /// whose access control needs the PIN for each use changes only with `pin`, which the
+    /// core checks (`Token.updateObjects`).
+    func updatePasswords(_ selection: PasswordSelection, setting template: AttributeSet, pin: [UInt8]?)
         throws(KeychainError) -> [PasswordRecord]
     {
         try requireUnlocked(to: "change a password")
         var changed = try passwordRecords(selection).map(\.reference)
         if !template.isEmpty {
             changed = try KeychainError.mapping { () throws(CoreError) in
-                try token.updateObjects(changed, with: template, context: context)
+                try token.updateObjects(changed, with: template, context: context, pin: pin)
             }
         }
         var records: [PasswordRecord] = []

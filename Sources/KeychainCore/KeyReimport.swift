@@ -13,8 +13,9 @@ internal import KeychainStorage
 /// So C_CreateObject of a token private key that equals a stored *orphan* (no certificate
 /// with its CKA_ID) in every attribute but the sealed key material (same CKA_ID, same public
 /// key, same label and flags; the same public key means the same private key) returns the
-/// stored key instead of a copy. The write checks run first: a read-only session or a
-/// write-protected token is refused as for any write. A key that differs in anything, or
+/// stored key instead of a copy. Every check of a new object runs first (`checkInsert`): a
+/// read-only session, a write-protected token, or a caller without the token key (not logged
+/// in) is refused as that write would be, and nothing stored changes. A key that differs in anything, or
 /// whose CKA_ID a certificate already has, is stored as a new object, as before. The one
 /// thing a caller can tell: the handle names the key stored earlier, so destroying it removes
 /// that key (it was unusable to its writer anyway). Only C_CreateObject does this: SecItemAdd
@@ -31,10 +32,10 @@ extension Token {
         guard wanted.ulong(.class) == ObjectClass.privateKey.rawValue, wanted.bool(.token) == true,
             !object.isSealed, let id = wanted[.id], let publicKeyInfo = wanted[.publicKeyInfo]
         else { return nil }
-        let store = try store()
-        try context.checkWrite(
-            tokenObject: true, privateObject: wanted.bool(.private) ?? true,
-            writeProtected: configuration.readOnly || store.isReadOnly)
+        // Every check storing the key would make comes first, the token key (a login)
+        // included: a caller who could not store this key gets that error, never a handle to
+        // a key another writer stored.
+        let store = try checkInsert(object, context: context)
         let certificates = try CoreError.mapping {
             try store.find([
                 StoredAttribute(

@@ -6,24 +6,57 @@ internal import KeychainStorage
 /// function (`ObjectPolicy.check`) against the object as stored, inside the write
 /// transaction that makes it, so another process's change or deletion cannot come between.
 extension Token {
-    /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate).
+    /// Changes attributes of an object (C_SetAttributeValue, SecItemUpdate). `pin`: the user's
+    /// PIN, which an item whose access control needs it for each use asks for any change
+    /// (`checkPINForChange`); PKCS#11 has no way to give it, so there such an item does not
+    /// change.
     public func updateObject(
-        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext,
+        pin: [UInt8]? = nil
     ) throws(CoreError) {
+        let pinChecked = try checkPIN(pin)
         try lock.withLock { () throws(CoreError) in
-            try updateLocked(reference, with: template, context: context)
+            try updateLocked(reference, with: template, context: context, pinChecked: pinChecked)
         }
     }
 
     /// Changes the same attributes of several token objects in one transaction: all of them
     /// change, or none (SecItemUpdate applies to every match). Objects deleted meanwhile are
-    /// skipped. Returns the references changed.
+    /// skipped. Returns the references changed. `pin` as for `updateObject`.
     public func updateObjects(
-        _ references: [ObjectReference], with template: AttributeSet, context: AccessContext
+        _ references: [ObjectReference], with template: AttributeSet, context: AccessContext,
+        pin: [UInt8]? = nil
     ) throws(CoreError) -> [ObjectReference] {
-        try inOneTransaction(references) { (reference) throws(CoreError) in
-            try updateLocked(reference, with: template, context: context)
+        let pinChecked = try checkPIN(pin)
+        return try inOneTransaction(references) { (reference) throws(CoreError) in
+            try updateLocked(reference, with: template, context: context, pinChecked: pinChecked)
         }
+    }
+
+    /// Checks a PIN given for a change as a context-specific login (a failure counted, as for
+    /// `protectedValue`); false when none is given. Runs before `lock` is taken: the PIN's
+    /// derivation is slow and takes the lock itself.
+    private func checkPIN(_ pin: [UInt8]?) throws(CoreError) -> Bool {
+        guard let pin else { return false }
+        try reauthenticateUser(pin: pin)
+        return true
+    }
+
+    /// An item whose access control needs the PIN for each use (a password's value: see
+    /// `protectedValue`) changes only with that PIN, checked for this change: otherwise a
+    /// process without the PIN could replace the value, or the item's identity, that the PIN
+    /// guards. As on Apple platforms, where any SecItemUpdate of such an item asks for
+    /// authentication. Without the PIN this answers as a use of a key that needs a
+    /// context-specific login does (CKR_USER_NOT_LOGGED_IN, v2.40 §5.5; errSecInteractionNotAllowed
+    /// for a call that may not ask).
+    static func checkPINForChange(of current: AttributeSet, pinChecked: Bool) throws(CoreError) {
+        guard !pinChecked, current.ulong(.class) == ObjectClass.data.rawValue,
+            AccessControl.needsPINForEachUse(current)
+        else { return }
+        throw CoreError(
+            .userNotLoggedIn,
+            "the item's access control needs the user PIN for each use, changes included: give it "
+                + "(kSecUseAuthenticationContext, or pin:); PKCS#11 has no way to")
     }
 
     /// Destroys several token objects in one transaction: all of them go, or none
@@ -78,7 +111,8 @@ extension Token {
     /// the write are one transaction, so another process's change or deletion cannot come
     /// between them.
     private func updateLocked(
-        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext,
+        pinChecked: Bool
     ) throws(CoreError) {
         let store = try store(for: reference)
         try CoreError.mapping {
@@ -91,6 +125,7 @@ extension Token {
                 let policy = try Token.policy(of: current)
                 try policy.check(
                     template, .update, current: current, asSecurityOfficer: context.securityOfficer)
+                try Token.checkPINForChange(of: current, pinChecked: pinChecked)
                 var changed = current.merging(template) { _, new in new }
                 policy.settleHistory(&changed, after: .update, before: current)
                 var changes = template
@@ -104,9 +139,12 @@ extension Token {
                     guard let sealID = current[.sealID] else {
                         throw CoreError(.storageCorrupt, "a sealed object has no seal ID")
                     }
+                    // The seal ID binds each box; CKA_TOKEN picks the key (Sealing.swift).
                     changes[.sealID] = sealID
+                    changes[.token] = current[.token]
                     changes = try sealed(changes, types: toSeal)
                     changes[.sealID] = nil
+                    changes[.token] = template[.token]
                 }
                 let rows = changes.map { StoredAttribute($0.key.rawValue, $0.value) }
                 // A password given another service, account (…) takes that identity's key.
@@ -123,9 +161,12 @@ extension Token {
     }
 
     /// Copies an object with changes (C_CopyObject): a real copy, key material included, that
-    /// signs and decrypts like the original, under the same one-way rules as any change. The
-    /// sealed values move as they are (still sealed, bound to the original's seal ID): no
-    /// secret is opened to copy a key, so a key that is not private copies without a login.
+    /// signs and decrypts like the original, changed only as v2.40 §5.7 lets a copy change
+    /// (`ObjectPolicy.check`, `.copy`). Within one store the sealed values move as they are
+    /// (still sealed, bound to the original's seal ID): a token key that is not private copies
+    /// to a token object without a login. A copy into the other store (CKA_TOKEN changed), or
+    /// one that changes a sealed value, opens the values under the original's key and seals
+    /// them again under the copy's (Sealing.swift).
     public func copyObject(
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
@@ -144,11 +185,26 @@ extension Token {
                     .attributeValueInvalid,
                     "an item whose access control needs the PIN cannot be copied public")
             }
+            // What the copy may change, C_SetAttributeValue could: the PIN a protected item
+            // needs for a change cannot be given here (`checkPINForChange`).
+            if !template.keys.allSatisfy({ policy.specs[$0]?.rules.contains(.settableOnCopy) == true }) {
+                try Token.checkPINForChange(of: source, pinChecked: false)
+            }
             policy.settleHistory(&attributes, after: .copy, before: source)
+            policy.settleTrust(&attributes, asSecurityOfficer: context.securityOfficer)
             var isSealed = source[.sealID] != nil
-            if isSealed, Token.sealedTypes(of: attributes).isEmpty {
-                // A private object copied into a public one: its values are no longer sealed.
-                attributes = try revealed(attributes, Token.sealedTypes(of: source))
+            let sourceSealed = Token.sealedTypes(of: source)
+            if isSealed,
+                Token.sealedTypes(of: attributes).isEmpty
+                    || (source.bool(.token) == true) != (attributes.bool(.token) == true)
+                    || !sourceSealed.isDisjoint(with: template.keys)
+            {
+                // A private object copied into a public one (its values are no longer sealed),
+                // a copy into the other store, or a new sealed value: the original's values
+                // open under its own key, and `insertLocked` seals them under the copy's.
+                let opened = try revealed(source, sourceSealed)
+                for type in sourceSealed where template[type] == nil { attributes[type] = opened[type] }
+                attributes[.sealID] = nil
                 isSealed = false
             }
             let uniqueKey: [UInt8]? =

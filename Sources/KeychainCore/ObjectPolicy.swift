@@ -352,9 +352,7 @@ struct ObjectPolicy {
                         "attribute \(type) is made by the token, never given in this template")
                 }
             case .copy:
-                guard rules.contains(.modifiable) || rules.contains(.settableOnCopy) else {
-                    throw CoreError(.attributeReadOnly, "attribute \(type) cannot be changed by a copy")
-                }
+                try checkCopied(type, value, rules: rules, source: current)
             case .update:
                 guard rules.contains(.modifiable) else {
                     throw CoreError(.attributeReadOnly, "attribute \(type) cannot be changed")
@@ -371,6 +369,10 @@ struct ObjectPolicy {
             }
             if rules.contains(.securityOfficerOnly), new == true, !asSecurityOfficer {
                 throw CoreError(.attributeReadOnly, "only the security officer may set \(type) to true")
+            }
+            if change == .update || change == .copy {
+                try ObjectPolicy.checkTrustedKeyUse(
+                    type, new, current: current, asSecurityOfficer: asSecurityOfficer)
             }
         }
         // A change or copy may not turn on a usage the key's type cannot have; a new key's

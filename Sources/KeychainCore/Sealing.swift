@@ -2,13 +2,20 @@ internal import KeychainCrypto
 internal import KeychainStorage
 
 /// Secrets at rest (DESIGN §7): which values an object keeps sealed, and sealing and opening
-/// them under the token key.
+/// them under the token key (token objects) or this process's session key (session objects).
 ///
 /// Sealing is decided by attribute type, never by CKA_PRIVATE: every secret part of a key
 /// (and its PKCS#8 key material) is sealed whatever CKA_PRIVATE says, so a key that is not
 /// private is still never stored in clear; other private objects (generic passwords, private
 /// data and certificates) keep their CKA_VALUE sealed. Each box is AES-256-GCM under the token
 /// key, bound by its associated data to the object's seal ID and to the attribute type.
+///
+/// A session object (CKA_TOKEN false) lives only in this process's memory store and goes with
+/// it: its values are sealed the same way under a random key the session store was made with
+/// (`sessionSealingKey`), not the token key. So a public session key is made and used with no
+/// login (v2.40 §6.7.1 lets a public session create public session objects), and no key byte
+/// lies in clear even in memory. A copy between the two (C_CopyObject changing CKA_TOKEN)
+/// opens the values under one key and seals them again under the other (ObjectChanges.swift).
 extension Token {
     /// The attribute types `attributes` keeps sealed at rest.
     static func sealedTypes(of attributes: AttributeSet) -> Set<AttributeType> {
@@ -18,13 +25,32 @@ extension Token {
         return attributes.bool(.private) == true ? [.value] : []
     }
 
-    /// Seals the values of `types` present in `attributes` under the token key and
-    /// `attributes[.sealID]`. Needs a current login (`currentTokenKey`). `lock` must be held.
+    /// The key that seals and opens the values of an object: the token key of the current
+    /// login for a token object (`currentTokenKey`), the session key for a session object.
+    /// `lock` must be held.
+    func sealingKey(tokenObject: Bool, toSeal: Bool) throws(CoreError) -> SecretBytes {
+        if tokenObject { return try currentTokenKey(toSeal: toSeal) }
+        _ = try volatileStore()
+        guard let sessionSealingKey else {
+            throw CoreError(.storageFailure, "the session store has no sealing key")
+        }
+        return sessionSealingKey
+    }
+
+    /// True when the sealed values of `stored` can be opened now: a session object's always,
+    /// a token object's with a login. `lock` must be held.
+    func canOpen(_ stored: AttributeSet) -> Bool {
+        stored.bool(.token) != true || login != nil
+    }
+
+    /// Seals the values of `types` present in `attributes` under `attributes[.sealID]` and the
+    /// key of the object's kind (`sealingKey`: a token object needs a current login). `lock`
+    /// must be held.
     func sealed(_ attributes: AttributeSet, types: Set<AttributeType>) throws(CoreError) -> AttributeSet {
         guard let sealID = attributes[.sealID] else {
             throw CoreError(.storageCorrupt, "an object to seal has no seal ID")
         }
-        let key = try currentTokenKey(toSeal: true)
+        let key = try sealingKey(tokenObject: attributes.bool(.token) == true, toSeal: true)
         var result = attributes
         for type in types {
             guard let value = attributes[type] else { continue }
@@ -54,7 +80,7 @@ extension Token {
     func opened(_ type: AttributeType, of stored: AttributeSet) throws(CoreError) -> SecretBytes? {
         guard let box = stored[type] else { return nil }
         guard let sealID = stored[.sealID] else { return SecretBytes(box) }
-        let key = try currentTokenKey(toSeal: false)
+        let key = try sealingKey(tokenObject: stored.bool(.token) == true, toSeal: false)
         do {
             return try SecretBox.open(
                 box, key: key, associatedData: sealID + AttributeValue.encode(type.rawValue))

@@ -67,6 +67,11 @@ public final class Token: @unchecked Sendable {
     /// Prefix of this process's session-object unique IDs, made with the session store:
     /// random numbers are not drawn in C_Initialize, whose time every host pays.
     private var sessionPrefix = ""
+    /// The key that seals the secret values of this process's session objects, made with the
+    /// session store and kept as long as it (Sealing.swift): session objects never reach the
+    /// disk, so a public one needs no token key, hence no login (v2.40 §6.7.1), and still no
+    /// key byte lies in clear even in memory.
+    var sessionSealingKey: SecretBytes?
 
     /// Who is logged in to this token in this process, and the token key their PIN
     /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
@@ -147,11 +152,13 @@ public final class Token: @unchecked Sendable {
         }
     }
 
-    private func volatileStore() throws(CoreError) -> ObjectStore {
+    func volatileStore() throws(CoreError) -> ObjectStore {
         if let sessionStore { return sessionStore }
         let store = try CoreError.mapping { try ObjectStore(path: ":memory:", create: true) }
         let random = try CoreError.mapping { try SecureRandom.bytes(8) }
+        let sealingKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
         sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
+        sessionSealingKey = sealingKey
         sessionStore = store
         return store
     }
@@ -286,17 +293,8 @@ public final class Token: @unchecked Sendable {
     /// re-initialisation by another process cannot slip in between): no path reaches the
     /// store with a key byte in clear (DESIGN §7).
     func insertLocked(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectReference {
-        try AccessControl.checkKeyStaysInToken(object.attributes)
+        let store = try checkInsert(object, context: context)
         let isToken = object.attributes.bool(.token) ?? false
-        let isPrivate = object.attributes.bool(.private) ?? false
-        let store = isToken ? try store() : try volatileStore()
-        try context.checkWrite(
-            tokenObject: isToken, privateObject: isPrivate,
-            writeProtected: configuration.readOnly || store.isReadOnly)
-        if login == nil, !object.isSealed, !Token.sealedTypes(of: object.attributes).isEmpty {
-            // A key that is not private still needs the token key: say what to do first.
-            _ = try currentTokenKey(toSeal: true)
-        }
         do throws(CoreError) {
             let id = try CoreError.mapping {
                 try store.write { () throws -> Int64 in
@@ -322,6 +320,25 @@ public final class Token: @unchecked Sendable {
         }
     }
 
+    /// Every check a new object must pass before it is stored, and the store it goes to;
+    /// `lock` must be held. Storing (`insertLocked`) and taking up a stored twin
+    /// (KeyReimport.swift) both run it first, so neither gives a caller what the other refuses.
+    func checkInsert(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectStore {
+        try AccessControl.checkKeyStaysInToken(object.attributes)
+        let isToken = object.attributes.bool(.token) ?? false
+        let isPrivate = object.attributes.bool(.private) ?? false
+        let store = isToken ? try store() : try volatileStore()
+        try context.checkWrite(
+            tokenObject: isToken, privateObject: isPrivate,
+            writeProtected: configuration.readOnly || store.isReadOnly)
+        if isToken, login == nil, !object.isSealed, !Token.sealedTypes(of: object.attributes).isEmpty {
+            // A token key that is not private still needs the token key: say what to do
+            // first. A session object is sealed under the session key (Sealing.swift).
+            _ = try currentTokenKey(toSeal: true)
+        }
+        return store
+    }
+
     /// The attributes of an object a caller may read, CKA_UNIQUE_ID included. Sealed values
     /// are opened only when asked for in `types` (nil: every one) and revealable: a
     /// sensitive or unextractable key's secret parts never are, and reading a key's label
@@ -343,8 +360,8 @@ public final class Token: @unchecked Sendable {
         var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
         if let types { wanted.formIntersection(types) }
         // A key that is not private is found without a login, but its sealed parts open
-        // only with the token key: without it they stay out, as if sensitive.
-        if login == nil { wanted = [] }
+        // only with their key: without it they stay out, as if sensitive.
+        if !canOpen(stored) { wanted = [] }
         var result = try withEffectiveTrust(try revealed(stored, wanted), stored: stored)
         // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
         result[.trustSettings] = nil
@@ -377,8 +394,8 @@ public final class Token: @unchecked Sendable {
             let sensitive = Token.sensitiveTypes(of: stored)
             let sealed = Token.sealedTypes(of: stored)
             var toOpen = Set(types).intersection(sealed).subtracting(sensitive).subtracting(hidden)
-            // Without the token key a sealed value cannot be opened: it reads as sensitive.
-            let opens = login != nil
+            // Without its key a sealed value cannot be opened: it reads as sensitive.
+            let opens = canOpen(stored)
             if !opens { toOpen = [] }
             let opened = try revealed(stored, toOpen)
             return types.map { type in

@@ -186,7 +186,11 @@ struct PasswordItemRequest {
             data: secret, persistentReference: item.persistentReference)
     }
 
-    /// SecItemUpdate: `changes` is the attributesToUpdate request.
+    /// SecItemUpdate: `changes` is the attributesToUpdate request. The query's
+    /// `kSecUseAuthenticationContext` (the user PIN) goes to the core, which asks it for a
+    /// change of an item whose access control needs it for each use; without it, such a
+    /// change is `errSecInteractionNotAllowed`, Apple's answer when authentication would need
+    /// a UI (there is none here), and a wrong PIN `errSecAuthFailed`.
     func update(with changes: PasswordItemRequest) throws(KeychainError) {
         let keychain = try Keychain()
         guard try !items(in: keychain, limit: .all).isEmpty else {
@@ -199,11 +203,15 @@ struct PasswordItemRequest {
                 service: changes.service, account: changes.account, label: changes.label, password: password,
                 attributes: changes.common.attributes)
             guard !setting.isEmpty else { return }
-            try keychain.updateGenericPasswords(matching: genericQuery, setting: setting)
+            _ = try withPIN(common.authentication) { pin throws(KeychainError) in
+                try keychain.updateGenericPasswords(matching: genericQuery, setting: setting, pin: pin)
+            }
         case .internet:
-            try keychain.updateInternetPasswords(
-                matching: internetQuery, address: changes.address, account: changes.account,
-                label: changes.label, password: password, attributes: changes.common.attributes)
+            _ = try withPIN(common.authentication) { pin throws(KeychainError) in
+                try keychain.updateInternetPasswords(
+                    matching: internetQuery, address: changes.address, account: changes.account,
+                    label: changes.label, password: password, attributes: changes.common.attributes, pin: pin)
+            }
         }
     }
 
