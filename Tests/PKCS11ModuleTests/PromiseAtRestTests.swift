@@ -146,7 +146,8 @@ enum AtRestPaths {
                 flag(CKA_PRIVATE, false),
             ]
             let (rv, _) = try token.derive(
-                rfc5869Mechanism(UInt(CKM_HKDF_DATA)), baseKey: base, template: template + onToken, in: session)
+                rfc5869Mechanism(UInt(CKM_HKDF_DATA)), baseKey: base, template: template + onToken,
+                in: session)
             try #require(
                 rv == CKR_OK || rv == CKR_TEMPLATE_INCONSISTENT || rv == CKR_ATTRIBUTE_VALUE_INVALID,
                 "C_DeriveKey(CKM_HKDF_DATA) returned \(rvName(rv))")

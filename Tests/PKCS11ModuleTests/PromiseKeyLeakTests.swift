@@ -273,7 +273,8 @@ enum KeyLeakPaths {
             let base = try token.victimSecret(
                 secret, type: UInt(CKK_GENERIC_SECRET), extra: [flag(CKA_DERIVE, true)], in: session)
             return try token.deriveReadable(
-                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE), identity: true), from: base, length: 32, secret: secret,
+                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE), identity: true), from: base, length: 32,
+                secret: secret,
                 in: session)
         },
         Attack(

@@ -124,7 +124,8 @@ enum ProviderKeys {
             let base = try token.createSecretKey(
                 hkdfInput, type: UInt(CKK_GENERIC_SECRET), extra: [flag(CKA_DERIVE, true)], in: session)
             let (rv, key) = try token.derive(
-                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base, template: readableSecretKey(length: 32),
+                rfc5869Mechanism(UInt(CKM_HKDF_DERIVE)), baseKey: base,
+                template: readableSecretKey(length: 32),
                 in: session)
             try #require(rv == CKR_OK, "C_DeriveKey returned \(rvName(rv))")
             return key
