@@ -150,6 +150,11 @@ extension Token {
             guard let found = try currentSessionEntry(),
                 let opened = try lock.withLock({ () throws(CoreError) in try openWithSession(found.entry) })
             else {
+                // Not a guess either way: an empty PIN is never a PIN (`pinLengths`).
+                if try lock.withLock({ () throws(CoreError) in try storedUserPIN() }) == nil {
+                    throw CoreError(
+                        .userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
+                }
                 throw CoreError(
                     .pinIncorrect,
                     "a login without a PIN needs this session unlocked (p11keychain unlock): give the PIN")

@@ -137,16 +137,17 @@ enum StoreFile {
 
     /// The `-wal`, `-shm` and `-journal` files of the store at `resolvedPath`, if there are
     /// any, must be regular files too (SQLite would block on a FIFO there just the same), and
-    /// pass the owner rule of the store (`checkOwner`). Each is opened `O_NONBLOCK` and checked
-    /// with `fstat`; one this process cannot open, SQLite cannot use either.
+    /// pass the owner rule of the store (`checkOwner`). Checked with `stat`, never by opening
+    /// them: these are SQLite's files, whose locks are the process's POSIX locks, and closing
+    /// any descriptor of one drops every lock this process holds on it (fcntl(2)). A store
+    /// already open in this process (another token, another keychain) would lose its `-shm`
+    /// locks, and another process could then rebuild the `-shm` under its mapping: SIGBUS
+    /// (seen: 16 processes opening one new store at once).
     static func checkCompanions(of resolvedPath: String, storeIsSystem: Bool) throws(StorageError) {
         for suffix in ["-wal", "-shm", "-journal"] {
             let path = resolvedPath + suffix
-            let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
             var info = stat()
-            guard fstat(fd, &info) == 0 else { continue }
+            guard stat(path, &info) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else {
                 throw StorageError(.cannotOpen, "\(path) is \(kind(info.st_mode)), not a regular file")
             }

@@ -220,7 +220,8 @@ enum HostileParameterPaths {
                     "C_Decrypt(\(name)) of a \(length)-byte ciphertext under a 2048-bit key (issue 17 item 14)",
                     refusal: "CKR_ENCRYPTED_DATA_LEN_RANGE", accepted: [UInt(CKR_ENCRYPTED_DATA_LEN_RANGE)]
                 ) { token, session in
-                    let pair = try token.rsaKey(sign: false, decrypt: true, in: session)
+                    // Raw RSA is a decryption and a signature at once: it needs both uses (item 8).
+                    let pair = try token.rsaKey(sign: type == UInt(CKM_RSA_X_509), decrypt: true, in: session)
                     let box = MechanismBox(type)
                     try #require(
                         try token.m.C_DecryptInit(session, &box.mechanism, pair.privateKey) == CKR_OK)

@@ -232,7 +232,7 @@ extension ModuleTests {
                     #expect(signed == CKR_OK, "signing with it returned \(rvName(signed))")
                     #expect(!signature.isEmpty)
                     // ECDH from it into a public session key (the provider's ecdh test).
-                    let derived = try token.ecdh(from: key, in: session)
+                    let derived = try token.ecdh(from: key, extra: publicSession, in: session)
                     #expect(derived == CKR_OK, "ECDH from it returned \(rvName(derived))")
                 }
                 // HKDF input as a generic secret, derived from (the provider's hkdf test).

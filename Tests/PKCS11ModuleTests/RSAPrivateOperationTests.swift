@@ -8,25 +8,7 @@ import Testing
 extension TestToken {
     /// An RSA-2048 session key pair whose private half has CKA_SIGN and CKA_DECRYPT as given.
     fileprivate func rsaPair(sign: Bool, decrypt: Bool, in session: CK_SESSION_HANDLE) throws -> KeyPair {
-        var mechanism = CK_MECHANISM(
-            mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), pParameter: nil, ulParameterLen: 0)
-        var pair = KeyPair(publicKey: 0, privateKey: 0)
-        let publicTemplate = [
-            Attribute(CKA_MODULUS_BITS, ulong: 2048), Attribute(CKA_VERIFY, bool: true),
-            Attribute(CKA_ENCRYPT, bool: true),
-        ]
-        let privateTemplate = [
-            Attribute(CKA_PRIVATE, bool: true), Attribute(CKA_SIGN, bool: sign),
-            Attribute(CKA_DECRYPT, bool: decrypt),
-        ]
-        let generate = try m.C_GenerateKeyPair
-        let rv = withTemplate(publicTemplate) { publicEntries, publicCount in
-            withTemplate(privateTemplate) { privateEntries, privateCount in
-                generate(
-                    session, &mechanism, publicEntries, publicCount, privateEntries, privateCount,
-                    &pair.publicKey, &pair.privateKey)
-            }
-        }
+        let (rv, pair) = try generateRSA(bits: 2048, sign: sign, decrypt: decrypt, in: session)
         try #require(rv == CKR_OK, "C_GenerateKeyPair returned \(name(of: rv))")
         return pair
     }

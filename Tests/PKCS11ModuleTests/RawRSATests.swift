@@ -7,8 +7,11 @@ import Testing
 #endif
 
 extension TestToken {
-    /// C_GenerateKeyPair(CKM_RSA_PKCS_KEY_PAIR_GEN) of `bits` bits, usable for everything.
-    func generateRSA(bits: CK_ULONG, in session: CK_SESSION_HANDLE) throws -> (CK_RV, KeyPair) {
+    /// C_GenerateKeyPair(CKM_RSA_PKCS_KEY_PAIR_GEN) of `bits` bits, usable for everything
+    /// unless `sign` or `decrypt` turn the private key's use off.
+    func generateRSA(
+        bits: CK_ULONG, sign: Bool = true, decrypt: Bool = true, in session: CK_SESSION_HANDLE
+    ) throws -> (CK_RV, KeyPair) {
         var mechanism = CK_MECHANISM(
             mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), pParameter: nil, ulParameterLen: 0)
         var pair = KeyPair(publicKey: 0, privateKey: 0)
@@ -17,8 +20,8 @@ extension TestToken {
             Attribute(CKA_ENCRYPT, bool: true),
         ]
         let privateTemplate = [
-            Attribute(CKA_PRIVATE, bool: true), Attribute(CKA_SIGN, bool: true),
-            Attribute(CKA_DECRYPT, bool: true),
+            Attribute(CKA_PRIVATE, bool: true), Attribute(CKA_SIGN, bool: sign),
+            Attribute(CKA_DECRYPT, bool: decrypt),
         ]
         let generate = try m.C_GenerateKeyPair
         let rv = withTemplate(publicTemplate) { publicEntries, publicCount in
