@@ -67,7 +67,9 @@ extension TestToken {
     }
 
     /// ECDH from `key` with a fresh peer point (CKD_NULL) into a readable session key.
-    func ecdh(from key: CK_OBJECT_HANDLE, extra: [Attribute] = [], in session: CK_SESSION_HANDLE) throws -> CK_RV {
+    func ecdh(from key: CK_OBJECT_HANDLE, extra: [Attribute] = [], in session: CK_SESSION_HANDLE) throws
+        -> CK_RV
+    {
         let peer = bytes(
             hex:
                 "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c2964fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5"
