@@ -364,7 +364,9 @@ extension Token {
         let attempt = try claimAttempt(user)
         let record = attempt.record
         var ended = false
-        // An error that is no verdict (the crypto library) counts nothing.
+        // An error that is no verdict (the crypto library) counts nothing. try?: a defer
+        // cannot throw, and the error already on its way is the one to report; a claim left
+        // behind holds no lock once `attempt` goes, so the next claim removes it (PINAttempts).
         defer { if !ended { try? finishAttempt(attempt, user, right: nil) } }
         let opened = try record.open(pin: SecretBytes(pin), user: user)
         ended = true

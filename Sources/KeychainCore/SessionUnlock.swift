@@ -128,7 +128,9 @@ extension Token {
     /// True when the session keyring holds a current entry for this token (it may still be
     /// stale): what CK_TOKEN_INFO's protected authentication path reports. One keyring search.
     public var hasSessionUnlock: Bool {
-        guard let description = try? sessionDescription() else { return false }  // no store: no entry
+        // try?: a store that cannot be opened has no entry to name; C_GetTokenInfo reports
+        // the store's own error elsewhere, and this flag only says whether to offer the path.
+        guard let description = try? sessionDescription() else { return false }
         return SessionKeyring.find(description) != nil
     }
 

@@ -22,15 +22,14 @@ struct SchemaObject: Hashable {
 /// (the migrations add ours). A store of an older schema holds a part of the expected objects;
 /// one of a newer schema is left to `migrate`, which refuses it.
 extension ObjectStore {
-    /// Every object the migrations make, read from an in-memory store they built; nil if
-    /// that could not be built (out of memory).
-    static let expectedSchema: Set<SchemaObject>? = {
-        guard let database = try? Database(path: ":memory:", allowCreate: true) else { return nil }
-        for migration in migrations {
-            guard (try? database.execute(migration)) != nil else { return nil }
-        }
-        return try? schema(of: database)
-    }()
+    /// Every object the migrations make, read from an in-memory store they built now. Built
+    /// at each check (once per store opened, a fraction of a millisecond) rather than kept: a
+    /// failure to build it (out of memory) is this open's error, not every later open's.
+    static func expectedSchema() throws(StorageError) -> Set<SchemaObject> {
+        let database = try Database(path: ":memory:", allowCreate: true)
+        for migration in migrations { try database.execute(migration) }
+        return try schema(of: database)
+    }
 
     static func schema(of database: Database) throws(StorageError) -> Set<SchemaObject> {
         let statement = try database.statement("SELECT type, name, tbl_name, sql FROM sqlite_master")
@@ -48,9 +47,7 @@ extension ObjectStore {
     /// Refuses a store whose schema holds an object the migrations do not make.
     func checkSchema() throws(StorageError) {
         guard try userVersion() <= ObjectStore.schemaVersion else { return }
-        guard let expected = ObjectStore.expectedSchema else {
-            throw StorageError(.failed, "cannot check the schema of store \(path): out of memory")
-        }
+        let expected = try ObjectStore.expectedSchema()
         let ours = Set(expected.map(\.table))
         for object in try ObjectStore.schema(of: database) where !expected.contains(object) {
             let isStoredSQL = object.type == "trigger" || object.type == "view"
