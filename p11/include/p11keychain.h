@@ -60,7 +60,7 @@
 #define CKD_SHA512_KDF 0x00000008UL
 #endif
 
-/* Trust objects (README "Trust"): views of the trust settings kept with each certificate.
+/* Trust objects (docs/token.md "Trust"): views of the trust settings kept with each certificate.
  * PKCS#11 3.2 §4.15 CKO_TRUST, its attributes and CK_TRUST values. */
 #ifndef CKO_TRUST
 #define CKO_TRUST 0x0000000BUL
@@ -133,7 +133,7 @@ typedef struct CK_EDDSA_PARAMS {
 
 /* ---- p11keychain's vendor attributes (CKA_VENDOR_DEFINED | 0x504Bxx) ----
  * Apple keychain item attributes, so that every attribute the Security module stores is seen
- * and set through PKCS#11 (README "Apple keychain attributes on Linux"). Strings are UTF-8
+ * and set through PKCS#11 (docs/swift-api.md "Apple keychain attributes on Linux"). Strings are UTF-8
  * without a terminator, numbers CK_ULONG, flags CK_BBOOL.
  * A generic password is a private CKO_DATA object: CKA_APPLICATION = kSecAttrService,
  * CKA_P11K_ACCOUNT = kSecAttrAccount, CKA_VALUE = the secret, CKA_P11K_ITEM_CLASS = "genp"
