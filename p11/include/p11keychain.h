@@ -133,8 +133,8 @@ typedef struct CK_EDDSA_PARAMS {
 
 /* ---- p11keychain's vendor attributes (CKA_VENDOR_DEFINED | 0x504Bxx) ----
  * Apple keychain item attributes, so that every attribute the Security module stores is seen
- * and set through PKCS#11 (docs/swift-api.md "Apple keychain attributes on Linux"). Strings are UTF-8
- * without a terminator, numbers CK_ULONG, flags CK_BBOOL.
+ * and set through PKCS#11 (docs/swift-api.md "Apple keychain attributes on Linux"). Strings
+ * are UTF-8 without a terminator, numbers CK_ULONG, flags CK_BBOOL.
  * A generic password is a private CKO_DATA object: CKA_APPLICATION = kSecAttrService,
  * CKA_P11K_ACCOUNT = kSecAttrAccount, CKA_VALUE = the secret, CKA_P11K_ITEM_CLASS = "genp"
  * (or absent). An internet password is the same with CKA_P11K_ITEM_CLASS = "inet" and
