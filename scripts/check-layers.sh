@@ -17,7 +17,7 @@ root=""
 for arg in "$@"; do
     case "$arg" in
         --report) report=1 ;;
-        -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "check-layers: unknown option $arg" >&2; exit 2 ;;
         *) root="$arg" ;;
     esac
