@@ -29,6 +29,7 @@ extension KeyPairKind {
     public init(mechanism: UInt64, publicTemplate: AttributeSet, privateTemplate: AttributeSet)
         throws(CoreError)
     {
+        _ = try MechanismRegistry.require(mechanism, for: .generateKeyPair)
         switch mechanism {
         case Token.rsaKeyPairMechanism:
             guard let bits = publicTemplate.ulong(.modulusBits) else {

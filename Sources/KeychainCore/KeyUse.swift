@@ -206,7 +206,9 @@ extension Token {
 
     /// Refuses a use the configuration turned off (`usesTurnedOff`), before any key is read.
     func checkMechanismPolicy(_ mechanism: UInt64?, for usage: KeyUse) throws(CoreError) {
-        guard let mechanism, usesTurnedOff(for: mechanism).contains(usage) else { return }
+        guard let mechanism else { return }
+        _ = try MechanismRegistry.require(mechanism, for: MechanismFunctions(usage))
+        guard usesTurnedOff(for: mechanism).contains(usage) else { return }
         throw CoreError(
             .mechanismInvalid,
             "\(PKCS11Names.mechanism(mechanism)) may not \(usage) here: the configuration turned off "

@@ -87,6 +87,7 @@ public struct SecretKeyKind: Sendable, Equatable {
     /// CKM_AES_KEY_GEN; for CKM_GENERIC_SECRET_KEY_GEN a generic secret, or the HMAC key
     /// type the template names. A CKA_KEY_TYPE that contradicts the mechanism is refused.
     public init(generating mechanism: UInt64, template: AttributeSet) throws(CoreError) {
+        _ = try MechanismRegistry.require(mechanism, for: .generate)
         let named = template.ulong(.keyType).map(KeyType.init(rawValue:))
         let kind: SecretKeyKind?
         switch mechanism {

@@ -36,8 +36,10 @@ private func finishDigest(
 func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?) -> CK_RV {
     sessionEntry("C_DigestInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
-        guard let algorithm = Mechanisms.digests.first(where: { $0.type == mechanism.mechanism })?.algorithm
-        else {
+        let registered = try core { () throws(CoreError) in
+            try MechanismRegistry.require(UInt64(mechanism.mechanism), for: .digest)
+        }
+        guard let algorithm = registered.digest else {
             throw P11Error(
                 CKR_MECHANISM_INVALID, "mechanism \(mechanismName(mechanism.mechanism)) cannot digest")
         }

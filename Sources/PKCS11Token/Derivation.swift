@@ -117,7 +117,7 @@ private func deriveHKDF(
     guard extract || expand else {
         throw P11Error(CKR_MECHANISM_PARAM_INVALID, "HKDF must extract, expand or both")
     }
-    guard let digest = Mechanisms.digests.first(where: { $0.type == parameters.prfHashMechanism })?.algorithm
+    guard let digest = MechanismRegistry.hash(named: UInt64(parameters.prfHashMechanism))
     else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported HKDF hash") }
     let info = try parameterBytes(parameters.pInfo, parameters.ulInfoLen, what: "the HKDF info")
     if !expand, !info.isEmpty {

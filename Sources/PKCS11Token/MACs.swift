@@ -44,52 +44,32 @@ struct IdleMAC {
     }
 }
 
-/// A MAC mechanism: its algorithm, the key types it takes, and whether it is a _GENERAL one.
+/// A MAC mechanism of the registry: its algorithm, the key types it takes, and whether it is a
+/// _GENERAL one.
 private struct MACMechanism {
     let algorithm: MACAlgorithm
     let keyTypes: [KeyType]
     let isGeneral: Bool
-}
 
-/// The MAC mechanisms, by type.
-private let macMechanisms: [CK_MECHANISM_TYPE: MACMechanism] = {
-    var table: [CK_MECHANISM_TYPE: MACMechanism] = [:]
-    let hmacs: [(UInt, UInt, DigestAlgorithm, KeyType)] = [
-        (CKM_SHA_1_HMAC, CKM_SHA_1_HMAC_GENERAL, .sha1, .sha1HMAC),
-        (CKM_SHA224_HMAC, CKM_SHA224_HMAC_GENERAL, .sha224, .sha224HMAC),
-        (CKM_SHA256_HMAC, CKM_SHA256_HMAC_GENERAL, .sha256, .sha256HMAC),
-        (CKM_SHA384_HMAC, CKM_SHA384_HMAC_GENERAL, .sha384, .sha384HMAC),
-        (CKM_SHA512_HMAC, CKM_SHA512_HMAC_GENERAL, .sha512, .sha512HMAC),
-    ]
-    for (plain, general, digest, keyType) in hmacs {
-        let types: [KeyType] = [.genericSecret, keyType]
-        table[CK_MECHANISM_TYPE(plain)] = MACMechanism(
-            algorithm: .hmac(digest), keyTypes: types, isGeneral: false)
-        table[CK_MECHANISM_TYPE(general)] = MACMechanism(
-            algorithm: .hmac(digest), keyTypes: types, isGeneral: true)
+    init?(_ type: CK_MECHANISM_TYPE) {
+        guard let mechanism = MechanismRegistry.mechanism(UInt64(type)),
+            case .mac(let general) = mechanism.family
+        else { return nil }
+        algorithm = mechanism.digest.map(MACAlgorithm.hmac) ?? .cmac
+        keyTypes = mechanism.keyTypes
+        isGeneral = general
     }
-    table[CK_MECHANISM_TYPE(CKM_AES_CMAC)] = MACMechanism(
-        algorithm: .cmac, keyTypes: [.aes], isGeneral: false)
-    table[CK_MECHANISM_TYPE(CKM_AES_CMAC_GENERAL)] = MACMechanism(
-        algorithm: .cmac, keyTypes: [.aes], isGeneral: true)
-    return table
-}()
-
-/// The MAC mechanism types, for the mechanism table.
-let macMechanismTypes: [(type: CK_MECHANISM_TYPE, isCMAC: Bool)] = macMechanisms.map {
-    ($0.key, $0.value.algorithm == .cmac)
 }
-.sorted { $0.type < $1.type }
 
 /// True when `type` is a MAC mechanism (C_SignInit and C_VerifyInit then come here).
-func isMACMechanism(_ type: CK_MECHANISM_TYPE) -> Bool { macMechanisms[type] != nil }
+func isMACMechanism(_ type: CK_MECHANISM_TYPE) -> Bool { MACMechanism(type) != nil }
 
 /// C_SignInit / C_VerifyInit of a MAC mechanism: the key through the core's key-use check
 /// (a secret key of a type the mechanism takes, CKA_SIGN/CKA_VERIFY, allowed mechanisms).
 func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJECT_HANDLE, signing: Bool)
     throws(P11Error)
 {
-    guard let kind = macMechanisms[mechanism.mechanism] else {
+    guard let kind = MACMechanism(mechanism.mechanism) else {
         throw P11Error(CKR_MECHANISM_INVALID, "not a MAC mechanism")
     }
     var requested: Int?

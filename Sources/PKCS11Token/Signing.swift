@@ -99,7 +99,7 @@ func C_SignInit(
         if isMACMechanism(mechanism.mechanism) {
             return try startMAC(session, mechanism, key: hKey, signing: true)
         }
-        let (scheme, type) = try signatureScheme(mechanism)
+        let (scheme, type) = try signatureScheme(mechanism, for: .sign)
         try session.lock.withLock { () throws(P11Error) in
             guard session.signing == nil, session.macSigning == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a signature is active")
@@ -253,7 +253,7 @@ func C_VerifyInit(
         if isMACMechanism(mechanism.mechanism) {
             return try startMAC(session, mechanism, key: hKey, signing: false)
         }
-        let (scheme, type) = try signatureScheme(mechanism)
+        let (scheme, type) = try signatureScheme(mechanism, for: .verify)
         try session.lock.withLock { () throws(P11Error) in
             guard session.verifying == nil, session.macVerifying == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a verification is active")

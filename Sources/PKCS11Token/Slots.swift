@@ -109,120 +109,27 @@ private func pinFlags(_ state: AuthenticationState) -> CK_FLAGS {
     return flags
 }
 
-/// The mechanisms of this token and what each does (v2.40 §5.5 C_GetMechanismInfo).
-enum Mechanisms {
-    static let digests: [(type: CK_MECHANISM_TYPE, algorithm: DigestAlgorithm)] = [
-        (CK_MECHANISM_TYPE(CKM_SHA_1), .sha1),
-        (CK_MECHANISM_TYPE(CKM_SHA224), .sha224),
-        (CK_MECHANISM_TYPE(CKM_SHA256), .sha256),
-        (CK_MECHANISM_TYPE(CKM_SHA384), .sha384),
-        (CK_MECHANISM_TYPE(CKM_SHA512), .sha512),
+/// C_GetMechanismInfo of a registry mechanism (KeychainCore's `MechanismRegistry`) on a token:
+/// its CKF_* flags less the uses the configuration turns off (`rsa-pkcs1-decryption = no`), and
+/// its key sizes with the smallest RSA key raised to the token's `rsa-minimum-bits`.
+private func mechanismInfo(_ mechanism: Mechanism, on token: Token) -> CK_MECHANISM_INFO {
+    var flags: UInt = 0
+    let functions: [(MechanismFunctions, UInt)] = [
+        (.encrypt, CKF_ENCRYPT), (.decrypt, CKF_DECRYPT), (.digest, CKF_DIGEST), (.sign, CKF_SIGN),
+        (.verify, CKF_VERIFY), (.generate, CKF_GENERATE), (.generateKeyPair, CKF_GENERATE_KEY_PAIR),
+        (.wrap, CKF_WRAP), (.unwrap, CKF_UNWRAP), (.derive, CKF_DERIVE),
     ]
-
-    /// The RSA modulus sizes in bits this module can generate and use: what C_GetMechanismInfo
-    /// reports for every RSA mechanism, with the minimum raised to a token's `rsa-minimum-bits`
-    /// (``rsaMechanisms``).
-    static let rsaModulusBits = KeyPairKind.rsaBits
-
-    /// The mechanisms whose key sizes are RSA modulus sizes.
-    static let rsaMechanisms: Set<CK_MECHANISM_TYPE> = Set(
-        table.filter { $0.info.ulMaxKeySize == CK_ULONG(rsaModulusBits.upperBound) }.map(\.type))
-
-    /// Every mechanism with what it does and its key sizes in bits (RSA modulus, EC field).
-    static let table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
-        func info(_ minimum: UInt, _ maximum: UInt, _ flags: UInt) -> CK_MECHANISM_INFO {
-            CK_MECHANISM_INFO(
-                ulMinKeySize: CK_ULONG(minimum), ulMaxKeySize: CK_ULONG(maximum), flags: CK_FLAGS(flags))
-        }
-        let ecFlags = UInt(CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
-        let signVerify = UInt(CKF_SIGN | CKF_VERIFY)
-        let rsa = (UInt(rsaModulusBits.lowerBound), UInt(rsaModulusBits.upperBound))
-        var table = digests.map { ($0.type, info(0, 0, UInt(CKF_DIGEST))) }
-        table.append(
-            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), info(rsa.0, rsa.1, UInt(CKF_GENERATE_KEY_PAIR))))
-        table.append(
-            (
-                CK_MECHANISM_TYPE(CKM_RSA_PKCS),
-                info(rsa.0, rsa.1, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))
-            ))
-        table.append(
-            (
-                CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP),
-                info(rsa.0, rsa.1, UInt(CKF_ENCRYPT | CKF_DECRYPT | CKF_WRAP | CKF_UNWRAP))
-            ))
-        table.append((CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), info(rsa.0, rsa.1, signVerify)))
-        // Raw RSA (v2.40 §2.1.8): sign/verify and encrypt/decrypt without padding.
-        table.append(
-            (
-                CK_MECHANISM_TYPE(CKM_RSA_X_509),
-                info(rsa.0, rsa.1, signVerify | UInt(CKF_ENCRYPT | CKF_DECRYPT))
-            ))
-        for type in [
-            CKM_SHA1_RSA_PKCS, CKM_SHA224_RSA_PKCS, CKM_SHA256_RSA_PKCS, CKM_SHA384_RSA_PKCS,
-            CKM_SHA512_RSA_PKCS, CKM_SHA1_RSA_PKCS_PSS, CKM_SHA224_RSA_PKCS_PSS, CKM_SHA256_RSA_PKCS_PSS,
-            CKM_SHA384_RSA_PKCS_PSS, CKM_SHA512_RSA_PKCS_PSS,
-        ] {
-            table.append((CK_MECHANISM_TYPE(type), info(rsa.0, rsa.1, signVerify)))
-        }
-        table.append(
-            (CK_MECHANISM_TYPE(CKM_EC_KEY_PAIR_GEN), info(256, 521, UInt(CKF_GENERATE_KEY_PAIR) | ecFlags)))
-        for type in [
-            CKM_ECDSA, CKM_ECDSA_SHA1, CKM_ECDSA_SHA224, CKM_ECDSA_SHA256, CKM_ECDSA_SHA384, CKM_ECDSA_SHA512,
-        ] {
-            table.append((CK_MECHANISM_TYPE(type), info(256, 521, signVerify | ecFlags)))
-        }
-        // Ed25519 and Ed448 (v3.0 §2.3.6, §2.3.14), X25519 and X448 (§2.3.8): the key sizes
-        // are the curves' field sizes, 255 and 448 bits.
-        table.append(
-            (CK_MECHANISM_TYPE(CKM_EC_EDWARDS_KEY_PAIR_GEN), info(255, 448, UInt(CKF_GENERATE_KEY_PAIR))))
-        table.append((CK_MECHANISM_TYPE(CKM_EDDSA), info(255, 448, signVerify)))
-        table.append((CKM_EC_MONTGOMERY_KEY_PAIR_GEN, info(255, 448, UInt(CKF_GENERATE_KEY_PAIR))))
-        return table + secretKeyTable
-    }()
-
-    /// Secret key mechanisms: AES and generic secret sizes in bytes (v2.40 §2.10, §2.34),
-    /// ECDH in bits of the curve.
-    private static let secretKeyTable: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = {
-        func info(_ minimum: Int, _ maximum: Int, _ flags: UInt) -> CK_MECHANISM_INFO {
-            CK_MECHANISM_INFO(
-                ulMinKeySize: CK_ULONG(minimum), ulMaxKeySize: CK_ULONG(maximum), flags: CK_FLAGS(flags))
-        }
-        let generic = SecretKeyKind.maximumGenericLength
-        let crypt = UInt(CKF_ENCRYPT | CKF_DECRYPT)
-        let wrap = UInt(CKF_WRAP | CKF_UNWRAP)
-        let ecFlags = UInt(CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
-        var table: [(type: CK_MECHANISM_TYPE, info: CK_MECHANISM_INFO)] = [
-            (CK_MECHANISM_TYPE(CKM_AES_KEY_GEN), info(16, 32, UInt(CKF_GENERATE))),
-            (CK_MECHANISM_TYPE(CKM_GENERIC_SECRET_KEY_GEN), info(1, generic, UInt(CKF_GENERATE))),
-            (CK_MECHANISM_TYPE(CKM_AES_ECB), info(16, 32, crypt)),
-            (CK_MECHANISM_TYPE(CKM_AES_CBC), info(16, 32, crypt)),
-            (CK_MECHANISM_TYPE(CKM_AES_CBC_PAD), info(16, 32, crypt)),
-            (CK_MECHANISM_TYPE(CKM_AES_CTR), info(16, 32, crypt)),
-            (CK_MECHANISM_TYPE(CKM_AES_GCM), info(16, 32, crypt)),
-            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP), info(16, 32, wrap)),
-            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP_PAD), info(16, 32, wrap)),
-            (CK_MECHANISM_TYPE(CKM_AES_KEY_WRAP_KWP), info(16, 32, wrap)),
-            // P-256…P-521, and X25519/X448 (255 and 448 bits) through CKM_ECDH1_DERIVE.
-            (CK_MECHANISM_TYPE(CKM_ECDH1_DERIVE), info(255, 521, UInt(CKF_DERIVE) | ecFlags)),
-            (CK_MECHANISM_TYPE(CKM_ECDH1_COFACTOR_DERIVE), info(256, 521, UInt(CKF_DERIVE) | ecFlags)),
-            (CK_MECHANISM_TYPE(CKM_HKDF_DERIVE), info(1, generic, UInt(CKF_DERIVE))),
-            (CK_MECHANISM_TYPE(CKM_HKDF_DATA), info(1, generic, UInt(CKF_DERIVE))),
-        ]
-        for (type, isCMAC) in macMechanismTypes {
-            table.append(
-                (
-                    type,
-                    isCMAC
-                        ? info(16, 32, UInt(CKF_SIGN | CKF_VERIFY))
-                        : info(1, generic, UInt(CKF_SIGN | CKF_VERIFY))
-                ))
-        }
-        return table
-    }()
-
-    static func info(_ type: CK_MECHANISM_TYPE) -> CK_MECHANISM_INFO? {
-        table.first { $0.type == type }?.info
+    let turnedOff = token.usesTurnedOff(for: mechanism.type).reduce(into: MechanismFunctions()) {
+        $0.insert(MechanismFunctions($1))
     }
+    for (function, flag) in functions where mechanism.functions.subtracting(turnedOff).contains(function) {
+        flags |= flag
+    }
+    if mechanism.takesNamedCurves { flags |= UInt(CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS) }
+    let sizes = mechanism.keySizes(on: token)
+    return CK_MECHANISM_INFO(
+        ulMinKeySize: CK_ULONG(clamping: sizes?.lowerBound ?? 0),
+        ulMaxKeySize: CK_ULONG(clamping: sizes?.upperBound ?? 0), flags: CK_FLAGS(flags))
 }
 
 @c @implementation
@@ -233,8 +140,9 @@ func C_GetMechanismList(
     entry("C_GetMechanismList") { (state) throws(P11Error) in
         _ = try state.slot(slotID)
         guard let pulCount else { throw P11Error.argumentsBad }
-        try writeOutput(into: pMechanismList, length: pulCount, size: Mechanisms.table.count) {
-            Mechanisms.table.map(\.type)
+        let registry = MechanismRegistry.all
+        try writeOutput(into: pMechanismList, length: pulCount, size: registry.count) {
+            registry.map { CK_MECHANISM_TYPE($0.type) }
         }
     }
 }
@@ -246,31 +154,11 @@ func C_GetMechanismInfo(
     entry("C_GetMechanismInfo") { (state) throws(P11Error) in
         let slot = try state.slot(slotID)
         guard let pInfo else { throw P11Error.argumentsBad }
-        guard var info = Mechanisms.info(type) else {
+        guard let mechanism = MechanismRegistry.mechanism(UInt64(type)) else {
             throw P11Error(CKR_MECHANISM_INVALID, "mechanism \(mechanismName(type)) is not supported")
         }
-        // `rsa-minimum-bits` raises the smallest RSA key of this token.
-        if Mechanisms.rsaMechanisms.contains(type) {
-            info.ulMinKeySize = CK_ULONG(clamping: slot.token.rsaKeySizes.lowerBound)
-        }
-        // The uses the configuration turns off (`rsa-pkcs1-decryption = no`) are not offered.
-        for use in slot.token.usesTurnedOff(for: UInt64(type)) {
-            info.flags &= ~functionFlag(use)
-        }
+        let info = mechanismInfo(mechanism, on: slot.token)
         pInfo.pointee = info
-    }
-}
-
-/// The CKF_* flag of C_GetMechanismInfo for a key use.
-private func functionFlag(_ use: KeyUse) -> CK_FLAGS {
-    switch use {
-    case .sign: CK_FLAGS(CKF_SIGN)
-    case .verify: CK_FLAGS(CKF_VERIFY)
-    case .encrypt: CK_FLAGS(CKF_ENCRYPT)
-    case .decrypt: CK_FLAGS(CKF_DECRYPT)
-    case .wrap: CK_FLAGS(CKF_WRAP)
-    case .unwrap: CK_FLAGS(CKF_UNWRAP)
-    case .derive: CK_FLAGS(CKF_DERIVE)
     }
 }
 

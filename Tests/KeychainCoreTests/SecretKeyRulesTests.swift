@@ -87,7 +87,13 @@ struct SecretKeyRulesTests {
                 _ = try token.useSecretKey(
                     key, for: .encrypt, keyTypes: [.aes], mechanism: nil, context: Contexts.user)
             }
+            // CKA_WRAP is not set: AES key wrap is refused on the key's account.
             expectKeychainError(.keyFunctionNotPermitted) {
+                _ = try token.useSecretKey(
+                    key, for: .wrap, keyTypes: [.aes], mechanism: 0x2109, context: Contexts.user)
+            }
+            // GCM wraps nothing on this token (the registry's flags): refused before the key.
+            expectKeychainError(.mechanismInvalid) {
                 _ = try token.useSecretKey(
                     key, for: .wrap, keyTypes: [.aes], mechanism: 0x1087, context: Contexts.user)
             }

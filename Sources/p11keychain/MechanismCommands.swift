@@ -1,0 +1,39 @@
+import Foundation
+import KeychainCore
+
+/// The mechanisms the token implements, from KeychainCore's registry: the list the PKCS#11
+/// module reports (`pkcs11-tool -M`, `p11tool --list-mechanisms`), without loading it.
+enum MechanismCommands {
+    static let all = [listMechanisms]
+
+    static let listMechanisms = Command(
+        name: "list-mechanisms", synopsis: "",
+        summary: "List the mechanisms the token implements: what each does, key types and sizes",
+        notes: [
+            """
+            The list C_GetMechanismList reports, in its order. KEY SIZES are bits of an RSA
+            modulus or an elliptic curve's field, bytes of a secret key, as
+            C_GetMechanismInfo reports them; a token's rsa-minimum-bits raises the smallest
+            RSA size. FUNCTIONS are the CKF_* flags: what the mechanism may do.
+            """
+        ],
+        run: { _ throws(Failure) in list() })
+
+    private static func list() {
+        var rows = [["MECHANISM", "KEY TYPES", "KEY SIZES", "FUNCTIONS"]]
+        for mechanism in MechanismRegistry.all {
+            let keyTypes = mechanism.keyTypes.map { PKCS11Names.keyType($0.rawValue) }
+            let sizes = mechanism.keySizes.map { "\($0.lowerBound)-\($0.upperBound)" } ?? "-"
+            rows.append([
+                mechanism.name, keyTypes.isEmpty ? "-" : keyTypes.joined(separator: ","), sizes,
+                mechanism.functions.names,
+            ])
+        }
+        let widths = (0..<3).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }
+        let text = rows.map { row in
+            (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined()
+                + row[3]
+        }.joined(separator: "\n")
+        Console.print(text + "\n")
+    }
+}
