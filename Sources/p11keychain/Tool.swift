@@ -96,7 +96,8 @@ enum Tool {
         CertificateCommands.all + TrustCommands.all + IdentityCommands.all + KeyCommands.all
         + SecretKeyCommands.all
         + PasswordCommands.all
-        + PINCommands.all + SessionCommands.all + TokenCommands.all + MechanismCommands.all + ModuleCommands.all
+        + PINCommands.all + SessionCommands.all + TokenCommands.all + MechanismCommands.all
+        + ModuleCommands.all
 
     /// Runs the command line and returns the exit status: 0 success, 1 failure, 2 usage error.
     static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
