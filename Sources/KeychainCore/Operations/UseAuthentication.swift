@@ -32,7 +32,8 @@ public final class UseAuthentication {
         guard isRequired else { return }
         guard given else {
             throw CoreError(
-                .userNotLoggedIn, "the key needs the user's PIN again before each \(what) (context-specific login)")
+                .userNotLoggedIn,
+                "the key needs the user's PIN again before each \(what) (context-specific login)")
         }
         given = false
     }
