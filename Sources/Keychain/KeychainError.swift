@@ -94,7 +94,12 @@ extension KeychainError {
         case .storageFull: code = .diskFull
         case .storageBusy, .storageFailure: code = .io
         case .storageCorrupt: code = .invalidKeychain
-        case .encryptedDataInvalid: code = .decode
+        case .encryptedDataInvalid, .encryptedDataLengthRange: code = .decode
+        case .dataLengthRange, .signatureLengthRange, .mechanismParameterInvalid, .wrappedKeyLengthRange:
+            code = .parameter
+        // A signature that does not verify is an answer (false) where the API has one.
+        case .signatureInvalid: code = .decode
+        case .operationFailed: code = .internal
         case .unsupported: code = .unimplemented
         case .pinIncorrect, .pinLocked: code = .authFailed
         case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn, .keyTypeInconsistent,

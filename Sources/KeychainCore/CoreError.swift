@@ -61,6 +61,20 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         /// Ciphertext that does not decrypt: an authentication tag that does not verify, or bad
         /// padding. No plaintext is released.
         case encryptedDataInvalid
+        /// Ciphertext of a length the mechanism cannot have produced.
+        case encryptedDataLengthRange
+        /// Input of a length the mechanism or key cannot take.
+        case dataLengthRange
+        /// A signature or MAC that does not verify.
+        case signatureInvalid
+        /// A signature or MAC of a length the mechanism cannot have produced.
+        case signatureLengthRange
+        /// A mechanism parameter that is malformed or asks for what the token does not do.
+        case mechanismParameterInvalid
+        /// Wrapped bytes of a length the mechanism cannot have produced.
+        case wrappedKeyLengthRange
+        /// The cryptographic library failed an operation that should have worked.
+        case operationFailed
     }
 
     public var code: Code

@@ -53,6 +53,13 @@ struct P11Error: Error {
             case .wrappedKeyInvalid: CKR_WRAPPED_KEY_INVALID
             case .keyIndigestible: CKR_KEY_INDIGESTIBLE
             case .encryptedDataInvalid: CKR_ENCRYPTED_DATA_INVALID
+            case .encryptedDataLengthRange: CKR_ENCRYPTED_DATA_LEN_RANGE
+            case .dataLengthRange: CKR_DATA_LEN_RANGE
+            case .signatureInvalid: CKR_SIGNATURE_INVALID
+            case .signatureLengthRange: CKR_SIGNATURE_LEN_RANGE
+            case .mechanismParameterInvalid: CKR_MECHANISM_PARAM_INVALID
+            case .wrappedKeyLengthRange: CKR_WRAPPED_KEY_LEN_RANGE
+            case .operationFailed: CKR_FUNCTION_FAILED
             }
         self.init(rv, error.message)
     }
