@@ -20,12 +20,13 @@ enum MechanismCommands {
         run: { _ throws(Failure) in list() })
 
     private static func list() {
-        var rows = [["MECHANISM", "KEY TYPES", "KEY SIZES", "FUNCTIONS"]]
+        var rows = [["MECHANISM", "VALUE", "KEY TYPES", "KEY SIZES", "FUNCTIONS"]]
         for mechanism in MechanismRegistry.all {
             let keyTypes = mechanism.keyTypes.map { PKCS11Names.keyType($0.rawValue) }
             let sizes = mechanism.keySizes.map { "\($0.lowerBound)-\($0.upperBound)" } ?? "-"
             rows.append([
-                mechanism.name, keyTypes.isEmpty ? "-" : keyTypes.joined(separator: ","), sizes,
+                mechanism.name, "0x" + String(mechanism.type, radix: 16, uppercase: false).leftPadded(to: 4),
+                keyTypes.isEmpty ? "-" : keyTypes.joined(separator: ","), sizes,
                 mechanism.functions.names,
             ])
         }
@@ -35,5 +36,12 @@ enum MechanismCommands {
                 + row[3]
         }.joined(separator: "\n")
         Console.print(text + "\n")
+    }
+}
+
+extension String {
+    /// The string with zeros before it up to `width` characters: "350" → "0350".
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -128,3 +128,31 @@ struct CrossFaceTests {
         #expect(again.output.hasSuffix("; 1 already present\n"))
     }
 }
+
+@Suite("the mechanism list")
+struct MechanismListTests {
+    @Test("list-mechanisms lists what the module reports to p11tool, in its order, with the same key sizes")
+    func listMatchesTheModule() throws {
+        let sandbox = try Sandbox()
+        let listing = try sandbox.p11keychain("list-mechanisms")
+        #expect(listing.status == 0, "\(listing.error)")
+        let rows = listing.output.split(separator: "\n").dropFirst().map { $0.split(separator: " ") }
+        let module = try sandbox.run(
+            "/usr/bin/p11tool",
+            ["--provider", Built.module, "--batch", "--list-mechanisms", "pkcs11:token=login"])
+        #expect(module.status == 0, "\(module.error)")
+        let reported = module.output.split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(rows.count == reported.count && rows.count > 50)
+        for (row, line) in zip(rows, reported) {
+            // "CKM_SHA256_HMAC  0x0251  …  1-4096  sign, verify" beside "[0x0251] CKM_… keysize range (1, 4096) …"
+            #expect(row.count >= 4 && "[\(row[1])]" == String(line[0]), "\(row) vs \(line)")
+            let sizes = line.firstIndex(of: "range").map {
+                line[($0 + 1)...].prefix(2).joined(separator: " ")
+            }
+            if let sizes, row.count >= 4 {
+                let bounds = row[3].split(separator: "-")
+                #expect(sizes == "(\(bounds.first ?? ""), \(bounds.last ?? ""))", "\(row) vs \(line)")
+            }
+        }
+    }
+}
