@@ -16,7 +16,7 @@
  * Load time and memory are measured in fresh processes: p11bench runs
  * itself with --load-only (an internal mode) for that.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11bench p11bench.c -lcrypto -ldl -lm
+ * Build: gcc -O2 -Wall -Wextra -ITests/include -Ip11/include -o p11bench bench/p11bench.c -lcrypto -ldl -lm
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -38,7 +38,7 @@
 #include <openssl/objects.h>
 #include <openssl/x509.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
+#include "p11test.h"
 
 #define LABEL_PREFIX "bench-cert-"
 #define MAX_LEVELS 32
@@ -166,48 +166,13 @@ static void json_number(FILE *f, double v)
 /* PKCS#11 error reporting                                             */
 /* ------------------------------------------------------------------ */
 
-static const char *rv_name(CK_RV rv)
-{
-    switch (rv) {
-    case CKR_OK: return "CKR_OK";
-    case CKR_HOST_MEMORY: return "CKR_HOST_MEMORY";
-    case CKR_SLOT_ID_INVALID: return "CKR_SLOT_ID_INVALID";
-    case CKR_GENERAL_ERROR: return "CKR_GENERAL_ERROR";
-    case CKR_FUNCTION_FAILED: return "CKR_FUNCTION_FAILED";
-    case CKR_ARGUMENTS_BAD: return "CKR_ARGUMENTS_BAD";
-    case CKR_ATTRIBUTE_READ_ONLY: return "CKR_ATTRIBUTE_READ_ONLY";
-    case CKR_ATTRIBUTE_TYPE_INVALID: return "CKR_ATTRIBUTE_TYPE_INVALID";
-    case CKR_ATTRIBUTE_VALUE_INVALID: return "CKR_ATTRIBUTE_VALUE_INVALID";
-    case CKR_DEVICE_ERROR: return "CKR_DEVICE_ERROR";
-    case CKR_DEVICE_MEMORY: return "CKR_DEVICE_MEMORY";
-    case CKR_FUNCTION_NOT_SUPPORTED: return "CKR_FUNCTION_NOT_SUPPORTED";
-    case CKR_OPERATION_ACTIVE: return "CKR_OPERATION_ACTIVE";
-    case CKR_OPERATION_NOT_INITIALIZED: return "CKR_OPERATION_NOT_INITIALIZED";
-    case CKR_PIN_INCORRECT: return "CKR_PIN_INCORRECT";
-    case CKR_PIN_LOCKED: return "CKR_PIN_LOCKED";
-    case CKR_SESSION_HANDLE_INVALID: return "CKR_SESSION_HANDLE_INVALID";
-    case CKR_SESSION_READ_ONLY: return "CKR_SESSION_READ_ONLY";
-    case CKR_TEMPLATE_INCOMPLETE: return "CKR_TEMPLATE_INCOMPLETE";
-    case CKR_TEMPLATE_INCONSISTENT: return "CKR_TEMPLATE_INCONSISTENT";
-    case CKR_TOKEN_NOT_PRESENT: return "CKR_TOKEN_NOT_PRESENT";
-    case CKR_TOKEN_WRITE_PROTECTED: return "CKR_TOKEN_WRITE_PROTECTED";
-    case CKR_USER_ALREADY_LOGGED_IN: return "CKR_USER_ALREADY_LOGGED_IN";
-    case CKR_USER_NOT_LOGGED_IN: return "CKR_USER_NOT_LOGGED_IN";
-    case CKR_USER_PIN_NOT_INITIALIZED: return "CKR_USER_PIN_NOT_INITIALIZED";
-    case CKR_BUFFER_TOO_SMALL: return "CKR_BUFFER_TOO_SMALL";
-    case CKR_CRYPTOKI_NOT_INITIALIZED: return "CKR_CRYPTOKI_NOT_INITIALIZED";
-    case CKR_CRYPTOKI_ALREADY_INITIALIZED: return "CKR_CRYPTOKI_ALREADY_INITIALIZED";
-    default: return "unnamed";
-    }
-}
-
 /* Every PKCS#11 call goes through this: a failure ends the run. */
 #define CK_CHECK(call, name)                                                     \
     do {                                                                         \
         CK_RV rv_ = (call);                                                      \
         if (rv_ != CKR_OK)                                                       \
             die("%s failed: CK_RV 0x%08lX (%s)", name, (unsigned long)rv_,       \
-                rv_name(rv_));                                                   \
+                ckr_name(rv_));                                                  \
     } while (0)
 
 /* ------------------------------------------------------------------ */

@@ -30,10 +30,9 @@
  * The module is initialized with CKF_OS_LOCKING_OK. Exit status 0, or 1 with a
  * message naming the function and CK_RV that failed.
  *
- * Build: gcc -O2 -Wall -Wextra -pthread -o p11sign p11sign.c -ldl
+ * Build: gcc -O2 -Wall -Wextra -pthread -ITests/include -Ip11/include -o p11sign bench/p11sign.c -ldl
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,13 +40,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
+#include "p11test.h"
 
 static CK_FUNCTION_LIST_PTR p11;
 
 static void die_rv(const char *what, CK_RV rv)
 {
-    fprintf(stderr, "p11sign: %s returned CK_RV 0x%lx\n", what, (unsigned long)rv);
+    fprintf(stderr, "p11sign: %s returned %s (0x%lx)\n", what, ckr_name(rv), (unsigned long)rv);
     exit(1);
 }
 
@@ -66,42 +65,24 @@ static double now_sec(void)
 
 static void load(const char *path)
 {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "p11sign: cannot load %s: %s\n", path, dlerror());
-        exit(1);
-    }
-    CK_C_GetFunctionList get = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-    if (!get)
-        die("the module exports no C_GetFunctionList");
-    CK_RV rv = get(&p11);
-    if (rv != CKR_OK)
-        die_rv("C_GetFunctionList", rv);
-    CK_C_INITIALIZE_ARGS args;
-    memset(&args, 0, sizeof args);
-    args.flags = CKF_OS_LOCKING_OK;
-    rv = p11->C_Initialize(&args);
+    struct p11test_module m;
+    char why[512];
+    if (p11test_load(path, &m, why, sizeof why) != 0)
+        die(why);
+    p11 = m.list;
+    CK_RV rv = p11test_initialize(p11);
     if (rv != CKR_OK)
         die_rv("C_Initialize", rv);
 }
 
 static CK_SLOT_ID find_slot(const char *label)
 {
-    CK_SLOT_ID slots[64];
-    CK_ULONG n = 64;
-    CK_RV rv = p11->C_GetSlotList(CK_TRUE, slots, &n);
-    if (rv != CKR_OK)
+    CK_SLOT_ID slot;
+    CK_RV rv = p11test_find_token(p11, label, &slot, NULL);
+    if (rv == CKR_OK)
+        return slot;
+    if (rv != CKR_TOKEN_NOT_PRESENT)
         die_rv("C_GetSlotList", rv);
-    for (CK_ULONG i = 0; i < n; i++) {
-        CK_TOKEN_INFO info;
-        if (p11->C_GetTokenInfo(slots[i], &info) != CKR_OK)
-            continue;
-        size_t len = sizeof info.label;
-        while (len > 0 && (info.label[len - 1] == ' ' || info.label[len - 1] == '\0'))
-            len--;
-        if (len == strlen(label) && memcmp(info.label, label, len) == 0)
-            return slots[i];
-    }
     fprintf(stderr, "p11sign: no token labelled '%s'\n", label);
     exit(1);
 }

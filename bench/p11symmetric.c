@@ -33,24 +33,23 @@
  * (MB = 10^6 bytes, as openssl speed counts.) Exit status 0, or 1 with a
  * message naming the function and CK_RV that failed.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11symmetric p11symmetric.c -ldl
+ * Build: gcc -O2 -Wall -Wextra -ITests/include -Ip11/include -o p11symmetric bench/p11symmetric.c -ldl
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
+#include "p11test.h"
 
 static CK_FUNCTION_LIST_PTR p11;
 static CK_SESSION_HANDLE session;
 
 static void die_rv(const char *what, CK_RV rv)
 {
-    fprintf(stderr, "p11symmetric: %s returned CK_RV 0x%lx\n", what, (unsigned long)rv);
+    fprintf(stderr, "p11symmetric: %s returned %s (0x%lx)\n", what, ckr_name(rv), (unsigned long)rv);
     exit(1);
 }
 
@@ -77,39 +76,21 @@ static double cpu_sec(void)
 
 static void open_token(const char *path, const char *label, const char *pin)
 {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "p11symmetric: cannot load %s: %s\n", path, dlerror());
-        exit(1);
-    }
-    CK_C_GetFunctionList get = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-    if (!get)
-        die("the module exports no C_GetFunctionList");
-    CK_RV rv = get(&p11);
+    struct p11test_module m;
+    char why[512];
+    if (p11test_load(path, &m, why, sizeof why) != 0)
+        die(why);
+    p11 = m.list;
+    CK_RV rv = p11test_initialize(p11);
     if (rv != CKR_OK)
-        die_rv("C_GetFunctionList", rv);
-    CK_C_INITIALIZE_ARGS args;
-    memset(&args, 0, sizeof args);
-    args.flags = CKF_OS_LOCKING_OK;
-    if ((rv = p11->C_Initialize(&args)) != CKR_OK)
         die_rv("C_Initialize", rv);
-    CK_SLOT_ID slots[64];
-    CK_ULONG n = 64, i;
-    if ((rv = p11->C_GetSlotList(CK_TRUE, slots, &n)) != CKR_OK)
-        die_rv("C_GetSlotList", rv);
-    for (i = 0; i < n; i++) {
-        CK_TOKEN_INFO info;
-        if (p11->C_GetTokenInfo(slots[i], &info) != CKR_OK)
-            continue;
-        size_t len = sizeof info.label;
-        while (len > 0 && (info.label[len - 1] == ' ' || info.label[len - 1] == '\0'))
-            len--;
-        if (len == strlen(label) && memcmp(info.label, label, len) == 0)
-            break;
-    }
-    if (i == n)
+    CK_SLOT_ID slot;
+    rv = p11test_find_token(p11, label, &slot, NULL);
+    if (rv == CKR_TOKEN_NOT_PRESENT)
         die("no token with that label");
-    rv = p11->C_OpenSession(slots[i], CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &session);
+    if (rv != CKR_OK)
+        die_rv("C_GetSlotList", rv);
+    rv = p11->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &session);
     if (rv != CKR_OK)
         die_rv("C_OpenSession", rv);
     if ((rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)pin, strlen(pin))) != CKR_OK)

@@ -56,8 +56,8 @@ done
 
 mkdir -p "$build" "$results"
 log "building p11bench and p11sign"
-gcc -O2 -Wall -Wextra -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
-gcc -O2 -Wall -Wextra -std=gnu11 -pthread -o "$build/p11sign" "$here/p11sign.c" -ldl
+gcc -O2 -Wall -Wextra -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
+gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$here/p11sign.c" -ldl
 
 # fresh_token NAME MODULE: an empty token "login" with PINs for NAME.
 fresh_token() {

@@ -84,7 +84,7 @@ ensure_tools() {
 build_p11bench() {
     mkdir -p "$build"
     log "building p11bench"
-    gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
+    gcc -O2 -Wall -Wextra -std=gnu11 -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11bench" "$here/p11bench.c" -lcrypto -ldl -lm
 }
 
 # --- measuring one module -----------------------------------------------------

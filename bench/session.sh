@@ -54,7 +54,7 @@ for tool in p11keychain secitem-bench; do
 done
 mkdir -p "$build" "$results"
 log "building p11sign"
-gcc -O2 -Wall -Wextra -pthread -o "$build/p11sign" "$here/p11sign.c" -ldl
+gcc -O2 -Wall -Wextra -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$here/p11sign.c" -ldl
 
 # A fresh store with both PINs, and no configuration from this machine's home.
 mkdir -p "$work/store" "$work/config" "$work/data"

@@ -45,7 +45,7 @@ done
 build_p11sign() {
     mkdir -p "$build"
     log "building p11sign"
-    gcc -O2 -Wall -Wextra -std=gnu11 -pthread -o "$build/p11sign" "$here/p11sign.c" -ldl
+    gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$here/p11sign.c" -ldl
 }
 
 # --- measuring ----------------------------------------------------------------

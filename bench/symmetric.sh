@@ -54,7 +54,7 @@ done
 build_p11symmetric() {
     mkdir -p "$build"
     log "building p11symmetric"
-    gcc -O2 -Wall -Wextra -std=gnu11 -o "$build/p11symmetric" "$here/p11symmetric.c" -ldl
+    gcc -O2 -Wall -Wextra -std=gnu11 -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11symmetric" "$here/p11symmetric.c" -ldl
 }
 
 # --- measuring ----------------------------------------------------------------

@@ -58,7 +58,7 @@ clang=/opt/swift/usr/bin/clang
 out=.build/fuzz
 mkdir -p "$out"
 sources=(Tests/Fuzz/*.c)
-cflags=(-std=gnu11 -g -O1 -Wall -Wextra -Werror -Ip11/include -fuse-ld=lld)
+cflags=(-std=gnu11 -g -O1 -Wall -Wextra -Werror -ITests/include -Ip11/include -fuse-ld=lld)
 
 if [[ -n ${P11FUZZ_MODULE:-} ]]; then
     module=$P11FUZZ_MODULE

@@ -29,7 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "p11keychain.h"
+/* The module's header, ckr_name and loading (Tests/include). */
+#include "p11test.h"
 
 /* ---------------------------------------------------------------- values.c */
 

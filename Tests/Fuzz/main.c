@@ -25,7 +25,7 @@
  * families it lists (argument classes are not affected). $P11FUZZ_ITERATIONS stops after that many
  * iterations: with the same seed, a run replays the same calls.
  *
- * Build (scripts/fuzz.sh does): clang -fsanitize=address -I p11/include Tests/Fuzz/ *.c -ldl -lpthread
+ * Build (scripts/fuzz.sh does): clang -fsanitize=address -I Tests/include -I p11/include Tests/Fuzz/ *.c -ldl -lpthread
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -127,7 +127,7 @@ CK_RV end_call(CK_RV rv)
     total_calls++;
     ok_calls += rv == CKR_OK;
     if (trace)
-        fprintf(stderr, " = 0x%lx\n", (unsigned long)rv);
+        fprintf(stderr, " = %s (0x%lx)\n", ckr_name(rv), (unsigned long)rv);
     return rv;
 }
 
@@ -178,8 +178,8 @@ void report(const char *what)
         if (!r->text[0])
             continue;
         if (r->returned)
-            n = snprintf(line, sizeof line, "  %" PRIu64 ": %s = 0x%lx\n", r->iteration, r->text,
-                         (unsigned long)r->rv);
+            n = snprintf(line, sizeof line, "  %" PRIu64 ": %s = %s (0x%lx)\n", r->iteration,
+                         r->text, ckr_name(r->rv), (unsigned long)r->rv);
         else
             n = snprintf(line, sizeof line, "  %" PRIu64 ": %s  <-- did not return\n",
                          r->iteration, r->text);
@@ -270,23 +270,15 @@ static void on_child_alarm(int sig)
 
 static void load_module(void)
 {
-    library = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        fprintf(stderr, "p11fuzz: cannot load %s: %s\n", module_path, dlerror());
+    struct p11test_module m;
+    char why[512];
+    if (p11test_load(module_path, &m, why, sizeof why) != 0) {
+        fprintf(stderr, "p11fuzz: %s\n", why);
         exit(EXIT_USAGE);
     }
-    CK_C_GetFunctionList get_list = (CK_C_GetFunctionList)dlsym(library, "C_GetFunctionList");
-    CK_C_GetInterface get_interface = (CK_C_GetInterface)dlsym(library, "C_GetInterface");
-    if (!get_list || get_list(&f2) != CKR_OK || !f2) {
-        fprintf(stderr, "p11fuzz: no function list from %s\n", module_path);
-        exit(EXIT_USAGE);
-    }
-    f3 = NULL;
-    CK_INTERFACE *interface = NULL;
-    CK_VERSION v3 = { 3, 0 };
-    if (get_interface && get_interface((CK_UTF8CHAR_PTR) "PKCS 11", &v3, &interface, 0) == CKR_OK
-        && interface)
-        f3 = interface->pFunctionList;
+    library = m.library;
+    f2 = m.list;
+    f3 = m.list3;
 }
 
 static CK_RV create_mutex(CK_VOID_PTR_PTR mutex)

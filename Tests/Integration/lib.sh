@@ -254,14 +254,26 @@ it_run_test() {
 
 # ---------------------------------------------------------------- helpers build
 
+# What every C tool here is built with: Tests/include/p11test.h (loading the module, CK_RV
+# names) and the module's own header.
+IT_TOOL_HEADER=$IT_REPO/Tests/include/p11test.h
+IT_TOOL_CFLAGS=(-O2 -Wall -Wextra -I"$IT_REPO/Tests/include" -I"$IT_REPO/p11/include")
+
 # build_p11drive: compiles tools/p11drive.c when the binary is missing or stale.
 build_p11drive() {
     local src=$IT_DIR/tools/p11drive.c
-    if [[ -x $P11DRIVE && $P11DRIVE -nt $src ]]; then
+    if [[ -x $P11DRIVE && $P11DRIVE -nt $src && $P11DRIVE -nt $IT_TOOL_HEADER ]]; then
         return 0
     fi
     mkdir -p "$IT_BUILD"
-    gcc -O2 -Wall -Wextra -o "$P11DRIVE.tmp" "$src" -ldl -lcrypto && mv -f "$P11DRIVE.tmp" "$P11DRIVE"
+    gcc "${IT_TOOL_CFLAGS[@]}" -o "$P11DRIVE.tmp" "$src" -ldl -lcrypto && mv -f "$P11DRIVE.tmp" "$P11DRIVE"
+}
+
+# build_p11open: the small host of tools/p11open.c, in $TEST_TMP.
+build_p11open() {
+    P11OPEN=$TEST_TMP/p11open
+    gcc "${IT_TOOL_CFLAGS[@]}" -o "$P11OPEN" "$IT_DIR/tools/p11open.c" -ldl ||
+        fail "tools/p11open.c did not compile"
 }
 
 # ---------------------------------------------------------------- certificates

@@ -14,11 +14,11 @@ export P11SECRET=$IT_BUILD/p11secret
 build_p11secret() {
     local tools=$IT_DIR/tools out
     if [[ -x $P11SECRET && $P11SECRET -nt $tools/p11secret.c && $P11SECRET -nt $tools/p11secret_util.c &&
-        $P11SECRET -nt $tools/p11secret.h ]]; then
+        $P11SECRET -nt $tools/p11secret.h && $P11SECRET -nt $IT_TOOL_HEADER ]]; then
         return 0
     fi
     mkdir -p "$IT_BUILD"
-    out=$(gcc -O2 -Wall -Wextra -o "$P11SECRET.tmp.$$" "$tools/p11secret.c" "$tools/p11secret_util.c" -ldl 2>&1) ||
+    out=$(gcc "${IT_TOOL_CFLAGS[@]}" -o "$P11SECRET.tmp.$$" "$tools/p11secret.c" "$tools/p11secret_util.c" -ldl 2>&1) ||
         fail "p11secret did not compile: $(summarize "$out")"
     mv -f "$P11SECRET.tmp.$$" "$P11SECRET"
 }

@@ -3,13 +3,6 @@
 # hosts that open one fresh store at the same moment all succeed, and all see
 # the one serial number the first of them wrote.
 
-# build_p11open: the small host of tools/p11open.c, in $TEST_TMP.
-build_p11open() {
-    P11OPEN=$TEST_TMP/p11open
-    gcc -O2 -Wall -Wextra -o "$P11OPEN" "$IT_DIR/tools/p11open.c" -ldl ||
-        fail "tools/p11open.c did not compile"
-}
-
 test_sixteen_hosts_opening_one_fresh_store_at_once_all_succeed_twenty_times() {
     local round i start outputs failures serials
     build_p11open

@@ -7,7 +7,7 @@
 # build_p11items: tools/p11items.c, in $TEST_TMP.
 build_p11items() {
     P11ITEMS=$TEST_TMP/p11items
-    gcc -O2 -Wall -Wextra -I"$IT_REPO/p11/include" -o "$P11ITEMS" "$IT_DIR/tools/p11items.c" -ldl ||
+    gcc "${IT_TOOL_CFLAGS[@]}" -o "$P11ITEMS" "$IT_DIR/tools/p11items.c" -ldl ||
         fail "tools/p11items.c did not compile"
 }
 

@@ -10,13 +10,6 @@
 SYSTEM_CONF_DIR=/etc/p11keychain
 SYSTEM_CONF=$SYSTEM_CONF_DIR/p11keychain.conf
 
-# build_p11open: the small host of tools/p11open.c, in $TEST_TMP.
-build_p11open() {
-    P11OPEN=$TEST_TMP/p11open
-    gcc -O2 -Wall -Wextra -o "$P11OPEN" "$IT_DIR/tools/p11open.c" -ldl ||
-        fail "tools/p11open.c did not compile"
-}
-
 # suid_capable_dir: a new directory on a file system that honours setuid and
 # setgid bits ($TEST_TMP, else under the repository's .build).
 suid_capable_dir() {

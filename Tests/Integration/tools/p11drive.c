@@ -69,7 +69,7 @@
  * Exit status: 0 success, 1 a PKCS#11 call failed or a check did not hold
  * (the message names the CK_RV), 2 usage or setup error.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11drive p11drive.c -ldl -lcrypto
+ * Build: gcc -O2 -Wall -Wextra -ITests/include -Ip11/include -o p11drive p11drive.c -ldl -lcrypto
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -87,7 +87,7 @@
 #include <openssl/objects.h>
 #include <openssl/x509.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
+#include "p11test.h"
 
 enum { EXIT_CHECK = 1, EXIT_USAGE = 2 };
 
@@ -96,44 +96,10 @@ static CK_SESSION_HANDLE session;
 
 /* ---------------------------------------------------------------- errors */
 
-static const char *rv_name(CK_RV rv)
-{
-    switch (rv) {
-#define NAME(x) case x: return #x
-    NAME(CKR_OK); NAME(CKR_HOST_MEMORY); NAME(CKR_SLOT_ID_INVALID);
-    NAME(CKR_GENERAL_ERROR); NAME(CKR_FUNCTION_FAILED); NAME(CKR_ARGUMENTS_BAD);
-    NAME(CKR_CANT_LOCK); NAME(CKR_ATTRIBUTE_READ_ONLY); NAME(CKR_ATTRIBUTE_SENSITIVE);
-    NAME(CKR_ATTRIBUTE_TYPE_INVALID); NAME(CKR_ATTRIBUTE_VALUE_INVALID);
-    NAME(CKR_ACTION_PROHIBITED); NAME(CKR_DATA_INVALID); NAME(CKR_DATA_LEN_RANGE);
-    NAME(CKR_DEVICE_ERROR); NAME(CKR_DEVICE_MEMORY); NAME(CKR_DEVICE_REMOVED);
-    NAME(CKR_FUNCTION_NOT_SUPPORTED); NAME(CKR_OBJECT_HANDLE_INVALID);
-    NAME(CKR_OPERATION_ACTIVE); NAME(CKR_OPERATION_NOT_INITIALIZED);
-    NAME(CKR_SESSION_CLOSED); NAME(CKR_SESSION_COUNT); NAME(CKR_SESSION_HANDLE_INVALID);
-    NAME(CKR_SESSION_PARALLEL_NOT_SUPPORTED); NAME(CKR_SESSION_READ_ONLY);
-    NAME(CKR_TEMPLATE_INCOMPLETE); NAME(CKR_TEMPLATE_INCONSISTENT);
-    NAME(CKR_TOKEN_NOT_PRESENT); NAME(CKR_TOKEN_NOT_RECOGNIZED);
-    NAME(CKR_TOKEN_WRITE_PROTECTED); NAME(CKR_USER_NOT_LOGGED_IN);
-    NAME(CKR_BUFFER_TOO_SMALL); NAME(CKR_CRYPTOKI_NOT_INITIALIZED);
-    NAME(CKR_CRYPTOKI_ALREADY_INITIALIZED); NAME(CKR_FUNCTION_REJECTED);
-    NAME(CKR_PIN_INCORRECT); NAME(CKR_PIN_INVALID); NAME(CKR_PIN_LEN_RANGE);
-    NAME(CKR_PIN_EXPIRED); NAME(CKR_PIN_LOCKED); NAME(CKR_SESSION_EXISTS);
-    NAME(CKR_SESSION_READ_ONLY_EXISTS); NAME(CKR_SESSION_READ_WRITE_SO_EXISTS);
-    NAME(CKR_USER_ALREADY_LOGGED_IN); NAME(CKR_USER_PIN_NOT_INITIALIZED);
-    NAME(CKR_USER_TYPE_INVALID); NAME(CKR_USER_ANOTHER_ALREADY_LOGGED_IN);
-    NAME(CKR_MECHANISM_INVALID); NAME(CKR_MECHANISM_PARAM_INVALID);
-    NAME(CKR_KEY_SIZE_RANGE); NAME(CKR_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_KEY_UNEXTRACTABLE); NAME(CKR_SIGNATURE_INVALID);
-    NAME(CKR_DOMAIN_PARAMS_INVALID); NAME(CKR_CURVE_NOT_SUPPORTED);
-    NAME(CKR_KEY_HANDLE_INVALID); NAME(CKR_KEY_FUNCTION_NOT_PERMITTED);
-#undef NAME
-    default: return "unknown CK_RV";
-    }
-}
-
 /* Reports a failed call in one line that names the CK_RV, then exits. */
 static void die_rv(const char *what, CK_RV rv)
 {
-    fprintf(stderr, "p11drive: %s returned %s (0x%lx)\n", what, rv_name(rv),
+    fprintf(stderr, "p11drive: %s returned %s (0x%lx)\n", what, ckr_name(rv),
             (unsigned long)rv);
     exit(EXIT_CHECK);
 }
@@ -146,37 +112,15 @@ static void die_usage(const char *msg)
 
 /* ---------------------------------------------------------------- module */
 
-/* Trims the blank padding of a fixed-size PKCS#11 text field. */
-static size_t padded_len(const unsigned char *s, size_t n)
-{
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\0'))
-        n--;
-    return n;
-}
-
 static CK_SLOT_ID find_token_slot(const char *want)
 {
+    CK_SLOT_ID slot;
     CK_ULONG n = 0;
-    CK_RV rv = p11->C_GetSlotList(CK_TRUE, NULL, &n);
-    if (rv != CKR_OK)
+    CK_RV rv = p11test_find_token(p11, want, &slot, &n);
+    if (rv == CKR_OK)
+        return slot;
+    if (rv != CKR_TOKEN_NOT_PRESENT)
         die_rv("C_GetSlotList", rv);
-    CK_SLOT_ID *slots = calloc(n ? n : 1, sizeof *slots);
-    if (!slots)
-        die_usage("out of memory");
-    rv = p11->C_GetSlotList(CK_TRUE, slots, &n);
-    if (rv != CKR_OK)
-        die_rv("C_GetSlotList", rv);
-    for (CK_ULONG i = 0; i < n; i++) {
-        CK_TOKEN_INFO info;
-        if (p11->C_GetTokenInfo(slots[i], &info) != CKR_OK)
-            continue;
-        size_t len = padded_len(info.label, sizeof info.label);
-        if (len == strlen(want) && memcmp(info.label, want, len) == 0) {
-            CK_SLOT_ID id = slots[i];
-            free(slots);
-            return id;
-        }
-    }
     fprintf(stderr, "p11drive: no token labelled '%s' among %lu slot(s)\n", want,
             (unsigned long)n);
     exit(EXIT_CHECK);
@@ -188,22 +132,14 @@ static void load_module(void)
     const char *path = getenv("P11KEYCHAIN_MODULE");
     if (!path || !*path)
         die_usage("P11KEYCHAIN_MODULE is not set");
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "p11drive: cannot load %s: %s\n", path, dlerror());
+    struct p11test_module m;
+    char why[512];
+    if (p11test_load(path, &m, why, sizeof why) != 0) {
+        fprintf(stderr, "p11drive: %s\n", why);
         exit(EXIT_USAGE);
     }
-    CK_C_GetFunctionList get_list = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-    if (!get_list)
-        die_usage("module exports no C_GetFunctionList");
-    CK_RV rv = get_list(&p11);
-    if (rv != CKR_OK)
-        die_rv("C_GetFunctionList", rv);
-
-    CK_C_INITIALIZE_ARGS args;
-    memset(&args, 0, sizeof args);
-    args.flags = CKF_OS_LOCKING_OK;
-    rv = p11->C_Initialize(&args);
+    p11 = m.list;
+    CK_RV rv = p11test_initialize(p11);
     if (rv != CKR_OK)
         die_rv("C_Initialize", rv);
 }
@@ -383,11 +319,11 @@ static int cmd_import(int argc, char **argv)
             CK_ULONG n = 0;
             CK_RV rv2 = count_certs(NULL, &n);
             fprintf(stderr, "p11drive: C_CreateObject(%s) returned %s (0x%lx) after %ld imports\n",
-                    label, rv_name(rv), (unsigned long)rv, done);
+                    label, ckr_name(rv), (unsigned long)rv, done);
             if (rv2 == CKR_OK)
                 printf("after error: count %lu\n", (unsigned long)n);
             else
-                printf("after error: C_FindObjects returned %s\n", rv_name(rv2));
+                printf("after error: C_FindObjects returned %s\n", ckr_name(rv2));
             return EXIT_CHECK;
         }
         if (log_fd >= 0)
@@ -541,7 +477,7 @@ static int cmd_login(const char *who, const char *pin)
     announce(call);
     double t0 = now_seconds();
     CK_RV rv = p11->C_Login(session, type, (CK_UTF8CHAR_PTR)pin, strlen(pin));
-    printf("C_Login(%s) returned %s in %.0f ms\n", who, rv_name(rv), elapsed_ms(t0));
+    printf("C_Login(%s) returned %s in %.0f ms\n", who, ckr_name(rv), elapsed_ms(t0));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     rv = p11->C_Logout(session);
@@ -560,7 +496,7 @@ static int cmd_set_pin(const char *old_pin, const char *new_pin)
     double t0 = now_seconds();
     CK_RV rv = p11->C_SetPIN(session, (CK_UTF8CHAR_PTR)old_pin, strlen(old_pin),
                              (CK_UTF8CHAR_PTR)new_pin, strlen(new_pin));
-    printf("C_SetPIN returned %s in %.0f ms\n", rv_name(rv), elapsed_ms(t0));
+    printf("C_SetPIN returned %s in %.0f ms\n", ckr_name(rv), elapsed_ms(t0));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     close_module();
@@ -579,7 +515,7 @@ static int cmd_init_token(const char *so_pin, const char *label)
     announce("C_InitToken");
     double t0 = now_seconds();
     CK_RV rv = p11->C_InitToken(slot, (CK_UTF8CHAR_PTR)so_pin, strlen(so_pin), padded);
-    printf("C_InitToken returned %s in %.0f ms\n", rv_name(rv), elapsed_ms(t0));
+    printf("C_InitToken returned %s in %.0f ms\n", ckr_name(rv), elapsed_ms(t0));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     rv = p11->C_Finalize(NULL);
@@ -632,7 +568,7 @@ static unsigned char *must_get_attr(CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type
     CK_RV rv = get_attr(obj, type, &value, len);
     if (rv != CKR_OK) {
         fprintf(stderr, "p11drive: C_GetAttributeValue(%s) returned %s (0x%lx)\n", name,
-                rv_name(rv), (unsigned long)rv);
+                ckr_name(rv), (unsigned long)rv);
         exit(EXIT_CHECK);
     }
     return value;
@@ -864,7 +800,7 @@ static int cmd_read_secret(const char *label)
     CK_ULONG len;
     rv = get_attr(key, type, &value, &len);
     if (rv != CKR_OK) {
-        printf("%s: C_GetAttributeValue returned %s, length %s\n", name, rv_name(rv),
+        printf("%s: C_GetAttributeValue returned %s, length %s\n", name, ckr_name(rv),
                len == (CK_ULONG)-1 ? "CK_UNAVAILABLE_INFORMATION" : "a number");
         return EXIT_CHECK;
     }
@@ -893,7 +829,7 @@ static int cmd_sign_until_refused(const char *label, const char *seconds)
     while (time(NULL) < deadline) {
         rv = p11->C_SignInit(session, &mech, key);
         if (rv != CKR_OK) {
-            printf("refused %s after %lu signatures\n", rv_name(rv), count);
+            printf("refused %s after %lu signatures\n", ckr_name(rv), count);
             return rv == CKR_KEY_HANDLE_INVALID ? 0 : EXIT_CHECK;
         }
         CK_ULONG len = sizeof sig;
@@ -961,7 +897,7 @@ static int cmd_copy(int argc, char **argv)
     login_from_env();
     CK_OBJECT_HANDLE key = find_private_key(argv[0]), copy;
     CK_RV rv = p11->C_CopyObject(session, key, tmpl, n, &copy);
-    printf("C_CopyObject returned %s\n", rv_name(rv));
+    printf("C_CopyObject returned %s\n", ckr_name(rv));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     const char *name;
@@ -969,7 +905,7 @@ static int cmd_copy(int argc, char **argv)
     unsigned char *value;
     CK_ULONG len;
     rv = get_attr(copy, type, &value, &len);
-    printf("copy %s: C_GetAttributeValue returned %s\n", name, rv_name(rv));
+    printf("copy %s: C_GetAttributeValue returned %s\n", name, ckr_name(rv));
     if (rv == CKR_OK) {
         print_hex("secret", name, value, len);
         free(value);
@@ -1028,12 +964,12 @@ static int cmd_sign_copy(const char *label, const char *how, const char *input,
         { CKA_LABEL, copy_label, strlen(copy_label) },
     };
     CK_RV rv = p11->C_CopyObject(session, key, tmpl, 2, &copy);
-    printf("C_CopyObject(CKA_TOKEN=%s) returned %s\n", token ? "TRUE" : "FALSE", rv_name(rv));
+    printf("C_CopyObject(CKA_TOKEN=%s) returned %s\n", token ? "TRUE" : "FALSE", ckr_name(rv));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     if (destroy) {
         rv = p11->C_DestroyObject(session, key);
-        printf("C_DestroyObject(original) returned %s\n", rv_name(rv));
+        printf("C_DestroyObject(original) returned %s\n", ckr_name(rv));
         if (rv != CKR_OK)
             return EXIT_CHECK;
     }
@@ -1041,13 +977,13 @@ static int cmd_sign_copy(const char *label, const char *how, const char *input,
     CK_MECHANISM mech = { kt == CKK_RSA ? CKM_SHA256_RSA_PKCS
                           : kt == CKK_EC ? CKM_ECDSA_SHA256 : CKM_EDDSA, NULL, 0 };
     rv = p11->C_SignInit(session, &mech, copy);
-    printf("C_SignInit(copy) returned %s\n", rv_name(rv));
+    printf("C_SignInit(copy) returned %s\n", ckr_name(rv));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     unsigned char sig[1024], *der = NULL;
     CK_ULONG sig_len = sizeof sig;
     rv = p11->C_Sign(session, msg, msg_len, sig, &sig_len);
-    printf("C_Sign(copy) returned %s\n", rv_name(rv));
+    printf("C_Sign(copy) returned %s\n", ckr_name(rv));
     if (rv != CKR_OK)
         return EXIT_CHECK;
     const unsigned char *out = sig;
@@ -1103,13 +1039,13 @@ static int cmd_hold_login(const char *new_pin)
     printf("logged in\n");
     await_step();
     rv = p11->C_CreateObject(session, after, 5, &obj);
-    printf("C_CreateObject(after) returned %s\n", rv_name(rv));
+    printf("C_CreateObject(after) returned %s\n", ckr_name(rv));
     rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)new_pin, strlen(new_pin));
-    printf("C_Login(new PIN) returned %s\n", rv_name(rv));
+    printf("C_Login(new PIN) returned %s\n", ckr_name(rv));
     if (rv == CKR_USER_ALREADY_LOGGED_IN) {
         p11->C_Logout(session);
         rv = p11->C_Login(session, CKU_USER, (CK_UTF8CHAR_PTR)new_pin, strlen(new_pin));
-        printf("C_Logout, C_Login(new PIN) returned %s\n", rv_name(rv));
+        printf("C_Logout, C_Login(new PIN) returned %s\n", ckr_name(rv));
     }
     CK_ATTRIBUTE find[] = { { CKA_CLASS, &cls, sizeof cls } };
     CK_OBJECT_HANDLE found[16];
@@ -1129,7 +1065,7 @@ static int cmd_hold_login(const char *new_pin)
         rv = get_attr(found[i], CKA_VALUE, &value, &len);
         printf("object %.*s: C_GetAttributeValue(CKA_VALUE) returned %s\n",
                label_rv == CKR_OK ? (int)name_len : 1, label_rv == CKR_OK ? (char *)name : "?",
-               rv_name(rv));
+               ckr_name(rv));
         free(value);
         free(name);
     }

@@ -17,15 +17,14 @@
  * The user logs in with PIN on the first slot's token.
  * Exit status: 0 ok, 1 a call failed, 2 usage or loading error.
  *
- * Build: gcc -O2 -Wall -Wextra -I<repo>/p11/include -o p11items p11items.c -ldl
+ * Build: gcc -O2 -Wall -Wextra -I<repo>/Tests/include -I<repo>/p11/include -o p11items p11items.c -ldl
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "p11keychain.h"
+#include "p11test.h"
 
 static CK_FUNCTION_LIST_PTR p11;
 static CK_SESSION_HANDLE session;
@@ -160,13 +159,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: p11items MODULE PIN generic|internet|show|set-date ARGS...\n");
         return 2;
     }
-    void *module = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (module == NULL) {
-        fprintf(stderr, "p11items: %s\n", dlerror());
+    struct p11test_module module;
+    char why[512];
+    if (p11test_load(argv[1], &module, why, sizeof why) != 0) {
+        fprintf(stderr, "p11items: %s\n", why);
         return 2;
     }
-    CK_C_GetFunctionList get_function_list = (CK_C_GetFunctionList)dlsym(module, "C_GetFunctionList");
-    if (get_function_list == NULL || get_function_list(&p11) != CKR_OK) return 2;
+    p11 = module.list;
     CK_RV rv = p11->C_Initialize(NULL);
     if (rv != CKR_OK) return failed("C_Initialize", rv);
     CK_SLOT_ID slot;

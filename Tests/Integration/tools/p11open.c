@@ -16,16 +16,15 @@
  *
  * Exit status: 0 ok, 1 a call failed, 2 usage or loading error.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11open p11open.c -ldl
+ * Build: gcc -O2 -Wall -Wextra -ITests/include -Ip11/include -o p11open p11open.c -ldl
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
+#include "p11test.h"
 
 static int failed(const char *name, CK_RV rv)
 {
@@ -39,17 +38,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: p11open MODULE [START_NS]\n");
         return 2;
     }
-    void *module = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (module == NULL) {
-        fprintf(stderr, "p11open: %s\n", dlerror());
+    struct p11test_module module;
+    char why[512];
+    if (p11test_load(argv[1], &module, why, sizeof why) != 0) {
+        fprintf(stderr, "p11open: %s\n", why);
         return 2;
     }
-    CK_C_GetFunctionList get = (CK_C_GetFunctionList)dlsym(module, "C_GetFunctionList");
-    CK_FUNCTION_LIST_PTR f = NULL;
-    if (get == NULL || get(&f) != CKR_OK || f == NULL) {
-        fprintf(stderr, "p11open: no function list\n");
-        return 2;
-    }
+    CK_FUNCTION_LIST_PTR f = module.list;
     if (argc == 3) {
         long long start = atoll(argv[2]);
         struct timespec at = { .tv_sec = start / 1000000000LL, .tv_nsec = start % 1000000000LL };

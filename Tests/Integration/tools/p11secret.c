@@ -65,7 +65,7 @@
  * Exit status: 0 success, 1 a PKCS#11 call failed or a check did not hold,
  * 2 usage or setup error.
  *
- * Build: gcc -O2 -Wall -Wextra -o p11secret p11secret.c p11secret_util.c -ldl
+ * Build: gcc -O2 -Wall -Wextra -ITests/include -Ip11/include -o p11secret p11secret.c p11secret_util.c -ldl
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -152,7 +152,7 @@ static int cmd_info(const char *label)
         CK_BBOOL b = 0;
         CK_ATTRIBUTE a = { flags[i].type, &b, sizeof b };
         CK_RV rv = p11->C_GetAttributeValue(session, key, &a, 1);
-        printf("%s %s\n", flags[i].name, rv != CKR_OK ? rv_name(rv) : b ? "1" : "0");
+        printf("%s %s\n", flags[i].name, rv != CKR_OK ? ckr_name(rv) : b ? "1" : "0");
     }
     CK_ULONG kt = 0, len = 0;
     CK_ATTRIBUTE a[] = { { CKA_KEY_TYPE, &kt, sizeof kt }, { CKA_VALUE_LEN, &len, sizeof len } };
@@ -170,13 +170,13 @@ static int cmd_info(const char *label)
         }
         printf("\n");
     } else {
-        printf("allowed-mechanisms %s\n", rv_name(rv));
+        printf("allowed-mechanisms %s\n", ckr_name(rv));
     }
     struct bytes cv;
     if ((rv = get_attr(key, CKA_CHECK_VALUE, &cv)) == CKR_OK)
         print_hex("check-value", cv.data, cv.len);
     else
-        printf("check-value %s\n", rv_name(rv));
+        printf("check-value %s\n", ckr_name(rv));
     close_module();
     return 0;
 }
@@ -445,7 +445,7 @@ static int cmd_derive(const char *mech_name, const char *label, const char *peer
     if ((rv = get_attr(key, CKA_VALUE, &v)) == CKR_OK)
         print_hex("value", v.data, v.len);
     else
-        printf("value %s\n", rv_name(rv));
+        printf("value %s\n", ckr_name(rv));
     close_module();
     return 0;
 }
@@ -516,7 +516,7 @@ static int cmd_hkdf(const char *label, const char *new_label, const char *bytes,
     if ((rv = get_attr(key, CKA_VALUE, &v)) == CKR_OK)
         print_hex("value", v.data, v.len);
     else
-        printf("value %s\n", rv_name(rv));
+        printf("value %s\n", ckr_name(rv));
     close_module();
     return 0;
 }

@@ -8,39 +8,8 @@
 
 #include <stddef.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
-
-/* PKCS#11 3.0 names p11-kit 0.24's 2.40 header lacks. */
-#ifndef CKK_EC_MONTGOMERY
-#define CKK_EC_MONTGOMERY 0x41UL
-#endif
-#ifndef CKM_EC_MONTGOMERY_KEY_PAIR_GEN
-#define CKM_EC_MONTGOMERY_KEY_PAIR_GEN 0x1056UL
-#endif
-#ifndef CKM_AES_KEY_WRAP_KWP
-#define CKM_AES_KEY_WRAP_KWP 0x210bUL
-#endif
-#ifndef CKM_HKDF_DERIVE
-#define CKM_HKDF_DERIVE 0x402aUL
-#define CKF_HKDF_SALT_NULL 0x1UL
-#define CKF_HKDF_SALT_DATA 0x2UL
-#define CKF_HKDF_SALT_KEY 0x4UL
-/* CK_HKDF_PARAMS (PKCS#11 3.0 §2.43.2). */
-typedef struct {
-    CK_BBOOL bExtract;
-    CK_BBOOL bExpand;
-    CK_MECHANISM_TYPE prfHashMechanism;
-    CK_ULONG ulSaltType;
-    CK_BYTE_PTR pSalt;
-    CK_ULONG ulSaltLen;
-    CK_OBJECT_HANDLE hSaltKey;
-    CK_BYTE_PTR pInfo;
-    CK_ULONG ulInfoLen;
-} CK_HKDF_PARAMS;
-#endif
-#ifndef CKM_AES_CMAC_GENERAL
-#define CKM_AES_CMAC_GENERAL 0x108bUL
-#endif
+/* The module's header (PKCS#11 3.0 names p11-kit's 2.40 header lacks), ckr_name, loading. */
+#include "p11test.h"
 
 enum { EXIT_CHECK = 1, EXIT_USAGE = 2 };
 
@@ -74,7 +43,6 @@ struct mech {
     struct bytes aad;
 };
 
-const char *rv_name(CK_RV rv);
 /* Print the failed call and its CK_RV by name, exit 1. */
 __attribute__((noreturn)) void die_rv(const char *what, CK_RV rv);
 /* Print a usage or setup error, exit 2. */

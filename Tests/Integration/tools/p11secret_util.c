@@ -5,7 +5,6 @@
  * their parameters by name.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,40 +16,9 @@ CK_SESSION_HANDLE session;
 
 /* ---------------------------------------------------------------- errors */
 
-const char *rv_name(CK_RV rv)
-{
-    switch (rv) {
-#define NAME(x) case x: return #x
-    NAME(CKR_OK); NAME(CKR_HOST_MEMORY); NAME(CKR_GENERAL_ERROR);
-    NAME(CKR_FUNCTION_FAILED); NAME(CKR_ARGUMENTS_BAD); NAME(CKR_ATTRIBUTE_READ_ONLY);
-    NAME(CKR_ATTRIBUTE_SENSITIVE); NAME(CKR_ATTRIBUTE_TYPE_INVALID);
-    NAME(CKR_ATTRIBUTE_VALUE_INVALID); NAME(CKR_ACTION_PROHIBITED); NAME(CKR_DATA_INVALID);
-    NAME(CKR_DATA_LEN_RANGE); NAME(CKR_DEVICE_ERROR); NAME(CKR_ENCRYPTED_DATA_INVALID);
-    NAME(CKR_ENCRYPTED_DATA_LEN_RANGE); NAME(CKR_FUNCTION_NOT_SUPPORTED);
-    NAME(CKR_KEY_HANDLE_INVALID); NAME(CKR_KEY_SIZE_RANGE); NAME(CKR_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_KEY_NOT_NEEDED); NAME(CKR_KEY_CHANGED); NAME(CKR_KEY_NEEDED);
-    NAME(CKR_KEY_INDIGESTIBLE); NAME(CKR_KEY_FUNCTION_NOT_PERMITTED);
-    NAME(CKR_KEY_NOT_WRAPPABLE); NAME(CKR_KEY_UNEXTRACTABLE); NAME(CKR_MECHANISM_INVALID);
-    NAME(CKR_MECHANISM_PARAM_INVALID); NAME(CKR_OBJECT_HANDLE_INVALID);
-    NAME(CKR_OPERATION_ACTIVE); NAME(CKR_OPERATION_NOT_INITIALIZED); NAME(CKR_PIN_INCORRECT);
-    NAME(CKR_SESSION_HANDLE_INVALID); NAME(CKR_SESSION_READ_ONLY); NAME(CKR_SIGNATURE_INVALID);
-    NAME(CKR_SIGNATURE_LEN_RANGE); NAME(CKR_TEMPLATE_INCOMPLETE);
-    NAME(CKR_TEMPLATE_INCONSISTENT); NAME(CKR_UNWRAPPING_KEY_HANDLE_INVALID);
-    NAME(CKR_UNWRAPPING_KEY_SIZE_RANGE); NAME(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_USER_NOT_LOGGED_IN); NAME(CKR_WRAPPED_KEY_INVALID);
-    NAME(CKR_WRAPPED_KEY_LEN_RANGE); NAME(CKR_WRAPPING_KEY_HANDLE_INVALID);
-    NAME(CKR_WRAPPING_KEY_SIZE_RANGE); NAME(CKR_WRAPPING_KEY_TYPE_INCONSISTENT);
-    NAME(CKR_DOMAIN_PARAMS_INVALID); NAME(CKR_CURVE_NOT_SUPPORTED);
-    NAME(CKR_BUFFER_TOO_SMALL); NAME(CKR_CRYPTOKI_NOT_INITIALIZED);
-    NAME(CKR_USER_ALREADY_LOGGED_IN); NAME(CKR_TOKEN_WRITE_PROTECTED);
-#undef NAME
-    default: return "unknown CK_RV";
-    }
-}
-
 void die_rv(const char *what, CK_RV rv)
 {
-    fprintf(stderr, "p11secret: %s returned %s (0x%lx)\n", what, rv_name(rv),
+    fprintf(stderr, "p11secret: %s returned %s (0x%lx)\n", what, ckr_name(rv),
             (unsigned long)rv);
     exit(EXIT_CHECK);
 }
@@ -126,13 +94,6 @@ void write_file(const char *path, const unsigned char *p, size_t n)
 
 /* ---------------------------------------------------------------- module */
 
-static size_t padded_len(const unsigned char *s, size_t n)
-{
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\0'))
-        n--;
-    return n;
-}
-
 /* Loads $P11KEYCHAIN_MODULE, opens a R/W session on the token and logs in
  * with $P11DRIVE_PIN when it is set. */
 void open_module(void)
@@ -140,39 +101,24 @@ void open_module(void)
     const char *path = getenv("P11KEYCHAIN_MODULE");
     if (!path || !*path)
         die_usage("P11KEYCHAIN_MODULE is not set", NULL);
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        die_usage("cannot load the module", dlerror());
-    CK_C_GetFunctionList get_list = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-    if (!get_list)
-        die_usage("the module exports no C_GetFunctionList", path);
-    CK_RV rv = get_list(&p11);
+    struct p11test_module m;
+    char why[512];
+    if (p11test_load(path, &m, why, sizeof why) != 0)
+        die_usage(why, NULL);
+    p11 = m.list;
+    CK_RV rv = p11test_initialize(p11);
     if (rv != CKR_OK)
-        die_rv("C_GetFunctionList", rv);
-    CK_C_INITIALIZE_ARGS args;
-    memset(&args, 0, sizeof args);
-    args.flags = CKF_OS_LOCKING_OK;
-    if ((rv = p11->C_Initialize(&args)) != CKR_OK)
         die_rv("C_Initialize", rv);
 
     const char *want = getenv("P11DRIVE_TOKEN");
     want = want && *want ? want : "login";
-    CK_SLOT_ID slots[64];
-    CK_ULONG n = 64;
-    if ((rv = p11->C_GetSlotList(CK_TRUE, slots, &n)) != CKR_OK)
-        die_rv("C_GetSlotList", rv);
-    CK_ULONG i;
-    for (i = 0; i < n; i++) {
-        CK_TOKEN_INFO info;
-        if (p11->C_GetTokenInfo(slots[i], &info) != CKR_OK)
-            continue;
-        size_t len = padded_len(info.label, sizeof info.label);
-        if (len == strlen(want) && memcmp(info.label, want, len) == 0)
-            break;
-    }
-    if (i == n)
+    CK_SLOT_ID slot;
+    rv = p11test_find_token(p11, want, &slot, NULL);
+    if (rv == CKR_TOKEN_NOT_PRESENT)
         die_usage("no token with this label", want);
-    rv = p11->C_OpenSession(slots[i], CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &session);
+    if (rv != CKR_OK)
+        die_rv("C_GetSlotList", rv);
+    rv = p11->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &session);
     if (rv != CKR_OK)
         die_rv("C_OpenSession", rv);
     const char *pin = getenv("P11DRIVE_PIN");
