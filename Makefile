@@ -25,7 +25,7 @@ cli:
 ## The two release products that install: the module and the CLI.
 release: module cli
 
-register: module
+register: release
 	bash scripts/register-module.sh .build/release/libp11keychain-pkcs11.so
 
 lint:

@@ -19,6 +19,7 @@ certificate=${1:-Examples/sample.cer}
 echo "== build (release)"
 swift build -c release --product p11keychain-pkcs11 2>&1 | tail -n 1
 swift build -c release --product store-certificate-example 2>&1 | tail -n 1
+swift build -c release --product p11keychain 2>&1 | tail -n 1
 
 echo "== register the module with p11-kit"
 scripts/register-module.sh "$root/.build/release/libp11keychain-pkcs11.so"

@@ -6,26 +6,23 @@
 #   scripts/register-module.sh [--user|--system] [--trust] [MODULE_PATH]
 #   scripts/register-module.sh [--user|--system] --unregister
 #
+# A wrapper of `p11keychain register` / `p11keychain unregister`, which write
+# and remove the file (see `p11keychain help register`):
 #   --user        ${XDG_CONFIG_HOME:-~/.config}/pkcs11/modules/p11keychain.module
 #   --system      /etc/pkcs11/modules/p11keychain.module
 #                 (default: --system when run as root, else --user; p11-kit
 #                 running as root reads only the system directory)
-#   --trust       register the keychain as a trust source too (trust-policy: yes,
-#                 conf/p11keychain-trust.module): `trust list`, GnuTLS and p11-kit's
-#                 trust tools then read its anchors and distrust. Written as
-#                 p11keychain-trust.module in place of p11keychain.module: p11-kit
-#                 loads one module per library, and with both files it keeps the
-#                 plain one and drops the trust-policy flag (measured, p11-kit 0.24).
+#   --trust       register the keychain as a trust source too (trust-policy: yes),
+#                 as p11keychain-trust.module in place of p11keychain.module
 #   --unregister  remove the registration file (either kind) instead of writing it
 #   MODULE_PATH   the module to register; default: the release build, else
 #                 the debug build of this checkout. Stored as an absolute path.
 #
-# The file written is the one documented in conf/p11keychain.module (with
-# --trust, conf/p11keychain-trust.module).
+# The p11keychain program run is, in this order: $P11KEYCHAIN_CLI; the one
+# beside MODULE_PATH (a build directory holds both); the release, else debug,
+# build of this checkout; p11keychain on PATH.
 set -eu
 
-MODULE_FILE_NAME=p11keychain.module
-TRUST_FILE_NAME=p11keychain-trust.module
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
@@ -50,54 +47,31 @@ default_module() {
     die "no built module in $REPO/.build/{release,debug}/; build it first (swift build -c release --product p11keychain-pkcs11) or pass MODULE_PATH"
 }
 
-modules_dir() {
-    case $1 in
-    system) echo /etc/pkcs11/modules ;;
-    user) echo "${XDG_CONFIG_HOME:-$HOME/.config}/pkcs11/modules" ;;
-    esac
-}
-
-register() {
-    module=$1 dir=$2 trust=$3
-    name=$MODULE_FILE_NAME other=$TRUST_FILE_NAME
-    if [ "$trust" = yes ]; then name=$TRUST_FILE_NAME other=$MODULE_FILE_NAME; fi
-    [ -f "$module" ] || die "module not found: $module"
-    module=$(readlink -f -- "$module")
-    mkdir -p -- "$dir"
-    # Write a temporary file and rename it: p11-kit never reads half a file.
-    tmp=$(mktemp "$dir/.$name.XXXXXX")
-    {
-        echo "# p11keychain token, registered by scripts/register-module.sh"
-        echo "module: $module"
-        echo "critical: no"
-        if [ "$trust" = yes ]; then echo "trust-policy: yes"; fi
-    } >"$tmp"
-    chmod 0644 "$tmp"
-    mv -f -- "$tmp" "$dir/$name"
-    rm -f -- "${dir:?}/$other"
-    echo "registered $module in $dir/$name"
-}
-
-unregister() {
-    found=no
-    for file in "$1/$MODULE_FILE_NAME" "$1/$TRUST_FILE_NAME"; do
-        if [ -e "$file" ]; then
-            rm -f -- "$file"
-            echo "removed $file"
-            found=yes
+# cli MODULE: the p11keychain program to run (see the top of this file).
+cli() {
+    if [ -n "${P11KEYCHAIN_CLI:-}" ]; then
+        echo "$P11KEYCHAIN_CLI"
+        return
+    fi
+    for candidate in ${1:+"$(dirname -- "$1")/p11keychain"} "$REPO/.build/release/p11keychain" \
+        "$REPO/.build/debug/p11keychain"; do
+        if [ -f "$candidate" ] && [ -x "$candidate" ]; then
+            echo "$candidate"
+            return
         fi
     done
-    [ "$found" = yes ] || echo "not registered: $1/$MODULE_FILE_NAME does not exist"
+    command -v p11keychain ||
+        die "no p11keychain program: build it (swift build -c release --product p11keychain) or set P11KEYCHAIN_CLI"
 }
 
 main() {
-    scope='' action=register module='' trust=no
+    scope='' action=register module='' trust=''
     while [ $# -gt 0 ]; do
         case $1 in
-        --user) scope=user ;;
-        --system) scope=system ;;
+        --user) scope=--user ;;
+        --system) scope=--system ;;
         --unregister) action=unregister ;;
-        --trust) trust=yes ;;
+        --trust) trust=--trust ;;
         -h | --help) usage ;;
         -*) echo "register-module.sh: unknown option $1" >&2; usage ;;
         *)
@@ -107,16 +81,13 @@ main() {
         esac
         shift
     done
-    if [ -z "$scope" ]; then
-        if [ "$(id -u)" = 0 ]; then scope=system; else scope=user; fi
-    fi
-    dir=$(modules_dir "$scope")
     if [ "$action" = unregister ]; then
-        unregister "$dir"
-    else
-        [ -n "$module" ] || module=$(default_module)
-        register "$module" "$dir" "$trust"
+        program=$(cli "")
+        exec "$program" unregister $scope
     fi
+    [ -n "$module" ] || module=$(default_module)
+    program=$(cli "$module")
+    exec "$program" register $scope $trust --module "$module"
 }
 
 main "$@"

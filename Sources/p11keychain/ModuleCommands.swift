@@ -10,6 +10,10 @@ enum ModuleCommands {
     static let all = [register, unregister, modulePath]
 
     static let moduleFileName = "p11keychain.module"
+    /// The registration with `trust-policy: yes`. It replaces the plain one rather than sitting
+    /// beside it: p11-kit loads one module per library, and with both files it keeps the plain
+    /// registration and drops the trust-policy flag (measured with p11-kit 0.24).
+    static let trustModuleFileName = "p11keychain-trust.module"
     static let libraryName = "libp11keychain-pkcs11.so"
 
     private static let user = Option(
@@ -18,6 +22,8 @@ enum ModuleCommands {
         long: "system", help: "for every user: /etc/pkcs11/modules (the default for root)")
     private static let module = Option(
         long: "module", value: "PATH", help: "the module library (default: see module-path)")
+    private static let trust = Option(
+        long: "trust", help: "a trust source too: trust-policy: yes, in \(trustModuleFileName)")
 
     private static let scopeNote = """
         p11-kit reads ~/.config/pkcs11/modules/ and /etc/pkcs11/modules/, but when it runs as
@@ -35,14 +41,20 @@ enum ModuleCommands {
     // MARK: register
 
     static let register = Command(
-        name: "register", synopsis: "[--user | --system] [--module PATH]",
+        name: "register", synopsis: "[--user | --system] [--trust] [--module PATH]",
         summary: "Register the PKCS#11 module with p11-kit (write \(moduleFileName))",
-        options: [user, system, module],
+        options: [user, system, trust, module],
         notes: [
             """
             Writes \(moduleFileName) with the module's absolute path and "critical: no" (a
             module that fails to load never stops p11-kit from offering the others). Running it
             again updates the path. Check with: p11-kit list-modules
+            """,
+            """
+            With --trust, writes \(trustModuleFileName) instead, which also says
+            "trust-policy: yes": p11-kit's trust tools (trust list) and GnuTLS then read the
+            keychain's anchors and distrusted certificates. Only one of the two files is kept:
+            p11-kit loads a library once, and with both files it ignores the trust policy.
             """,
             scopeNote, lookupNote,
         ],
@@ -51,20 +63,27 @@ enum ModuleCommands {
     private static func registerModule(_ invocation: Invocation) throws(Failure) {
         let directory = try modulesDirectory(invocation)
         let library = try modulePath(invocation)
-        let file = directory + "/" + moduleFileName
+        let asTrustSource = invocation.flag("trust")
+        let name = asTrustSource ? trustModuleFileName : moduleFileName
+        let file = directory + "/" + name
         let text = """
-            # The p11keychain token, registered by `p11keychain register`.
+            # The p11keychain token, registered by `p11keychain register\(asTrustSource ? " --trust" : "")`.
             # Remove with `p11keychain unregister`; see pkcs11.conf(5).
             module: \(library)
             critical: no
 
-            """
+            """ + (asTrustSource ? "trust-policy: yes\n" : "")
+        let hint = invocation.flag("user") || getuid() == 0 ? "" : " (run as root, or use --user)"
         try Files.makeDirectories(directory)
         do {
             try Files.write(Array(text.utf8), to: file)
         } catch {
-            let hint = invocation.flag("user") || getuid() == 0 ? "" : " (run as root, or use --user)"
             throw .failed(error.message + hint)
+        }
+        // The other kind of registration goes: with both, p11-kit drops the trust policy.
+        let other = directory + "/" + (asTrustSource ? moduleFileName : trustModuleFileName)
+        guard unlink(other) == 0 || errno == ENOENT else {
+            throw .failed("cannot remove \(other): \(Files.reason())\(hint)")
         }
         Console.print("registered \(library) with p11-kit in \(file)\n")
     }
@@ -76,22 +95,30 @@ enum ModuleCommands {
         summary: "Unregister the PKCS#11 module from p11-kit (remove \(moduleFileName))",
         options: [user, system],
         notes: [
-            "When nothing is registered there is nothing to do, and that is not an error.",
+            """
+            Removes \(trustModuleFileName) too (register --trust). When nothing is registered
+            there is nothing to do, and that is not an error.
+            """,
             scopeNote,
         ],
         run: { invocation throws(Failure) in try unregisterModule(invocation) })
 
     private static func unregisterModule(_ invocation: Invocation) throws(Failure) {
-        let file = try modulesDirectory(invocation) + "/" + moduleFileName
-        guard Files.exists(file) else {
-            Console.print("not registered: \(file) does not exist\n")
-            return
+        let directory = try modulesDirectory(invocation)
+        var removed = false
+        for name in [moduleFileName, trustModuleFileName] {
+            let file = directory + "/" + name
+            guard Files.exists(file) else { continue }
+            guard unlink(file) == 0 else {
+                let hint = invocation.flag("user") || getuid() == 0 ? "" : " (run as root, or use --user)"
+                throw .failed("cannot remove \(file): \(Files.reason())\(hint)")
+            }
+            Console.print("removed \(file)\n")
+            removed = true
         }
-        guard unlink(file) == 0 else {
-            let hint = invocation.flag("user") || getuid() == 0 ? "" : " (run as root, or use --user)"
-            throw .failed("cannot remove \(file): \(Files.reason())\(hint)")
+        if !removed {
+            Console.print("not registered: \(directory + "/" + moduleFileName) does not exist\n")
         }
-        Console.print("removed \(file)\n")
     }
 
     // MARK: module-path

@@ -1,5 +1,6 @@
-# Registration with p11-kit through scripts/register-module.sh: once
-# registered, p11-kit and its clients find the token with no --provider.
+# Registration with p11-kit through scripts/register-module.sh (which runs
+# `p11keychain register`): once registered, p11-kit and its clients find the
+# token with no --provider.
 # The store is passed to the module through P11KEYCHAIN_DIR in the environment
 # of each p11-kit client, which loads the module in-process.
 
@@ -68,6 +69,8 @@ test_user_registration_is_the_default_for_other_users() {
     mkdir -m 0700 "$home"
     chown nobody:nogroup "$home" "$STORE"
     cp "$P11KEYCHAIN_MODULE" "$bin/libp11keychain-pkcs11.so"
+    # The script runs `p11keychain register`: the one beside the module, as in a build directory.
+    cp "${P11KEYCHAIN_CLI:-$(dirname "$P11KEYCHAIN_MODULE")/p11keychain}" "$bin/p11keychain"
     module=$bin/libp11keychain-pkcs11.so
     file=$home/.config/pkcs11/modules/$MODULE_FILE_NAME
     # The clone may live in a directory nobody cannot enter (a 0700 home): nobody runs a
