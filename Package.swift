@@ -72,7 +72,8 @@ let package = Package(
             name: "session-unlock-example", dependencies: ["Security"], path: "Examples/SessionUnlock"),
         // The Swift API's benchmark (bench/session.sh): SecItemAdd and SecItemCopyMatching rates.
         .executableTarget(name: "secitem-bench", dependencies: ["Security"], path: "bench/SecItemBench"),
-        // What the test targets share (temporary directories, named inputs): one copy.
+        // What the test targets share (temporary directories, named inputs, the program runner,
+        // the test PINs): one copy. It links nothing of the project, so any test target may use it.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "KeychainStorageTests", dependencies: ["KeychainStorage", "TestSupport"]),
         .testTarget(name: "KeychainCryptoTests", dependencies: ["KeychainCrypto", "TestSupport"]),
@@ -89,14 +90,16 @@ let package = Package(
         // break its link (DESIGN §9). `swift build --build-tests` and `swift test` build the
         // product anyway, next to the test bundle. PKCS11Token is linked only because CPKCS11's
         // tables name the C_* entry points; the tests call nothing but the dlopen'ed module.
-        .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "PKCS11Token"]),
+        // TestSupport links no project code and no linker flags.
+        .testTarget(name: "PKCS11ModuleTests", dependencies: ["CPKCS11", "PKCS11Token", "TestSupport"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain", "TestSupport"]),
         // Runs the built p11keychain program as a subprocess and hands the built .so to p11tool;
-        // it links no target: `swift test` builds every product next to the test bundle.
-        .testTarget(name: "CLITests"),
+        // it links no project target (TestSupport only): `swift test` builds every product next
+        // to the test bundle.
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         // The cross-face tests hand the built .so to p11tool; they do not depend on
         // P11KeychainModule (its linker flags must not reach a test bundle).
-        .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain"]),
+        .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain", "TestSupport"]),
         // Apple's documented snippets, compiled with only `import Foundation` and `import Security`
         // (the tests beside them also use TestSupport's trust fixtures and `openssl verify`).
         .testTarget(name: "AppleSnippetsTests", dependencies: ["Security", "TestSupport"]),

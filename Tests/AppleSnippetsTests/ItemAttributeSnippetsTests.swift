@@ -1,5 +1,6 @@
 import Foundation
 import Security
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -19,20 +20,14 @@ private func withUnlockedKeychain(_ body: () throws -> Void) throws {
 private func pkcs11ToolDataObjects() throws -> String {
     let module = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         .appendingPathComponent("libp11keychain-pkcs11.so").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/pkcs11-tool")
-    process.arguments = ["--module", module, "--login", "--pin", "1234", "--list-objects", "--type", "data"]
     var environment = ProcessInfo.processInfo.environment
     environment["PATH"] = "/usr/bin:/bin"
-    process.environment = environment
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    return text
+    let result = try runProgram(
+        "/usr/bin/pkcs11-tool",
+        ["--module", module, "--login", "--pin", TestPIN.user, "--list-objects", "--type", "data"],
+        environment: environment)
+    #expect(result.status == 0)
+    return result.output
 }
 
 @Suite("Apple's item attributes, internet passwords and access control run unchanged", .serialized)

@@ -1,5 +1,6 @@
 import Foundation
 import Security
+import TestSupport
 import Testing
 
 /// Examples/sample.cer, the example program's certificate.
@@ -24,14 +25,7 @@ private func makeP12(in directory: String) throws -> Data {
             directory + "/id.p12", "-passout", "pass:secret",
         ],
     ] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try runProgram("/usr/bin/openssl", arguments).status == 0)
     }
     return try Data(contentsOf: URL(fileURLWithPath: directory + "/id.p12"))
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Security
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -33,8 +34,11 @@ func withPINKeychain(_ body: (String) throws -> Void) throws {
     let module = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         .appendingPathComponent("libp11keychain-pkcs11.so").path
     for arguments in [
-        ["--init-token", "--label", "login", "--so-pin", "12345678"],
-        ["--init-pin", "--login", "--login-type", "so", "--so-pin", "12345678", "--pin", "1234"],
+        ["--init-token", "--label", "login", "--so-pin", TestPIN.securityOfficer],
+        [
+            "--init-pin", "--login", "--login-type", "so", "--so-pin", TestPIN.securityOfficer, "--pin",
+            TestPIN.user,
+        ],
     ] {
         #expect(try run("/usr/bin/pkcs11-tool", ["--module", module] + arguments, in: directory) == 0)
     }
@@ -44,17 +48,10 @@ func withPINKeychain(_ body: (String) throws -> Void) throws {
 
 /// Runs a program with the keychain environment; returns its exit status.
 private func run(_ program: String, _ arguments: [String], in directory: String) throws -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    process.environment = [
-        "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "PATH": "/usr/bin:/bin",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return process.terminationStatus
+    try runProgram(
+        program, arguments,
+        environment: ["P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "PATH": "/usr/bin:/bin"]
+    ).status
 }
 
 @Suite("Apple's key, identity and password snippets run unchanged", .serialized)

@@ -4,10 +4,8 @@ import Testing
 // PINs, keys and PKCS#12 files for the tests of private items. Every unlock runs the slow
 // PIN key derivation (a few tenths of a second), so the tests log in as few times as they can.
 
-enum PIN {
-    static let securityOfficer = "12345678"
-    static let user = "1234"
-}
+/// TestSupport's test PINs, under the name these tests use.
+typealias PIN = TestPIN
 
 /// The key types generate-key and PKCS#12 files cover.
 enum KeyKind: String, CaseIterable, CustomTestStringConvertible {

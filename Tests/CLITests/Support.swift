@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -89,38 +90,15 @@ final class Sandbox: @unchecked Sendable {
     )
         throws -> Outcome
     {
-        let id = UUID().uuidString
-        let outputPath = path + "/.out-" + id
-        let errorPath = path + "/.err-" + id
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: outputPath)
-            try? FileManager.default.removeItem(atPath: errorPath)
+        let result = try runProgram(
+            program, arguments, environment: environment.merging(extra) { _, new in new },
+            input: input.map { Data($0.utf8) })
+        guard !result.endedBySignal else {
+            throw TestFailure(description: "\(program) \(arguments) died of signal \(result.status)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.environment = environment.merging(extra) { _, new in new }
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        let pipe = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : pipe
-        try process.run()
-        if let input {
-            pipe.fileHandleForWriting.write(Data(input.utf8))
-            try pipe.fileHandleForWriting.close()
-        }
-        process.waitUntilExit()
-        guard process.terminationReason == .exit else {
-            throw TestFailure(
-                description: "\(program) \(arguments) died of signal \(process.terminationStatus)")
-        }
-        let output = try Data(contentsOf: URL(fileURLWithPath: outputPath))
-        let error = try Data(contentsOf: URL(fileURLWithPath: errorPath))
         return Outcome(
-            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-            error: String(decoding: error, as: UTF8.self), outputBytes: Array(output))
+            status: result.status, output: result.output, error: result.error, outputBytes: result.outputBytes
+        )
     }
 
     /// Runs `openssl` and returns its standard output; throws unless it succeeds.

@@ -87,31 +87,11 @@ func dataTemplate(label: String, token: Bool = true, _ extra: AttributeSet = [:]
 /// or a non-zero exit fails the test: these tests must not pass by not running.
 @discardableResult
 func run(_ tool: String, _ arguments: [String], in directory: TemporaryDirectory) throws -> String {
-    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    guard
-        let executable = searchPath.split(separator: ":").map({ "\($0)/\(tool)" })
-            .first(where: { (path: String) in access(path, X_OK) == 0 })
-    else { throw TestFailure("\(tool) is not installed (needed by this test)") }
-    // Output to files, not pipes: nothing can block on a full pipe.
-    let outputPath = directory.file("\(tool).out")
-    let errorPath = directory.file("\(tool).err")
-    #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
-    #expect(FileManager.default.createFile(atPath: errorPath, contents: nil))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-    try process.run()
-    process.waitUntilExit()
-    let output = try String(contentsOfFile: outputPath, encoding: .utf8)
-    guard process.terminationStatus == 0 else {
-        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed: \(errors)")
+    let result = try runProgram(tool, arguments, directory: directory.path)
+    guard result.status == 0 else {
+        throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed: \(result.error)")
     }
-    return output
+    return result.output
 }
 
 /// A certificate made by the openssl CLI, and the values DESIGN §4 derives from it, taken

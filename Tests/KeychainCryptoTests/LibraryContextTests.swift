@@ -76,22 +76,9 @@ enum Child {
     static func run(_ executable: String, _ arguments: [String], _ environment: [String: String]) throws
         -> Outcome
     {
-        let outputPath =
-            NSTemporaryDirectory() + "/p11keychain-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, output: try String(contentsOfFile: outputPath, encoding: .utf8)
-        )
+        let result = try runProgram(
+            executable, arguments, environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 },
+            mergingErrors: true)
+        return Outcome(status: result.status, output: result.output)
     }
 }

@@ -13,31 +13,11 @@ enum OpenSSL {
     /// non-zero exit fails the test: these tests must not pass by not running.
     @discardableResult
     static func run(_ arguments: [String], in directory: TemporaryDirectory) throws -> String {
-        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        guard
-            let executable = searchPath.split(separator: ":").map({ "\($0)/openssl" })
-                .first(where: { (path: String) in access(path, X_OK) == 0 })
-        else { throw TestFailure("openssl is not installed (needed by this test)") }
-        // Output to files, not pipes: nothing can block on a full pipe.
-        let outputPath = directory.file("openssl.out")
-        let errorPath = directory.file("openssl.err")
-        #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
-        #expect(FileManager.default.createFile(atPath: errorPath, contents: nil))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        try process.run()
-        process.waitUntilExit()
-        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
-        guard process.terminationStatus == 0 else {
-            let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-            throw TestFailure("openssl \(arguments.joined(separator: " ")) failed: \(errors)")
+        let result = try runProgram("openssl", arguments, directory: directory.path)
+        guard result.status == 0 else {
+            throw TestFailure("openssl \(arguments.joined(separator: " ")) failed: \(result.error)")
         }
-        return output
+        return result.output
     }
 }
 

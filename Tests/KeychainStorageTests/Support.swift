@@ -38,29 +38,11 @@ func expectStorageError(
 /// exit fails the test: these tests must not pass by not running.
 @discardableResult
 func run(_ tool: String, _ arguments: [String]) throws -> String {
-    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    guard
-        let executable = searchPath.split(separator: ":").map({ "\($0)/\(tool)" })
-            .first(where: { (path: String) in access(path, X_OK) == 0 })
-    else { throw TestFailure("\(tool) is not installed (needed by this test)") }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    // Outputs here are a few lines; read both to the end before waiting.
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw TestFailure(
-            "\(tool) \(arguments.joined(separator: " ")) failed: "
-                + String(decoding: errorData, as: UTF8.self))
+    let result = try runProgram(tool, arguments)
+    guard result.status == 0 else {
+        throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed: " + result.error)
     }
-    return String(decoding: outputData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Runs SQL on a store file through the sqlite3 command-line shell: a connection the store

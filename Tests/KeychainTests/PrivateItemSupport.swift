@@ -2,12 +2,6 @@ import Foundation
 import Keychain
 import Testing
 
-/// The PINs every private-item test sets up.
-enum TestPIN {
-    static let securityOfficer = "12345678"
-    static let user = "1234"
-}
-
 /// A new keychain in its own temporary store with an SO PIN and a user PIN set, optionally
 /// unlocked. Opened by path: no process environment is involved. Setting the PINs runs the
 /// slow key derivation three times (and unlocking once more).
@@ -21,40 +15,12 @@ func withPINKeychain(unlocked: Bool = true, _ body: (Keychain, TemporaryDirector
     }
 }
 
-/// The result of running a program.
-struct ProgramResult {
-    var status: Int32
-    var output: String
-    var error: String
-}
-
-/// Runs `/usr/bin/<program>` with `arguments`; `input` goes to its standard input. Its
-/// output and error output go to temporary files, so that neither can fill a pipe and stall it.
+/// Runs `/usr/bin/<program>` with `arguments`; `input` goes to its standard input.
 @discardableResult
 func run(_ program: String, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil)
     throws -> ProgramResult
 {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let outputPath = directory.path + "/stdout"
-    let errorPath = directory.path + "/stderr"
-    let inputPath = directory.path + "/stdin"
-    for path in [outputPath, errorPath] { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-    _ = FileManager.default.createFile(atPath: inputPath, contents: input ?? Data())
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/" + program)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-    process.standardError = FileHandle(forWritingAtPath: errorPath)
-    process.standardInput = FileHandle(forReadingAtPath: inputPath)
-    try process.run()
-    process.waitUntilExit()
-    let output = FileManager.default.contents(atPath: outputPath) ?? Data()
-    let error = FileManager.default.contents(atPath: errorPath) ?? Data()
-    return ProgramResult(
-        status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-        error: String(decoding: error, as: UTF8.self))
+    try runProgram("/usr/bin/" + program, arguments, environment: environment, input: input)
 }
 
 /// Runs `openssl` and requires success.

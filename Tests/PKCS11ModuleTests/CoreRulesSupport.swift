@@ -11,8 +11,8 @@ import Testing
 // Everything goes through the built module's function list, as a host's calls do.
 
 /// The PINs the core-rule tests give the token.
-let coreSOPIN = "12345678"
-let coreUserPIN = "1234"
+let coreSOPIN = TestPIN.securityOfficer
+let coreUserPIN = TestPIN.user
 
 /// A CK_RV's name, including the login and sensitivity codes `name(of:)` does not know.
 func rvName(_ rv: CK_RV) -> String {

@@ -91,18 +91,13 @@ struct CrossFaceTests {
             let sample = Fixture.directory.deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Examples/sample.cer").path
             for expected in ["Stored the certificate", "already in the keychain"] {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: executable)
-                process.arguments = [sample]
-                process.environment = [
-                    "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "HOME": directory,
-                ]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                try process.run()
-                let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                #expect(process.terminationStatus == 0)
+                let result = try runProgram(
+                    executable, [sample],
+                    environment: [
+                        "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null", "HOME": directory,
+                    ])
+                let output = result.output
+                #expect(result.status == 0)
                 #expect(output.contains(expected), "\(output)")
                 #expect(output.contains("Subject summary: p11keychain Sample"), "\(output)")
             }

@@ -11,31 +11,12 @@ enum AppleModel {
     /// per operation, hex strings by name. A missing interpreter or a failing script fails the
     /// test: these checks must not pass by not running.
     static func run(_ operations: [[String: Any]]) throws -> [[String: String]] {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let requestPath = directory + "/request.json"
-        let outputPath = directory + "/response.json"
-        let errorPath = directory + "/stderr"
-        try JSONSerialization.data(withJSONObject: ["operations": operations])
-            .write(to: URL(fileURLWithPath: requestPath))
-        for path in [outputPath, errorPath] {
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let request = try JSONSerialization.data(withJSONObject: ["operations": operations])
+        let result = try runProgram("/usr/bin/python3", [script], input: request)
+        guard result.status == 0 else {
+            throw FixtureError(message: "apple_ecies.py failed: \(result.error)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script]
-        process.standardInput = FileHandle(forReadingAtPath: requestPath)
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        process.standardError = FileHandle(forWritingAtPath: errorPath)
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let errors = String(
-                decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self)
-            throw FixtureError(message: "apple_ecies.py failed: \(errors)")
-        }
-        let response = try JSONSerialization.jsonObject(
-            with: FileManager.default.contents(atPath: outputPath) ?? Data())
+        let response = try JSONSerialization.jsonObject(with: Data(result.outputBytes))
         guard let results = (response as? [String: Any])?["results"] as? [[String: String]],
             results.count == operations.count
         else { throw FixtureError(message: "apple_ecies.py gave no result per operation") }

@@ -3,12 +3,6 @@ import Keychain
 import Security
 import Testing
 
-/// The PINs every private-item test sets up.
-enum TestPIN {
-    static let securityOfficer = "12345678"
-    static let user = "1234"
-}
-
 /// Runs `body` with a fresh default keychain (as `withDefaultKeychain`) whose SO and user
 /// PINs are set, unlocked with `SecKeychainUnlock` unless `unlocked` is false; locked again
 /// afterwards.
@@ -28,37 +22,12 @@ func unlock(_ pin: String) -> OSStatus {
     SecKeychainUnlock(nil, UInt32(pin.utf8.count), pin, true)
 }
 
-/// The result of running a program.
-struct ProgramResult {
-    var status: Int32
-    var output: String
-    var error: String
-}
-
-/// Runs `/usr/bin/<program>`; output and error output go through temporary files, so that
-/// neither can fill a pipe and stall the child.
+/// Runs `/usr/bin/<program>`.
 @discardableResult
 func run(_ program: String, _ arguments: [String], environment: [String: String]? = nil) throws
     -> ProgramResult
 {
-    let directory = try makeTemporaryDirectory()
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let outputPath = directory + "/stdout"
-    let errorPath = directory + "/stderr"
-    for path in [outputPath, errorPath] { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/" + program)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-    process.standardError = FileHandle(forWritingAtPath: errorPath)
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return ProgramResult(
-        status: process.terminationStatus,
-        output: String(decoding: FileManager.default.contents(atPath: outputPath) ?? Data(), as: UTF8.self),
-        error: String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self))
+    try runProgram("/usr/bin/" + program, arguments, environment: environment)
 }
 
 /// Runs `openssl` and expects success.

@@ -1,5 +1,6 @@
 import Foundation
 import Security
+@_exported import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -125,20 +126,14 @@ func modulePath() throws -> String {
 func p11tool(_ arguments: [String], keychainDirectory directory: String) throws -> (
     status: Int32, output: String
 ) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/p11tool")
-    process.arguments = ["--provider", try modulePath(), "--batch"] + arguments
-    process.environment = [
-        "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null",
-        "PATH": "/usr/bin:/bin", "HOME": directory,
-    ]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    let result = try runProgram(
+        "/usr/bin/p11tool", ["--provider", try modulePath(), "--batch"] + arguments,
+        environment: [
+            "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null",
+            "PATH": "/usr/bin:/bin", "HOME": directory,
+        ],
+        mergingErrors: true)
+    return (result.status, result.output)
 }
 
 extension Data {

@@ -84,24 +84,7 @@ public enum TrustFixtures {
     public static func runTool(
         _ tool: String, _ arguments: [String], in directory: TemporaryDirectory
     ) throws -> (Int32, String) {
-        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        guard
-            let executable = searchPath.split(separator: ":").map({ "\($0)/\(tool)" })
-                .first(where: { (path: String) in access(path, X_OK) == 0 })
-        else { throw TestFailure("\(tool) is not installed (needed by this test)") }
-        let outputPath = directory.file("tool.out")
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil) else {
-            throw TestFailure("cannot create \(outputPath)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, try String(contentsOfFile: outputPath, encoding: .utf8))
+        let result = try runProgram(tool, arguments, directory: directory.path, mergingErrors: true)
+        return (result.status, result.output)
     }
 }

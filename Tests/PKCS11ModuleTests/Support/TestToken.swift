@@ -1,5 +1,6 @@
 import CPKCS11
 import Foundation
+@_exported import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -252,31 +253,10 @@ func runCommand(
     _ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
     in directory: String? = nil
 ) throws -> CommandResult {
-    let scratch = NSTemporaryDirectory() + "p11keychain-cmd-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: scratch) }
-    let outPath = scratch + "/out"
-    let errPath = scratch + "/err"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    return CommandResult(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: readFile(outPath), as: UTF8.self),
-        standardError: String(decoding: readFile(errPath), as: UTF8.self))
+    let result = try runProgram(
+        executable, arguments, environment: ProcessInfo.processInfo.environment.merging(extra) { $1 },
+        directory: directory)
+    return CommandResult(status: result.status, standardOutput: result.output, standardError: result.error)
 }
 
 /// How a forked child ended.
