@@ -1,10 +1,11 @@
 # Turns report.jq's rows into the markdown table (used by run.sh).
-# The ratio is p11keychain / SoftHSM2; the words after it say which way is
+# Column names: -v left=... -v right=... (p11keychain and SoftHSM2 unless given).
+# The ratio is left / right; the words after it say which way is
 # better for that metric (higher for rates, lower for times and memory).
 
 BEGIN {
     FS = "\t"
-    print "| metric | p11keychain | SoftHSM2 | ratio |"
+    print "| metric | " (left == "" ? "p11keychain" : left) " | " (right == "" ? "SoftHSM2" : right) " | ratio |"
     print "|---|---:|---:|---|"
 }
 

@@ -20,6 +20,12 @@
 #   BENCH_ONLY=softhsm2|p11keychain  run one module only
 #   BENCH_P11KEYCHAIN_MODULE=PATH  use this .so instead of building one
 #   BENCH_SOFTHSM_MODULE=PATH      SoftHSM2 module (found under /usr/lib otherwise)
+#   BENCH_BASELINE="fb540ce NAME=PATH ..."  earlier p11keychain builds, measured in
+#                                  the same run right after the current one, each on a
+#                                  fresh token, and reported in a table beside it: a
+#                                  commit (its release module is built once in a git
+#                                  worktree under bench/build/baseline/, one build at a
+#                                  time) or NAME=PATH of a module built elsewhere
 #   BENCH_SIGN=0                   skip the signing-speed section (bench/sign.sh,
 #                                  run last with the same module; its settings:
 #                                  BENCH_SIGN_SECONDS=5)
@@ -164,13 +170,66 @@ run_softhsm2() {
     unset SOFTHSM2_CONF
 }
 
+# Usage: run_p11keychain MODULE [NAME]  (NAME: p11keychain, or a baseline's)
 run_p11keychain() {
-    local module=$1 dir=$work/p11keychain
+    local module=$1 name=${2:-p11keychain} dir=$work/${2:-p11keychain}
     mkdir -p "$dir/xdg-config" "$dir/xdg-data"
     # A fresh store, and no configuration from this user or machine's home.
     export P11KEYCHAIN_DIR=$dir/store XDG_CONFIG_HOME=$dir/xdg-config XDG_DATA_HOME=$dir/xdg-data
-    bench_module p11keychain "$module" 0 --slot-label login
+    bench_module "$name" "$module" 0 --slot-label login
     unset P11KEYCHAIN_DIR XDG_CONFIG_HOME XDG_DATA_HOME
+}
+
+# --- earlier builds (BENCH_BASELINE) -----------------------------------------------
+
+# The module of one BENCH_BASELINE entry: NAME=PATH as given, or a commit's release
+# module, built in a worktree of its own (kept for the next run).
+# Usage: baseline_module ENTRY  → prints "NAME PATH"
+baseline_module() {
+    local entry=$1 commit dir
+    if [[ $entry == *=* ]]; then
+        [ -f "${entry#*=}" ] || fail "BENCH_BASELINE: no module at ${entry#*=}"
+        echo "${entry%%=*} ${entry#*=}"
+        return 0
+    fi
+    commit=$(git -C "$root" rev-parse --short "$entry^{commit}" 2>/dev/null) ||
+        fail "BENCH_BASELINE: $entry is neither NAME=PATH nor a commit"
+    dir=$build/baseline/$commit
+    if [ ! -f "$dir/.build/release/libp11keychain-pkcs11.so" ]; then
+        if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+            PATH=$PATH:/opt/swift/usr/bin
+        fi
+        if [ ! -d "$dir" ]; then
+            git -C "$root" worktree add --detach "$dir" "$commit" >&2
+        fi
+        log "building p11keychain at $commit (release)"
+        (cd "$dir" && swift build -c release --product p11keychain-pkcs11) >&2
+    fi
+    echo "$commit $dir/.build/release/libp11keychain-pkcs11.so"
+}
+
+# Measures each baseline like the current module, into results/p11keychain@NAME.json.
+run_baselines() {
+    local entry name module
+    baseline_names=()
+    for entry in ${BENCH_BASELINE:-}; do
+        read -r name module <<<"$(baseline_module "$entry")"
+        rm -f "$results/p11keychain@$name.json"
+        run_p11keychain "$module" "p11keychain@$name"
+        baseline_names+=("$name")
+    done
+}
+
+# One table per baseline: the current module beside it (ratio: current ÷ baseline).
+report_baselines() {
+    local name
+    for name in "${baseline_names[@]}"; do
+        printf '\n## p11keychain beside the build of %s (same run)\n\n' "$name"
+        jq -rn --slurpfile a "$results/p11keychain.json" \
+            --slurpfile b "$results/p11keychain@$name.json" --arg sizes "$sizes" \
+            --argjson smax 0 --argjson tmax "$p11tool_max" -f "$here/report.jq" |
+            awk -v left="p11keychain (current)" -v right="$name" -f "$here/report.awk"
+    done
 }
 
 # --- report -------------------------------------------------------------------
@@ -222,7 +281,9 @@ main() {
     fi
     [ "$only" = p11keychain ] || run_softhsm2
     [ -z "$p11k_module" ] || run_p11keychain "$p11k_module"
-    report | tee "$results/latest.md"
+    baseline_names=()
+    [ -z "$p11k_module" ] || [ -z "${BENCH_BASELINE:-}" ] || run_baselines
+    { report; report_baselines; } | tee "$results/latest.md"
     # Signing speed and C_Login time (bench/sign.sh), same module, same run.
     if [ "${BENCH_SIGN:-1}" != 0 ]; then
         echo
