@@ -55,6 +55,8 @@ public final class ObjectStore {
         throws(StorageError)
     {
         var isSystemStore = false
+        // Resolved once: each `realpath` is a `readlink` per component of the path.
+        var resolvedPath = path
         if path != ":memory:" {
             var verdict = try StoreFile.check(path)
             if verdict.contents == .missing, create {
@@ -63,13 +65,14 @@ public final class ObjectStore {
                 verdict = try StoreFile.check(path)
             }
             isSystemStore = verdict.isSystemStore
-            try StoreFile.checkCompanions(of: StoreFile.resolved(path), storeIsSystem: isSystemStore)
+            resolvedPath = StoreFile.resolved(path)
+            try StoreFile.checkCompanions(of: resolvedPath, storeIsSystem: isSystemStore)
         }
         database = try Database(path: path, allowCreate: create && !isSystemStore, readOnly: isSystemStore)
         changes =
             path == ":memory:"
             ? ChangeCounter()
-            : ChangeCounter(storePath: StoreFile.resolved(path), create: !database.isReadOnly)
+            : ChangeCounter(storePath: resolvedPath, create: !database.isReadOnly)
         do {
             try configure(durability: durability)
         } catch let error

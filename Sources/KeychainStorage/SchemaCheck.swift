@@ -1,5 +1,7 @@
+import Synchronization
+
 /// One object of a store's schema, as `sqlite_master` lists it.
-struct SchemaObject: Hashable {
+struct SchemaObject: Hashable, Sendable {
     var type: String
     var name: String
     var table: String
@@ -22,13 +24,17 @@ struct SchemaObject: Hashable {
 /// (the migrations add ours). A store of an older schema holds a part of the expected objects;
 /// one of a newer schema is left to `migrate`, which refuses it.
 extension ObjectStore {
-    /// Every object the migrations make, read from an in-memory store they built now. Built
-    /// at each check (once per store opened, a fraction of a millisecond) rather than kept: a
-    /// failure to build it (out of memory) is this open's error, not every later open's.
+    /// Every object the migrations make, read from an in-memory store they built. Built once
+    /// per process and kept (the migrations never change; building took about a third of a
+    /// module's load), but only once built: a failure to build it (out of memory) is this
+    /// open's error, not every later open's, and the next open builds it again.
     static func expectedSchema() throws(StorageError) -> Set<SchemaObject> {
+        if let kept = expectedSchemaKept.load() { return kept.objects }
         let database = try Database(path: ":memory:", allowCreate: true)
         for migration in migrations { try database.execute(migration) }
-        return try schema(of: database)
+        let built = ExpectedSchema(objects: try schema(of: database))
+        // Two threads may both build it: the first kept is the one every check uses.
+        return expectedSchemaKept.storeIfNil(built).objects
     }
 
     static func schema(of database: Database) throws(StorageError) -> Set<SchemaObject> {
@@ -44,12 +50,39 @@ extension ObjectStore {
         return objects
     }
 
+    /// What the migrations make, as SQLite lists it (`expectedSchema`, which a test compares
+    /// with this). A store holding nothing else passes at once: building the expected schema
+    /// in an in-memory store was a third of a module's load. Anything else is compared with
+    /// the schema the migrations build now, which is what decides (another SQLite may write
+    /// the statements otherwise; text the migrations once made is p11keychain's all the same).
+    static let knownSchema: Set<SchemaObject> = [
+        SchemaObject(
+            type: "table", name: "objects", table: "objects",
+            sql: "CREATE TABLE objects (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+                + "    unique_key BLOB UNIQUE,\n    attributes BLOB NOT NULL\n)"),
+        SchemaObject(type: "index", name: "sqlite_autoindex_objects_1", table: "objects", sql: nil),
+        SchemaObject(
+            type: "table", name: "sqlite_sequence", table: "sqlite_sequence",
+            sql: "CREATE TABLE sqlite_sequence(name,seq)"),
+        SchemaObject(
+            type: "table", name: "lookup", table: "lookup",
+            sql: "CREATE TABLE lookup (\n    type INTEGER NOT NULL,\n    value BLOB NOT NULL,\n"
+                + "    object INTEGER NOT NULL,\n    PRIMARY KEY (type, value, object)\n) WITHOUT ROWID"),
+        SchemaObject(
+            type: "table", name: "metadata", table: "metadata",
+            sql:
+                "CREATE TABLE metadata (\n    name TEXT PRIMARY KEY,\n    value BLOB NOT NULL\n) WITHOUT ROWID"
+        ),
+    ]
+
     /// Refuses a store whose schema holds an object the migrations do not make.
     func checkSchema() throws(StorageError) {
         guard try userVersion() <= ObjectStore.schemaVersion else { return }
+        let found = try ObjectStore.schema(of: database)
+        if found.isSubset(of: ObjectStore.knownSchema) { return }
         let expected = try ObjectStore.expectedSchema()
         let ours = Set(expected.map(\.table))
-        for object in try ObjectStore.schema(of: database) where !expected.contains(object) {
+        for object in found where !expected.contains(object) {
             let isStoredSQL = object.type == "trigger" || object.type == "view"
             guard isStoredSQL || ours.contains(object.table) else { continue }
             let known = expected.contains { $0.name == object.name && $0.type == object.type }
@@ -72,3 +105,11 @@ extension ObjectStore {
             ).prefix(64))
     }
 }
+
+/// The expected schema, once built (`ObjectStore.expectedSchema`).
+private final class ExpectedSchema: Sendable {
+    let objects: Set<SchemaObject>
+    init(objects: Set<SchemaObject>) { self.objects = objects }
+}
+
+private let expectedSchemaKept = AtomicLazyReference<ExpectedSchema>()
