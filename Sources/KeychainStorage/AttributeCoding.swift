@@ -14,6 +14,32 @@ enum AttributeCoding {
         return bytes
     }
 
+    /// Whether the attributes in `bytes` hold every term, with exactly its value (what
+    /// `ObjectStore.matches` says of `decode(bytes)`), read in place: a find checks each
+    /// candidate's class and privacy without copying every attribute out. Nil when the blob
+    /// is malformed, as `decode` finds it; at most 64 terms (nil beyond: decode instead).
+    static func matches(_ bytes: UnsafeRawBufferPointer, _ terms: [StoredAttribute]) -> Bool? {
+        guard terms.count <= 64 else { return nil }
+        let all: UInt64 = terms.count == 64 ? .max : (1 << UInt64(terms.count)) - 1
+        var held: UInt64 = 0
+        var offset = 0
+        while offset < bytes.count {
+            guard bytes.count - offset >= 12 else { return nil }
+            let type = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let length = Int(
+                UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+            offset += 12
+            guard bytes.count - offset >= length else { return nil }
+            let value = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+            for (index, term) in terms.enumerated()
+            where term.type == type && term.value.count == length && term.value.elementsEqual(value) {
+                held |= 1 << UInt64(index)
+            }
+            offset += length
+        }
+        return held == all
+    }
+
     /// The attributes in `bytes`, or nil when the blob is malformed (truncated, overlong).
     static func decode(_ bytes: [UInt8]) -> [StoredAttribute]? {
         var attributes: [StoredAttribute] = []

@@ -254,6 +254,15 @@ final class Statement {
         return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
     }
 
+    /// `body` of the column's bytes in place, valid only during the call.
+    func withBytes<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let base = sqlite3_column_blob(handle, column) else {
+            return body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
     func text(_ column: Int32) -> String {
         guard let base = sqlite3_column_text(handle, column) else { return "" }
         return String(cString: base)

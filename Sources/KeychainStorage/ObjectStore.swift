@@ -402,19 +402,36 @@ public final class ObjectStore {
     /// insertion order. The first term of an indexed type drives the lookup (an index
     /// seek; put the most selective first), and only its candidates are loaded to check the
     /// other terms. With no indexed term, every object is visited.
+    ///
+    /// An indexed find is one statement, its own consistent snapshot, as `attributes(of:)`:
+    /// the seek and each candidate's attributes, with no BEGIN and COMMIT around it (each
+    /// transaction takes and drops SQLite's read lock, two `fcntl`s and an `fstat`, and the
+    /// two statements cost as much again: a third of a find by label).
     public func find(_ terms: [StoredAttribute]) throws -> [Int64] {
-        try read {
-            guard let driver = terms.firstIndex(where: { ObjectStore.indexedTypes.contains($0.type) })
-            else { return try scan(matching: terms) }
-            let candidates = try indexed(terms[driver])
-            var rest = terms
-            rest.remove(at: driver)
-            guard !rest.isEmpty else { return candidates }
-            return try candidates.filter { id in
-                guard let attributes = try attributes(of: id) else { return false }
-                return ObjectStore.matches(attributes, rest)
+        guard let driver = terms.firstIndex(where: { ObjectStore.indexedTypes.contains($0.type) })
+        else { return try read { try scan(matching: terms) } }
+        var rest = terms
+        rest.remove(at: driver)
+        let statement = try database.statement(
+            "SELECT lookup.object, objects.attributes FROM lookup JOIN objects ON objects.id = lookup.object "
+                + "WHERE lookup.type = ?1 AND lookup.value = ?2 ORDER BY lookup.object")
+        // Finished before returning, so that its snapshot does not outlive the call.
+        defer { if !inTransaction { statement.finish() } }
+        statement.bind(1, Int64(bitPattern: terms[driver].type))
+        statement.bind(2, terms[driver].value)
+        var found: [Int64] = []
+        while try statement.step() {
+            let id = statement.int64(0)
+            guard !rest.isEmpty else {
+                found.append(id)
+                continue
             }
+            let matches =
+                try statement.withBytes(1) { AttributeCoding.matches($0, rest) }
+                ?? ObjectStore.matches(try decode(statement.bytes(1), of: id), rest)
+            if matches { found.append(id) }
         }
+        return found
     }
 
     /// The objects the lookup index holds for `term` (its type and value), in insertion
