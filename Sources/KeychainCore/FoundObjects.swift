@@ -115,6 +115,30 @@ extension Token {
         }
     }
 
+    /// `loadStored`, served from `objectCache` while the store's change counter keeps the
+    /// value it had when the object was read (no process has written since: C_GetAttributeValue
+    /// asked attribute by attribute, as p11tool asks, reads the object once), and kept there
+    /// when the counter did not move during the read. The visibility check runs every time.
+    /// `lock` must be held.
+    func loadStoredKept(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
+        -> AttributeSet
+    {
+        let store = try store(for: reference)
+        let before = store.changeCount
+        if let before, let cached = objectCache[reference], cached.changeCount == before {
+            try checkVisible(cached.attributes, context: context)
+            return cached.attributes
+        }
+        let rows = try CoreError.mapping { try store.attributes(of: reference.rowID) }
+        guard let rows else {
+            throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
+        }
+        let attributes = storedAttributes(rows, reference)
+        if let before, before == store.changeCount { remember([(reference, attributes)], at: before) }
+        try checkVisible(attributes, context: context)
+        return attributes
+    }
+
     /// Keeps objects just read in `objectCache`. `lock` must be held.
     private func remember(_ objects: [(ObjectReference, AttributeSet)], at changeCount: UInt64) {
         guard objects.count <= Token.objectCacheLimit else { return }

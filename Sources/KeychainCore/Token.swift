@@ -386,7 +386,7 @@ public final class Token: @unchecked Sendable {
         throws(CoreError) -> [AttributeReading]
     {
         try lock.withLock { () throws(CoreError) in
-            let loaded = try loadStored(reference, context: context)
+            let loaded = try loadStoredKept(reference, context: context)
             let stored = try withEffectiveTrust(loaded, stored: loaded)
             let hidden: Set<AttributeType> = [
                 .keyMaterial, .sealID, .trustSettings, .trustMarker, .trustSeal,

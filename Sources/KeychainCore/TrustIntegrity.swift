@@ -99,15 +99,24 @@ extension Token {
         return hasUserPIN ? settings.withoutGrants : settings
     }
 
+    /// What `TrustSettings.unspecified` stores: the effective settings of a certificate with
+    /// none (`effectiveTrustSettings` gives `.unspecified` for it, with nothing to verify).
+    static let unspecifiedTrustAttributes = TrustSettings.unspecified.storedAttributes
+
     /// `attributes` (a certificate as a caller reads it) with CKA_TRUSTED and
     /// CKA_X_DISTRUSTED as its effective settings say, not as stored. `lock` must be held.
     func withEffectiveTrust(_ attributes: AttributeSet, stored: AttributeSet) throws(CoreError)
         -> AttributeSet
     {
         guard stored.ulong(.class) == ObjectClass.certificate.rawValue else { return attributes }
-        let effective = try effectiveTrustSettings(of: stored).storedAttributes
+        // Most certificates have no settings: theirs are the unspecified ones, computed once.
+        let effective =
+            stored[.trustSettings] == nil
+            ? Token.unspecifiedTrustAttributes : try effectiveTrustSettings(of: stored).storedAttributes
         var result = attributes
-        for type: AttributeType in [.trusted, .distrusted] where result[type] != nil {
+        // Set only where it differs: most reads change nothing, and copy nothing.
+        for type: AttributeType in [.trusted, .distrusted]
+        where result[type] != nil && result[type] != effective[type] {
             result[type] = effective[type]
         }
         return result
