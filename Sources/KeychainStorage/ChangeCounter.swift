@@ -16,9 +16,9 @@
 /// transaction, and that takes locks on the `-shm` file: about 5 µs, a quarter of an ECDSA
 /// signature, on every C_SignInit.
 ///
-/// Readers read the record from a shared mapping of the file's first page (CounterPage):
-/// every C_SignInit with a kept key reads the counter, and a `pread` was a system call each
-/// time. The mapping is made only of a regular file holding a whole record, when the reader
+/// Readers (and writers, before they write) read the record from a shared mapping of the
+/// file's first page (CounterPage): every C_SignInit with a kept key reads the counter, and a
+/// `pread` was a system call each time. The mapping is made only of a regular file holding a whole record, when the reader
 /// looks at the file (below); writers write with `pwrite`, which the mapping shows at once,
 /// and never make the file shorter. Whatever the mapping cannot serve is read with `pread`:
 /// a file too short to map, a process out of counter pages, a record that does not check.
@@ -109,7 +109,7 @@ final class ChangeCounter {
         guard isWritable else {
             throw failure ?? StorageError(.readOnly, "cannot write \(storePath)-changes")
         }
-        let next = (read().map { $0 &+ 1 } ?? ChangeCounter.freshStart()) | 1
+        let next = ((readMapped() ?? read()).map { $0 &+ 1 } ?? ChangeCounter.freshStart()) | 1
         try write(next)
     }
 
@@ -121,7 +121,8 @@ final class ChangeCounter {
             return
         }
         guard isWritable else { return }
-        let next = read().map { $0 & 1 == 1 ? $0 &+ 1 : $0 &+ 2 } ?? ChangeCounter.freshStart()
+        let next =
+            (readMapped() ?? read()).map { $0 & 1 == 1 ? $0 &+ 1 : $0 &+ 2 } ?? ChangeCounter.freshStart()
         // Unwritten, the counter stays odd and every reader re-reads: safe, only slower.
         try? write(next)
     }
