@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -59,7 +57,11 @@ final class CounterPage {
 }
 
 /// The reserved pages counters are mapped into, and the SIGBUS guard over them (CounterPage).
-final class CounterRegion: Sendable {
+/// Which pages are used is kept under a pthread mutex, held across a `fork()` by the
+/// `pthread_atfork` handlers so that a child never finds it held (`Synchronization`'s `Mutex`
+/// is kept out of the module, docs/ARCHITECTURE.md §11.1).
+final class CounterRegion: @unchecked Sendable {
+    // @unchecked: `used` is touched only with `mutex` held.
     /// The region of this process, reserved on first use; nil when it cannot be (the counters
     /// are then read with `pread`).
     static let shared = CounterRegion()
@@ -68,7 +70,8 @@ final class CounterRegion: Sendable {
     let pageSize: Int
     private let start: UInt
     /// One bit per page: set while a counter maps it.
-    private let used = Atomic<UInt64>(0)
+    private var used: UInt64 = 0
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     private init?() {
         let pageSize = sysconf(Int32(_SC_PAGESIZE))
@@ -79,11 +82,20 @@ final class CounterRegion: Sendable {
         else { return nil }
         self.pageSize = pageSize
         start = UInt(bitPattern: base)
+        // Allocated once and never freed: the region lives as long as the process.
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
         guard installBusGuard(start: start, end: start + UInt(size), pageSize: UInt(pageSize)) else {
             // No guard, no mapping: the region stays reserved and unused.
             return nil
         }
+        pthread_atfork(
+            { CounterRegion.shared?.lock() }, { CounterRegion.shared?.unlock() },
+            { CounterRegion.shared?.unlock() })
     }
+
+    private func lock() { pthread_mutex_lock(mutex) }
+    private func unlock() { pthread_mutex_unlock(mutex) }
 
     func page(_ slot: Int) -> UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: start + UInt(slot * pageSize))
@@ -91,22 +103,21 @@ final class CounterRegion: Sendable {
 
     /// A free page, marked used; nil when all are.
     func claim() -> Int? {
-        var current = used.load(ordering: .relaxed)
-        while current != .max {
-            let slot = (~current).trailingZeroBitCount
-            let (exchanged, original) = used.compareExchange(
-                expected: current, desired: current | (1 << slot), ordering: .acquiringAndReleasing)
-            if exchanged { return slot }
-            current = original
-        }
-        return nil
+        lock()
+        defer { unlock() }
+        guard used != .max else { return nil }
+        let slot = (~used).trailingZeroBitCount
+        used |= 1 << UInt64(slot)
+        return slot
     }
 
     /// Reserves the page again (the file's mapping goes) and frees it.
     func release(_ slot: Int) {
         _ = mmap(
             page(slot), pageSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0)
-        used.bitwiseAnd(~(UInt64(1) << slot), ordering: .acquiringAndReleasing)
+        lock()
+        used &= ~(UInt64(1) << UInt64(slot))
+        unlock()
     }
 }
 

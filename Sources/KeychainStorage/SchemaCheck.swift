@@ -1,7 +1,5 @@
-import Synchronization
-
 /// One object of a store's schema, as `sqlite_master` lists it.
-struct SchemaObject: Hashable, Sendable {
+struct SchemaObject: Hashable {
     var type: String
     var name: String
     var table: String
@@ -24,17 +22,13 @@ struct SchemaObject: Hashable, Sendable {
 /// (the migrations add ours). A store of an older schema holds a part of the expected objects;
 /// one of a newer schema is left to `migrate`, which refuses it.
 extension ObjectStore {
-    /// Every object the migrations make, read from an in-memory store they built. Built once
-    /// per process and kept (the migrations never change; building took about a third of a
-    /// module's load), but only once built: a failure to build it (out of memory) is this
-    /// open's error, not every later open's, and the next open builds it again.
+    /// Every object the migrations make, read from an in-memory store they built now. Built
+    /// at each check that needs it (`knownSchema` settles the usual store first) rather than
+    /// kept: a failure to build it (out of memory) is this open's error, not every later open's.
     static func expectedSchema() throws(StorageError) -> Set<SchemaObject> {
-        if let kept = expectedSchemaKept.load() { return kept.objects }
         let database = try Database(path: ":memory:", allowCreate: true)
         for migration in migrations { try database.execute(migration) }
-        let built = ExpectedSchema(objects: try schema(of: database))
-        // Two threads may both build it: the first kept is the one every check uses.
-        return expectedSchemaKept.storeIfNil(built).objects
+        return try schema(of: database)
     }
 
     static func schema(of database: Database) throws(StorageError) -> Set<SchemaObject> {
@@ -105,11 +99,3 @@ extension ObjectStore {
             ).prefix(64))
     }
 }
-
-/// The expected schema, once built (`ObjectStore.expectedSchema`).
-private final class ExpectedSchema: Sendable {
-    let objects: Set<SchemaObject>
-    init(objects: Set<SchemaObject>) { self.objects = objects }
-}
-
-private let expectedSchemaKept = AtomicLazyReference<ExpectedSchema>()
