@@ -1,5 +1,5 @@
 public import Foundation
-internal import KeychainCrypto
+internal import KeychainCore
 
 /// An X.509 certificate, parsed once, with the values people look up and show.
 ///
@@ -9,9 +9,7 @@ internal import KeychainCrypto
 ///     let certificate = try Certificate(derEncoded: bytes)
 ///     print(certificate.subjectSummary ?? "?", certificate.notValidAfter)
 public struct Certificate: Hashable, Sendable, CustomStringConvertible {
-    let parsed: X509Certificate
-    /// Apple's normalized subject and issuer, computed once at parse time.
-    private let normalizedNames: (subject: [UInt8], issuer: [UInt8])
+    let parsed: ParsedCertificate
     /// The X.509 version, read once at parse time.
     public let version: Int
 
@@ -21,14 +19,10 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     ///   certificate (trailing bytes are refused too).
     public init(derEncoded bytes: some Sequence<UInt8>) throws(KeychainError) {
         do {
-            parsed = try X509Certificate(der: Array(bytes))
+            parsed = try ParsedCertificate(der: Array(bytes))
         } catch {
             throw KeychainError(.decode, "not a DER X.509 certificate: \(error.message)")
         }
-        normalizedNames = (
-            DistinguishedName.normalized(parsed.subject) ?? parsed.subject,
-            DistinguishedName.normalized(parsed.issuer) ?? parsed.issuer
-        )
         version = parsed.version
     }
 
@@ -58,10 +52,10 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``KeychainError/Code/decode`` when the bytes are neither.
     public static func certificates(decoding bytes: [UInt8]) throws(KeychainError) -> [Certificate] {
-        guard PEM.looksLikePEM(bytes) else { return [try Certificate(derEncoded: bytes)] }
+        guard ParsedCertificate.looksLikePEM(bytes) else { return [try Certificate(derEncoded: bytes)] }
         let blocks: [[UInt8]]
         do {
-            blocks = try PEM.certificates(in: bytes)
+            blocks = try ParsedCertificate.pemCertificates(in: bytes)
         } catch {
             throw KeychainError(.decode, error.message)
         }
@@ -82,7 +76,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     public var derEncoded: [UInt8] { parsed.der }
 
     /// The certificate as one PEM block, ending in a newline.
-    public var pemEncoded: String { PEM.encodeCertificate(parsed.der) }
+    public var pemEncoded: String { ParsedCertificate.pemEncoded(parsed.der) }
 
     // MARK: Names
 
@@ -115,10 +109,10 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     /// Apple's normalized form of the subject (`SecCertificateCopyNormalizedSubjectSequence`):
     /// PrintableString values upper-cased with blanks collapsed, as a DER Name.
-    public var normalizedSubjectSequence: [UInt8] { normalizedNames.subject }
+    public var normalizedSubjectSequence: [UInt8] { parsed.normalizedSubject }
 
     /// Apple's normalized form of the issuer (`SecCertificateCopyNormalizedIssuerSequence`).
-    public var normalizedIssuerSequence: [UInt8] { normalizedNames.issuer }
+    public var normalizedIssuerSequence: [UInt8] { parsed.normalizedIssuer }
 
     // MARK: Identity and validity
 
@@ -132,12 +126,12 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     /// The start of the validity period (notBefore).
     public var notValidBefore: Date {
-        Date(timeIntervalSince1970: TimeInterval(parsed.notBefore.secondsSince1970))
+        Date(timeIntervalSince1970: TimeInterval(parsed.notBefore))
     }
 
     /// The end of the validity period (notAfter).
     public var notValidAfter: Date {
-        Date(timeIntervalSince1970: TimeInterval(parsed.notAfter.secondsSince1970))
+        Date(timeIntervalSince1970: TimeInterval(parsed.notAfter))
     }
 
     /// Whether `date` lies in the validity period, both ends included.

@@ -1,4 +1,4 @@
-internal import KeychainCrypto
+internal import KeychainCore
 
 // What the `Security` face's certificate search keys (kSecMatchSubject…, kSecMatchIssuers)
 // need of a certificate beyond its public properties: the subject as separate values, and a
@@ -12,5 +12,7 @@ extension Certificate {
 
     /// A DER Name in Apple's normalized form, as ``normalizedSubjectSequence`` and
     /// ``normalizedIssuerSequence`` give a certificate's names; nil when `der` is not a Name.
-    public static func normalizedName(_ der: [UInt8]) -> [UInt8]? { DistinguishedName.normalized(der) }
+    public static func normalizedName(_ der: [UInt8]) -> [UInt8]? {
+        ParsedCertificate.normalizedName(der)
+    }
 }

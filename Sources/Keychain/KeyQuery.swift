@@ -1,5 +1,4 @@
 internal import KeychainCore
-internal import KeychainCrypto
 
 // What selects keys (KeyQuery), changes them (KeyChanges) and describes new ones
 // (NewKeyAttributes), for the key functions of KeyItems.swift.

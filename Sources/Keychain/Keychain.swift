@@ -1,6 +1,5 @@
 internal import Foundation
 internal import KeychainCore
-internal import KeychainCrypto
 
 #if canImport(Glibc)
     import Glibc
@@ -479,7 +478,8 @@ private struct SearchPlan {
         if let hash = query.publicKeyHash, !require(.id, hash) { return nil }
         if let reference = query.persistentReference, !require(.uniqueID, reference) { return nil }
         if let serial = query.serialNumber {
-            guard let der = DERInteger.encode(content: serial), require(.serialNumber, der) else {
+            guard let der = ParsedCertificate.serialNumberDER(content: serial), require(.serialNumber, der)
+            else {
                 return nil
             }
         }
@@ -555,7 +555,7 @@ private struct SearchPlan {
 
     /// Apple's rule: names are equal when their normalized forms are.
     private static func sameName(_ normalizedStored: [UInt8], _ wanted: [UInt8]) -> Bool {
-        normalizedStored == (DistinguishedName.normalized(wanted) ?? wanted)
+        normalizedStored == (ParsedCertificate.normalizedName(wanted) ?? wanted)
     }
 }
 
