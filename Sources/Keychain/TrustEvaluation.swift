@@ -1,6 +1,5 @@
 public import Foundation
 internal import KeychainCore
-internal import KeychainCrypto
 
 /// What a chain is evaluated for.
 ///
@@ -150,66 +149,24 @@ extension Keychain {
         guard let leaf = chain.first else {
             throw KeychainError(.parameter, "the chain to evaluate is empty")
         }
-        let purpose = KeychainCore.TrustPurpose(rawValue: policy.purpose.rawValue) ?? .any
-        var keychainAnchors: [[UInt8]] = []
-        var distrusted = Set<[UInt8]>()
-        var distrustedDER: [[UInt8]] = []
-        var peers = Set<[UInt8]>()
-        for entry in stored {
-            switch entry.settings.disposition(for: purpose) {
-            case .trustedAnchor: keychainAnchors.append(entry.der)
-            case .distrusted:
-                distrusted.insert(fingerprint(entry.der))
-                distrustedDER.append(entry.der)
-            case .trustedPeer: peers.insert(entry.der)
-            case .unspecified: break
-            }
-        }
-        var given = anchors.map(\.derEncoded)
-        if !anchorsOnly, peers.contains(leaf.derEncoded) {
-            // Trusted as itself: the leaf is its own anchor, for this evaluation only.
-            given.append(leaf.derEncoded)
-        }
         let verifyTime = try date.map { (date) throws(KeychainError) in try seconds(date) }
-        do throws(CryptoError) {
-            let anchorSet = try AnchorCache.shared.anchors(
-                given: given, keychain: anchorsOnly ? [] : keychainAnchors, system: !anchorsOnly)
-            // The distrusted certificates join the helpers, so that a chain through one is built
-            // to it and fails as distrusted, not as merely incomplete (within the input bound).
-            var helpers = chain.dropFirst().map(\.derEncoded)
-            for der in distrustedDER where helpers.count < ChainVerifier.maximumInputCertificates - 1 {
-                if !helpers.contains(der) { helpers.append(der) }
-            }
-            let result = try ChainVerifier.verify(
-                try VerifiableCache.shared.certificate(leaf.derEncoded),
-                intermediates: try helpers.map { (der) throws(CryptoError) in
-                    try VerifiableCache.shared.certificate(der)
-                },
-                anchors: anchorSet.store, distrusted: distrusted,
-                policy: ChainPolicy(
-                    purpose: ChainPolicy.Purpose(rawValue: policy.purpose.rawValue) ?? .any,
-                    hostName: policy.hostName,
-                    verifyTime: verifyTime))
-            // The chain's certificates are mostly the ones given: reuse them, parse only the others.
-            let known = chain + anchors
-            // try?: every other certificate of the chain OpenSSL built is one it parsed; a
-            // re-parse that fails would leave it out of the shown chain, never decide trust.
-            let built = result.chain.compactMap { der in
-                known.first { $0.derEncoded == der } ?? (try? Certificate(derEncoded: der))
-            }
-            var source: TrustEvaluation.AnchorSource?
-            if result.reachedAnchor, let last = result.chain.last {
-                let anchor = fingerprint(last)
-                source =
-                    anchorSet.given.contains(anchor)
-                    ? .given : anchorSet.keychain.contains(anchor) ? .keychain : .system
-            }
-            return TrustEvaluation(
-                chain: built.isEmpty ? [leaf] : built, failures: result.failures.map(TrustFailure.init),
-                anchorSource: source)
-        } catch {
-            throw KeychainError(error.code == .invalidInput ? .parameter : .internal, error.message)
+        let outcome = try KeychainError.mapping { () throws(CoreError) in
+            try ChainEvaluation.evaluate(
+                leaf: leaf.derEncoded, helpers: chain.dropFirst().map(\.derEncoded),
+                purpose: KeychainCore.TrustPurpose(rawValue: policy.purpose.rawValue) ?? .any,
+                hostName: policy.hostName, verifyTime: verifyTime, anchors: anchors.map(\.derEncoded),
+                anchorsOnly: anchorsOnly, stored: stored)
         }
+        // The chain's certificates are mostly the ones given: reuse them, parse only the others.
+        let known = chain + anchors
+        // try?: every other certificate of the chain OpenSSL built is one it parsed; a
+        // re-parse that fails would leave it out of the shown chain, never decide trust.
+        let built = outcome.chain.compactMap { der in
+            known.first { $0.derEncoded == der } ?? (try? Certificate(derEncoded: der))
+        }
+        return TrustEvaluation(
+            chain: built.isEmpty ? [leaf] : built, failures: outcome.problems.map(TrustFailure.init),
+            anchorSource: outcome.anchorSource.map(TrustEvaluation.AnchorSource.init))
     }
 }
 
@@ -224,9 +181,19 @@ private func seconds(_ date: Date) throws(KeychainError) -> Int64 {
 }
 
 extension TrustFailure {
-    init(_ failure: ChainFailure) {
+    init(_ problem: ChainProblem) {
         self.init(
-            reason: Reason(rawValue: failure.reason.rawValue) ?? .other, depth: failure.depth,
-            message: failure.message)
+            reason: Reason(rawValue: problem.reason) ?? .other, depth: problem.depth, message: problem.message
+        )
+    }
+}
+
+extension TrustEvaluation.AnchorSource {
+    init(_ source: ChainAnchorSource) {
+        switch source {
+        case .keychain: self = .keychain
+        case .given: self = .given
+        case .system: self = .system
+        }
     }
 }
