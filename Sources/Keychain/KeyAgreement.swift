@@ -1,4 +1,4 @@
-internal import KeychainCore
+public import KeychainCore
 internal import KeychainCrypto
 
 // Key agreement (ECDH) and Apple's ECIES, for keys in memory and stored EC private keys. A

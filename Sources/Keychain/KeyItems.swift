@@ -127,14 +127,8 @@ extension Keychain {
     package func generateKeyPair(
         _ algorithm: KeyAlgorithm, privateKey: NewKeyAttributes, publicKey: NewKeyAttributes
     ) throws(KeychainError) -> KeyPair {
-        let kind: KeyPairKind
-        switch try algorithm.crypto {
-        case .rsa(let bits): kind = .rsa(bits: bits)
-        case .ec(let curve): kind = .ec(curveParameters: curve.parameters)
-        case .ed25519: kind = .ed25519(curveParameters: Edwards25519.parameters)
-        case .ed448, .x25519, .x448:
-            throw KeychainError(.parameter, "only RSA, EC and Ed25519 key pairs are generated here")
-        }
+        let coreKind = try algorithm.kind
+        let kind = try KeychainError.mapping { () throws(CoreError) in try coreKind.keyPairKind() }
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
@@ -168,9 +162,8 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
-                key.key, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private, for: key.algorithm.type),
-                generatedBy: nil, context: context)
+                key.material, publicTemplate: publicKey.template(.public),
+                privateTemplate: privateKey.template(.private, for: key.algorithm.type), context: context)
         }
         return try keyPair(references)
     }
@@ -215,23 +208,10 @@ extension Keychain {
         var template = NewKeyAttributes(label: label, applicationTag: applicationTag, common: attributes)
             .template(.public)
         template[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
-        let key = publicKey.key
-        switch key.algorithm {
-        case .rsa:
-            template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.rsa.rawValue)
-            template[.modulus] = key.component("n") ?? []
-            template[.publicExponent] = key.component("e") ?? []
-        case .ec(let curve):
-            template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.ec.rawValue)
-            template[.ecParams] = curve.parameters
-            template[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
-        case .ed25519:
-            template[.keyType] = AttributeValue.encode(KeychainCore.KeyType.ecEdwards.rawValue)
-            template[.ecParams] = Edwards25519.parameters
-            template[.ecPoint] = DEROctetString.encode(key.publicPoint ?? [])
-        case .ed448, .x25519, .x448, nil:
-            throw KeychainError(.parameter, "only RSA, EC and Ed25519 public keys can be stored")
+        let parts = try KeychainError.mapping { () throws(CoreError) in
+            try publicKey.material.publicKeyAttributes()
         }
+        for (type, value) in parts { template[type] = value }
         let reference = try KeychainError.mapping { () throws(CoreError) in
             try token.createObject(template, context: context)
         }
@@ -363,7 +343,7 @@ extension Keychain {
     public func exportPrivateKey(_ key: KeyItem) throws(KeychainError) -> PrivateKey {
         let reference = try privateKeyReference(key, to: "export a private key")
         let privateKey = try KeychainError.mapping { () throws(CoreError) in
-            try token.exportablePrivateKey(reference, context: context)
+            try token.exportPrivateKey(reference, context: context)
         }
         return try PrivateKey(privateKey)
     }

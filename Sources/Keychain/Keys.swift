@@ -1,3 +1,4 @@
+public import KeychainCore
 internal import KeychainCrypto
 
 /// The kind of an asymmetric key (Apple's kSecAttrKeyType, PKCS#11's CKA_KEY_TYPE).
@@ -51,59 +52,39 @@ public struct KeyAlgorithm: Hashable, Sendable, CustomStringConvertible {
     /// E.g. `RSA-2048`, `EC-256`, `Ed25519`.
     public var description: String { type == .ed25519 ? "Ed25519" : "\(type)-\(sizeInBits)" }
 
-    /// Nil for the key types this API does not offer yet (Ed448, X25519, X448: PKCS#11 only).
-    init?(_ algorithm: KeychainCrypto.KeyAlgorithm) {
-        switch algorithm {
+    /// The algorithm of a key the core holds in memory.
+    init(_ kind: KeyMaterial.Kind) {
+        switch kind {
         case .rsa(let bits): self.init(type: .rsa, sizeInBits: bits)
-        case .ec(let curve): self.init(type: .ellipticCurve, sizeInBits: curve.bits)
+        case .ec(let bits): self.init(type: .ellipticCurve, sizeInBits: bits)
         case .ed25519: self = .ed25519
-        case .ed448, .x25519, .x448: return nil
         }
     }
 
-    /// The crypto layer's algorithm, or an error naming what is supported.
-    var crypto: KeychainCrypto.KeyAlgorithm {
+    /// The core's kind of key; the core checks the size where a key is made.
+    var kind: KeyMaterial.Kind {
         get throws(KeychainError) {
-            switch type {
-            case .rsa:
-                guard (2048...4096).contains(sizeInBits) else {
-                    throw KeychainError(.parameter, "RSA keys have 2048 to 4096 bits, not \(sizeInBits)")
-                }
-                return .rsa(bits: sizeInBits)
-            case .ellipticCurve:
-                guard let curve = EllipticCurve.allCases.first(where: { $0.bits == sizeInBits }) else {
-                    throw KeychainError(
-                        .parameter,
-                        "EC keys have 256, 384 or 521 bits (P-256, P-384, P-521), not \(sizeInBits)")
-                }
-                return .ec(curve)
-            case .ed25519:
-                guard sizeInBits == 256 else {
-                    throw KeychainError(.parameter, "Ed25519 keys have 256 bits, not \(sizeInBits)")
-                }
-                return .ed25519
+            try KeychainError.mapping { () throws(CoreError) in
+                try KeyMaterial.Kind(family: type.family, bits: sizeInBits)
             }
         }
     }
 }
 
-/// A hash function of a signature or encryption algorithm.
-public enum DigestAlgorithm: Hashable, Sendable, CaseIterable {
-    case sha1, sha224, sha256, sha384, sha512
-
-    /// The output length in bytes.
-    public var length: Int { crypto.length }
-
-    var crypto: KeychainCrypto.DigestAlgorithm {
+extension KeyType {
+    /// The core's name of the kind of key.
+    var family: KeyMaterial.Family {
         switch self {
-        case .sha1: .sha1
-        case .sha224: .sha224
-        case .sha256: .sha256
-        case .sha384: .sha384
-        case .sha512: .sha512
+        case .rsa: .rsa
+        case .ellipticCurve: .ec
+        case .ed25519: .ed25519
         }
     }
 }
+
+/// A hash function of a signature or encryption algorithm: SHA-1, SHA-224, SHA-256, SHA-384
+/// or SHA-512, with its output length in bytes (`length`). The core's type.
+public typealias DigestAlgorithm = KeychainCore.HashAlgorithm
 
 /// How a signature is made, named as Apple's `SecKeyAlgorithm` constants name them.
 ///
@@ -258,25 +239,33 @@ public struct KeyUsage: OptionSet, Hashable, Sendable {
     public static let unwrap = KeyUsage(rawValue: 1 << 6)
 }
 
-extension EllipticCurve {
-    /// The bytes of a field element (a coordinate, the private scalar).
-    var fieldLength: Int { (bits + 7) / 8 }
-}
-
 extension KeyAlgorithm {
-    /// The algorithm of an OpenSSL key; an error for a kind the keychain does not hold.
-    static func of(_ key: AsymmetricKey) throws(KeychainError) -> KeyAlgorithm {
-        guard let algorithm = key.algorithm.flatMap(KeyAlgorithm.init) else {
+    /// The algorithm of an in-memory key; an error for a kind the keychain does not hold.
+    static func of(_ key: KeyMaterial) throws(KeychainError) -> KeyAlgorithm {
+        guard let kind = key.kind else {
             throw KeychainError(.parameter, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
         }
-        return algorithm
+        return KeyAlgorithm(kind)
+    }
+
+    /// The algorithm of the crypto layer's key (the in-memory signature and encryption checks).
+    static func of(_ key: AsymmetricKey) throws(KeychainError) -> KeyAlgorithm { try of(KeyMaterial(key)) }
+}
+
+/// The read errors of the core's key decoding, as the typed API reports them.
+private func decoding<T>(_ prefix: String, _ body: () throws(CoreError) -> T) throws(KeychainError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw KeychainError(.decode, prefix + error.message)
     }
 }
 
 /// A public key, in memory: from a certificate, a stored key, or its encoding. Verifies
 /// signatures and encrypts. Two public keys are equal when their SubjectPublicKeyInfo is.
 public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
-    let key: AsymmetricKey
+    /// The key, decoded by the core.
+    let material: KeyMaterial
     /// The key's SubjectPublicKeyInfo DER (CKA_PUBLIC_KEY_INFO; `openssl pkey -pubin -inform DER`).
     public let subjectPublicKeyInfo: [UInt8]
     /// The key's type and size.
@@ -287,13 +276,10 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``KeychainError/Code/decode`` when the bytes are not a public key of a
     ///   supported kind.
     public init(subjectPublicKeyInfo der: [UInt8]) throws(KeychainError) {
-        let key: AsymmetricKey
-        do {
-            key = try AsymmetricKey(subjectPublicKeyInfo: der)
-        } catch {
-            throw KeychainError(.decode, "not a supported public key: \(error.message)")
-        }
-        try self.init(key)
+        try self.init(
+            decoding("not a supported public key: ") { () throws(CoreError) in
+                try KeyMaterial(subjectPublicKeyInfo: der)
+            })
     }
 
     /// Reads Apple's external representation of a public key: a PKCS#1 RSAPublicKey for RSA.
@@ -301,19 +287,16 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``KeychainError/Code/decode`` when the bytes are not one.
     public init(rsaPublicKey der: [UInt8]) throws(KeychainError) {
-        let key: AsymmetricKey
-        do {
-            key = try AsymmetricKey(rsaPublicKey: der)
-        } catch {
-            throw KeychainError(.decode, "not a PKCS#1 RSA public key: \(error.message)")
-        }
-        try self.init(key)
+        try self.init(
+            decoding("not a PKCS#1 RSA public key: ") { () throws(CoreError) in
+                try KeyMaterial(rsaPublicKey: der)
+            })
     }
 
-    init(_ key: AsymmetricKey) throws(KeychainError) {
-        self.key = key
-        subjectPublicKeyInfo = key.subjectPublicKeyInfo
-        algorithm = try KeyAlgorithm.of(key)
+    init(_ material: KeyMaterial) throws(KeychainError) {
+        self.material = material
+        subjectPublicKeyInfo = material.subjectPublicKeyInfo
+        algorithm = try KeyAlgorithm.of(material)
     }
 
     /// Reads Apple's external representation of a public key of `type` (what
@@ -323,28 +306,14 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``KeychainError/Code/decode`` when the bytes are not such a key.
     public init(externalRepresentation bytes: [UInt8], type: KeyType) throws(KeychainError) {
-        switch type {
-        case .rsa:
+        if type == .rsa {
             try self.init(rsaPublicKey: bytes)
             return
-        case .ellipticCurve:
-            guard let curve = EllipticCurve.allCases.first(where: { 1 + 2 * $0.fieldLength == bytes.count }),
-                bytes.first == 0x04
-            else { throw KeychainError(.decode, "not an uncompressed P-256, P-384 or P-521 point") }
-            try self.init(components: .ecPublic(curve, point: bytes))
-        case .ed25519:
-            try self.init(components: .ed25519Public(bytes))
         }
-    }
-
-    private init(components: KeyComponents) throws(KeychainError) {
-        let key: AsymmetricKey
-        do {
-            key = try AsymmetricKey(components: components)
-        } catch {
-            throw KeychainError(.decode, "not a valid public key: \(error.message)")
-        }
-        try self.init(key)
+        try self.init(
+            decoding("") { () throws(CoreError) in
+                try KeyMaterial(externalPublicKey: bytes, family: type.family)
+            })
     }
 
     /// The key's type.
@@ -355,12 +324,12 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// Apple's external representation (`SecKeyCopyExternalRepresentation`): a PKCS#1
     /// RSAPublicKey DER for RSA, the X9.63 uncompressed point 04 ‖ X ‖ Y for EC, the 32 raw
     /// bytes for Ed25519.
-    public var externalRepresentation: [UInt8] { key.publicKeyRepresentation }
+    public var externalRepresentation: [UInt8] { material.publicKeyRepresentation }
 
     /// SHA-1 of ``externalRepresentation``: the application label (CKA_ID) the keychain gives
     /// this key's pair and the certificates issued for it, Apple's kSecAttrApplicationLabel
     /// and kSecAttrPublicKeyHash.
-    public var publicKeyHash: [UInt8] { key.publicKeyHash }
+    public var publicKeyHash: [UInt8] { material.publicKeyHash }
 
     /// Whether `signature` is a valid signature of `data` by this key's private key.
     ///
@@ -404,25 +373,26 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
 /// `kSecAttrIsPermanent: false`): generated, read from PKCS#8, or exported from an exportable
 /// keychain item. ``Keychain/add(_:label:applicationTag:exportable:attributes:)`` stores one.
 public struct PrivateKey: Sendable, CustomStringConvertible {
-    let key: AsymmetricKey
+    /// The key, decoded or generated by the core.
+    let material: KeyMaterial
     /// The key's type and size.
     public let algorithm: KeyAlgorithm
     /// The matching public key.
     public let publicKey: PublicKey
 
-    init(_ key: AsymmetricKey) throws(KeychainError) {
-        self.key = key
-        algorithm = try KeyAlgorithm.of(key)
-        publicKey = try PublicKey(KeychainError.crypto { () throws(CryptoError) in try key.publicKey() })
+    init(_ material: KeyMaterial) throws(KeychainError) {
+        self.material = material
+        algorithm = try KeyAlgorithm.of(material)
+        publicKey = try PublicKey(KeychainError.mapping { () throws(CoreError) in try material.publicKey() })
     }
 
     /// Generates a new key.
     ///
     /// - Throws: ``KeychainError/Code/parameter`` for a size the type does not have.
     public static func generate(_ algorithm: KeyAlgorithm) throws(KeychainError) -> PrivateKey {
-        let kind = try algorithm.crypto
+        let kind = try algorithm.kind
         return try PrivateKey(
-            KeychainError.crypto { () throws(CryptoError) in try AsymmetricKey.generate(kind) })
+            KeychainError.mapping { () throws(CoreError) in try KeyMaterial.generate(kind) })
     }
 
     /// Reads a private key's DER: PKCS#8 PrivateKeyInfo (unencrypted), or a traditional
@@ -430,21 +400,18 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``KeychainError/Code/decode`` when the bytes are not a supported key.
     public init(derEncoded der: [UInt8]) throws(KeychainError) {
-        let key: AsymmetricKey
-        do {
-            key = try AsymmetricKey(privateKeyDER: der)
-        } catch {
-            throw KeychainError(.decode, "not a supported private key: \(error.message)")
-        }
-        try self.init(key)
+        try self.init(
+            decoding("not a supported private key: ") { () throws(CoreError) in
+                try KeyMaterial(privateKeyDER: der)
+            })
     }
 
     /// The key as PKCS#8 PrivateKeyInfo DER (`openssl pkey -inform DER`). Secret.
-    public var pkcs8DER: [UInt8] { key.pkcs8 ?? [] }
+    public var pkcs8DER: [UInt8] { material.pkcs8 ?? [] }
 
     /// Apple's external representation (`SecKeyCopyExternalRepresentation`): a PKCS#1
     /// RSAPrivateKey for RSA, 04 ‖ X ‖ Y ‖ K for EC, the 32 raw bytes for Ed25519. Secret.
-    public var externalRepresentation: [UInt8] { key.privateKeyRepresentation ?? [] }
+    public var externalRepresentation: [UInt8] { material.privateKeyRepresentation ?? [] }
 
     /// Reads Apple's external representation of a private key of `type` (what
     /// ``externalRepresentation`` gives and `SecKeyCreateWithData` takes): a PKCS#1
@@ -453,29 +420,14 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``KeychainError/Code/decode`` when the bytes are not such a key.
     public init(externalRepresentation bytes: [UInt8], type: KeyType) throws(KeychainError) {
-        let components: KeyComponents
-        switch type {
-        case .rsa:
+        if type == .rsa {
             try self.init(derEncoded: bytes)
             return
-        case .ellipticCurve:
-            guard let curve = EllipticCurve.allCases.first(where: { 1 + 3 * $0.fieldLength == bytes.count }),
-                bytes.first == 0x04
-            else { throw KeychainError(.decode, "not an X9.63 P-256, P-384 or P-521 private key") }
-            components = .ecPrivate(curve, scalar: Array(bytes.suffix(curve.fieldLength)))
-        case .ed25519:
-            components = .ed25519Private(bytes)
         }
-        let key: AsymmetricKey
-        do {
-            key = try AsymmetricKey(components: components)
-        } catch {
-            throw KeychainError(.decode, "not a valid private key: \(error.message)")
-        }
-        if case .ellipticCurve = type, key.publicPoint != Array(bytes.dropLast((bytes.count - 1) / 3)) {
-            throw KeychainError(.decode, "the X9.63 private key's point is not its scalar's")
-        }
-        try self.init(key)
+        try self.init(
+            decoding("") { () throws(CoreError) in
+                try KeyMaterial(externalPrivateKey: bytes, family: type.family)
+            })
     }
 
     /// Signs `data`.
@@ -523,4 +475,14 @@ extension KeychainError {
 extension Certificate {
     /// The certificate's public key; nil for a kind the keychain does not hold (e.g. DSA).
     public var publicKey: PublicKey? { try? PublicKey(subjectPublicKeyInfo: publicKeyInfo) }
+}
+
+// The crypto layer's key, for the in-memory signature, encryption and key agreement code
+// that has not moved into the core yet.
+extension PublicKey {
+    var key: AsymmetricKey { material.key }
+}
+
+extension PrivateKey {
+    var key: AsymmetricKey { material.key }
 }

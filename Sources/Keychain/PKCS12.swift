@@ -1,5 +1,4 @@
 internal import KeychainCore
-internal import KeychainCrypto
 
 /// The decrypted contents of a PKCS#12 file (`.p12`, `.pfx`): a private key, its certificate
 /// and the certificates of its chain. Held in memory; ``Keychain/add(_:label:)`` stores it.
@@ -24,15 +23,14 @@ public struct PKCS12Bundle: Sendable {
     ///   ``KeychainError/Code/decode`` when the data is not PKCS#12, or holds a key or
     ///   certificate this keychain cannot read.
     public init(derEncoded data: [UInt8], password: String) throws(KeychainError) {
-        let contents: PKCS12Contents
+        let contents: PKCS12Import
         do {
-            contents = try PKCS12Contents(der: data, password: password)
+            contents = try PKCS12Import(der: data, password: password)
         } catch {
-            switch error.code {
-            case .wrongPassword: throw KeychainError(.authFailed, "wrong password for the PKCS#12 file")
-            case .invalidInput, .unsupported, .failed, .authenticationFailed, .invalidPadding:
-                throw KeychainError(.decode, "not a readable PKCS#12 file: \(error.message)")
+            if error.code == .pinIncorrect {
+                throw KeychainError(.authFailed, "wrong password for the PKCS#12 file")
             }
+            throw KeychainError(.decode, "not a readable PKCS#12 file: \(error.message)")
         }
         do {
             privateKey = try contents.privateKey.map { key throws(KeychainError) in try PrivateKey(key) }
@@ -94,9 +92,8 @@ extension Keychain {
                     let attributes = NewKeyAttributes(label: label, isSensitive: true, isExtractable: false)
                     let references = try KeychainError.mapping { () throws(CoreError) in
                         try token.storeKeyPair(
-                            key.key, publicTemplate: attributes.template(.public),
-                            privateTemplate: attributes.template(.private), generatedBy: nil, context: context
-                        )
+                            key.material, publicTemplate: attributes.template(.public),
+                            privateTemplate: attributes.template(.private), context: context)
                     }
                     stored += [references.publicKey, references.privateKey]
                 }

@@ -1,4 +1,4 @@
-internal import KeychainCore
+public import KeychainCore
 internal import KeychainCrypto
 
 // What a stored secret key does: encrypt and decrypt (AES), compute and check MACs (HMAC,

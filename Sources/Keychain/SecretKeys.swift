@@ -1,4 +1,4 @@
-internal import KeychainCore
+public import KeychainCore
 internal import KeychainCrypto
 
 // Secret keys in a keychain (PKCS#11 CKO_SECRET_KEY; Apple's kSecAttrKeyClassSymmetric):
