@@ -1,5 +1,5 @@
 public import Foundation
-internal import KeychainCore
+public import KeychainCore
 
 /// What a chain is evaluated for.
 ///
@@ -144,7 +144,7 @@ extension Keychain {
 
     private static func evaluate(
         chain: [Certificate], policy: TrustPolicy, at date: Date?, anchors: [Certificate], anchorsOnly: Bool,
-        stored: [(der: [UInt8], settings: KeychainCore.TrustSettings)]
+        stored: [(der: [UInt8], settings: TrustSettings)]
     ) throws(KeychainError) -> TrustEvaluation {
         guard let leaf = chain.first else {
             throw KeychainError(.parameter, "the chain to evaluate is empty")
@@ -153,7 +153,7 @@ extension Keychain {
         let outcome = try KeychainError.mapping { () throws(CoreError) in
             try ChainEvaluation.evaluate(
                 leaf: leaf.derEncoded, helpers: chain.dropFirst().map(\.derEncoded),
-                purpose: KeychainCore.TrustPurpose(rawValue: policy.purpose.rawValue) ?? .any,
+                purpose: policy.purpose,
                 hostName: policy.hostName, verifyTime: verifyTime, anchors: anchors.map(\.derEncoded),
                 anchorsOnly: anchorsOnly, stored: stored)
         }

@@ -37,7 +37,7 @@ public enum TrustDisposition: String, Sendable, CaseIterable {
 /// A certificate's trust settings: a disposition per purpose. A purpose with no entry of
 /// its own follows `.any`; an entry that is `.unspecified` means the same as none, so two
 /// settings that mean the same compare equal and store alike.
-public struct TrustSettings: Sendable, Equatable, CustomStringConvertible {
+public struct TrustSettings: Sendable, Hashable, CustomStringConvertible {
     public var dispositions: [TrustPurpose: TrustDisposition]
 
     public init(_ dispositions: [TrustPurpose: TrustDisposition] = [:]) {
@@ -47,6 +47,11 @@ public struct TrustSettings: Sendable, Equatable, CustomStringConvertible {
     public static func == (lhs: TrustSettings, rhs: TrustSettings) -> Bool {
         lhs.dispositions.filter { $0.value != .unspecified }
             == rhs.dispositions.filter { $0.value != .unspecified }
+    }
+
+    /// Hashes the entries other than `.unspecified` (what `==` compares).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(dispositions.filter { $0.value != .unspecified })
     }
 
     /// No setting for any purpose.
