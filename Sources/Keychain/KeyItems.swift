@@ -316,8 +316,22 @@ extension Keychain {
     public func sign(
         _ data: [UInt8], with key: KeyItem, algorithm: SignatureAlgorithm, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
-        let privateKey = try use(key, for: .sign, pin: pin)
-        return try algorithm.sign(data, with: privateKey)
+        let reference = try privateKeyReference(key, to: "sign")
+        let algorithm = algorithm.core
+        return try KeychainError.mapping { () throws(CoreError) in
+            // The mechanism the algorithm amounts to, so that the key's CKA_ALLOWED_MECHANISMS
+            // reads as it does for C_Sign.
+            let operation = try algorithm.operation(on: token, reference, for: .sign, context: context)
+            if operation.needsPIN {
+                guard let pin else {
+                    throw CoreError(
+                        .userNotLoggedIn,
+                        "the key needs the user PIN for each use (CKA_ALWAYS_AUTHENTICATE): pass pin:")
+                }
+                try operation.authenticate(pin: pin)
+            }
+            return try algorithm.sign(data, with: operation)
+        }
     }
 
     /// Decrypts `data` with a stored RSA private key. Needs the keychain unlocked.

@@ -121,37 +121,23 @@ public enum SignatureAlgorithm: Hashable, Sendable {
         }
     }
 
-    /// The crypto layer's scheme, whether it hashes the data itself, and the digest length
-    /// it takes when it does not.
-    private var scheme: (scheme: SignatureScheme, hashesMessage: Bool, digestLength: Int?) {
-        func pss(_ digest: DigestAlgorithm, message: Bool) -> SignatureScheme {
-            .rsaPSS(
-                digest: message ? digest.crypto : nil, hash: digest.crypto, mgf1: digest.crypto,
-                saltLength: digest.length)
-        }
+    /// The core's algorithm, which names the registry mechanism this one amounts to.
+    var core: KeychainCore.SignatureAlgorithm {
         switch self {
-        case .rsaPKCS1v15(let digest): return (.rsaPKCS1(digest.crypto), true, nil)
-        case .rsaPKCS1v15Digest(let digest): return (.rsaPKCS1(digest.crypto), false, digest.length)
-        case .rsaPKCS1v15Raw: return (.rsaPKCS1(nil), false, nil)
-        case .rsaPSS(let digest): return (pss(digest, message: true), true, nil)
-        case .rsaPSSDigest(let digest): return (pss(digest, message: false), false, digest.length)
-        case .ecdsa(let digest): return (.ecdsa(digest.crypto), true, nil)
-        case .ecdsaDigest(let digest): return (.ecdsa(nil), false, digest?.length)
-        case .ed25519: return (.ed25519, true, nil)
+        case .rsaPKCS1v15(let digest): .rsaPKCS1v15(digest.crypto)
+        case .rsaPKCS1v15Digest(let digest): .rsaPKCS1v15Digest(digest.crypto)
+        case .rsaPKCS1v15Raw: .rsaPKCS1v15Raw
+        case .rsaPSS(let digest): .rsaPSS(digest.crypto)
+        case .rsaPSSDigest(let digest): .rsaPSSDigest(digest.crypto)
+        case .ecdsa(let digest): .ecdsa(digest.crypto)
+        case .ecdsaDigest(let digest): .ecdsaDigest(digest?.crypto)
+        case .ed25519: .ed25519
         }
     }
 
     /// Signs `data` with `key`, which must hold a private key.
     func sign(_ data: [UInt8], with key: AsymmetricKey) throws(KeychainError) -> [UInt8] {
-        let (scheme, hashesMessage) = try checked(for: key, data: data)
-        let signature = try KeychainError.crypto { () throws(CryptoError) in
-            hashesMessage ? try key.sign(data, scheme: scheme) : try key.signHash(data, scheme: scheme)
-        }
-        guard keyType == .ellipticCurve else { return signature }
-        guard let der = key.ecdsaSignatureDER(fromRaw: signature) else {
-            throw KeychainError(.internal, "the ECDSA signature does not encode")
-        }
-        return der
+        try KeychainError.mapping { () throws(CoreError) in try core.sign(data, with: key) }
     }
 
     /// Whether `signature` is `key`'s signature of `data`. False for a wrong or malformed
@@ -159,34 +145,7 @@ public enum SignatureAlgorithm: Hashable, Sendable {
     func verify(_ signature: [UInt8], for data: [UInt8], with key: AsymmetricKey) throws(KeychainError)
         -> Bool
     {
-        let (scheme, hashesMessage) = try checked(for: key, data: data)
-        var encoded = signature
-        if keyType == .ellipticCurve {
-            guard let raw = key.ecdsaSignatureRaw(fromDER: signature) else { return false }
-            encoded = raw
-        }
-        return try KeychainError.crypto { () throws(CryptoError) in
-            hashesMessage
-                ? try key.verify(encoded, message: data, scheme: scheme)
-                : try key.verifyHash(encoded, input: data, scheme: scheme)
-        }
-    }
-
-    /// The scheme and whether it hashes the data, once the key and data are known to fit.
-    private func checked(for key: AsymmetricKey, data: [UInt8]) throws(KeychainError) -> (
-        SignatureScheme, Bool
-    ) {
-        let actual = try KeyAlgorithm.of(key).type
-        guard actual == keyType else {
-            throw KeychainError(
-                .parameter, "this signature algorithm needs an \(keyType) key, not an \(actual) key")
-        }
-        let (scheme, hashesMessage, digestLength) = self.scheme
-        if let digestLength, data.count != digestLength {
-            throw KeychainError(
-                .parameter, "a digest algorithm signs a \(digestLength)-byte digest, not \(data.count) bytes")
-        }
-        return (scheme, hashesMessage)
+        try KeychainError.mapping { () throws(CoreError) in try core.verify(signature, for: data, with: key) }
     }
 }
 

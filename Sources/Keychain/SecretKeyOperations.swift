@@ -72,18 +72,6 @@ public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
         }
     }
 
-    /// The PKCS#11 mechanism and the key types it takes (v2.40 §2.10.5, §2.20–2.24).
-    var mechanism: (type: UInt64, keyTypes: [KeychainCore.KeyType]) {
-        switch self {
-        case .cmac: (0x108A, [.aes])
-        case .hmac(.sha1): (0x221, [.genericSecret, .sha1HMAC])
-        case .hmac(.sha224): (0x256, [.genericSecret, .sha224HMAC])
-        case .hmac(.sha256): (0x251, [.genericSecret, .sha256HMAC])
-        case .hmac(.sha384): (0x261, [.genericSecret, .sha384HMAC])
-        case .hmac(.sha512): (0x271, [.genericSecret, .sha512HMAC])
-        }
-    }
-
     var crypto: MACAlgorithm {
         switch self {
         case .hmac(let digest): .hmac(digest.crypto)
@@ -167,7 +155,8 @@ extension Keychain {
     public func authenticationCode(
         for data: [UInt8], with key: SecretKeyItem, using algorithm: AuthenticationCodeAlgorithm? = nil
     ) throws(KeychainError) -> [UInt8] {
-        try mac(data, with: key, using: algorithm, for: .sign)
+        let operation = try macOperation(with: key, using: algorithm, for: .sign)
+        return try KeychainError.mapping { () throws(CoreError) in try operation.code(of: data) }
     }
 
     /// Whether `code` is the message authentication code of `data` under a stored key
@@ -178,27 +167,25 @@ extension Keychain {
         _ code: [UInt8], for data: [UInt8], with key: SecretKeyItem,
         using algorithm: AuthenticationCodeAlgorithm? = nil
     ) throws(KeychainError) -> Bool {
-        let expected = try mac(data, with: key, using: algorithm, for: .verify)
-        return MessageAuthentication.isEqual(expected, code)
+        let operation = try macOperation(with: key, using: algorithm, for: .verify)
+        return try KeychainError.mapping { () throws(CoreError) in try operation.isValid(code, of: data) }
     }
 
-    private func mac(
-        _ data: [UInt8], with key: SecretKeyItem, using algorithm: AuthenticationCodeAlgorithm?,
-        for usage: KeychainCore.KeyUse
-    ) throws(KeychainError) -> [UInt8] {
+    /// A MAC through the core's MACOperation, with the registry mechanism the algorithm
+    /// amounts to (CKA_ALLOWED_MECHANISMS reads as it does for C_SignInit).
+    private func macOperation(
+        with key: SecretKeyItem, using algorithm: AuthenticationCodeAlgorithm?, for usage: KeychainCore.KeyUse
+    ) throws(KeychainError) -> MACOperation {
         guard let algorithm = algorithm ?? AuthenticationCodeAlgorithm(key.type) else {
             throw KeychainError(
                 .parameter, "a generic secret computes HMAC with any hash: name one (using: .hmac(.sha256))")
         }
-        let (mechanism, keyTypes) = algorithm.mechanism
-        let usable = try use(key, for: usage, keyTypes: keyTypes, mechanism: mechanism)
-        return try KeychainError.crypto { () throws(CryptoError) in
-            let mac = try MessageAuthentication(algorithm.crypto, key: usable.value)
-            _ = try feed(data) { (part) throws(CryptoError) in
-                try mac.update(part)
-                return []
+        let reference = try reference(of: key)
+        return try KeychainError.mapping { () throws(CoreError) in
+            guard let mechanism = MACOperation.mechanism(of: algorithm.crypto) else {
+                throw CoreError(.mechanismInvalid, "no MAC mechanism computes this algorithm")
             }
-            return try mac.finish()
+            return try token.macOperation(reference, mechanism, .none, for: usage, context: context)
         }
     }
 

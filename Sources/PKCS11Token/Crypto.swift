@@ -1,18 +1,8 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
 // Message digesting (v2.40 §5.10), random numbers (§5.15) and the cryptographic functions
 // whose mechanisms arrive with keys (issue 4).
-
-/// A digest in progress on a session.
-final class DigestOperation {
-    let digest: Digest
-    /// True once C_DigestUpdate ran: C_Digest may then no longer finish the operation.
-    var isMultiPart = false
-
-    init(_ digest: Digest) { self.digest = digest }
-}
 
 /// Delivers a digest's output with the two-call convention (`writeOutput`): a length query or a
 /// short buffer leaves the operation active; anything else ends it.
@@ -20,15 +10,9 @@ private func finishDigest(
     _ session: Session, _ operation: DigestOperation, into buffer: UnsafeMutablePointer<CK_BYTE>?,
     length: UnsafeMutablePointer<CK_ULONG>, feeding data: UnsafeRawBufferPointer?
 ) throws(P11Error) {
-    try writeOutput(into: buffer, length: length, size: operation.digest.algorithm.length) {
-        () throws(P11Error) in
-        session.digest = nil
-        do throws(CryptoError) {
-            if let data { try operation.digest.update(data) }
-            return try operation.digest.finish()
-        } catch {
-            throw P11Error(CKR_FUNCTION_FAILED, error.message)
-        }
+    try writeOutput(into: buffer, length: length, size: operation.length) { () throws(P11Error) in
+        session.operations.end(.digest)
+        return try core { () throws(CoreError) in try operation.finish(data) }
     }
 }
 
@@ -36,25 +20,17 @@ private func finishDigest(
 func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?) -> CK_RV {
     sessionEntry("C_DigestInit", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
-        let registered = try core { () throws(CoreError) in
-            try MechanismRegistry.require(UInt64(mechanism.mechanism), for: .digest)
-        }
-        guard let algorithm = registered.digest else {
-            throw P11Error(
-                CKR_MECHANISM_INVALID, "mechanism \(mechanismName(mechanism.mechanism)) cannot digest")
-        }
+        let type = UInt64(mechanism.mechanism)
+        _ = try core { () throws(CoreError) in try MechanismRegistry.require(type, for: .digest) }
         guard mechanism.pParameter == nil, mechanism.ulParameterLen == 0 else {
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "digest mechanisms take no parameter")
         }
+        let operation = try core { () throws(CoreError) in try DigestOperation(type, .none) }
         try session.lock.withLock { () throws(P11Error) in
-            guard session.digest == nil else {
+            guard session.operations.digest == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a digest is already active")
             }
-            do throws(CryptoError) {
-                session.digest = DigestOperation(try Digest(algorithm))
-            } catch {
-                throw P11Error(CKR_DEVICE_MEMORY, error.message)
-            }
+            session.operations.digest = operation
         }
     }
 }
@@ -66,7 +42,7 @@ func C_Digest(
 ) -> CK_RV {
     sessionEntry("C_Digest", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
-            guard let operation = session.digest else {
+            guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
             guard !operation.isMultiPart else {
@@ -74,14 +50,14 @@ func C_Digest(
                     CKR_OPERATION_ACTIVE, "a multi-part digest is active: finish it with C_DigestFinal")
             }
             guard let pulDigestLen else {
-                session.digest = nil
+                session.operations.end(.digest)
                 throw P11Error.argumentsBad
             }
             let data: UnsafeRawBufferPointer
             do throws(P11Error) {
                 data = try input(pData, ulDataLen)
             } catch {
-                session.digest = nil
+                session.operations.end(.digest)
                 throw error
             }
             try finishDigest(session, operation, into: pDigest, length: pulDigestLen, feeding: data)
@@ -97,16 +73,16 @@ func C_DigestUpdate(
 {
     sessionEntry("C_DigestUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
-            guard let operation = session.digest else {
+            guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
-            do {
-                try operation.digest.update(try input(pPart, ulPartLen))
-                operation.isMultiPart = true
+            do throws(P11Error) {
+                let part = try input(pPart, ulPartLen)
+                try core { () throws(CoreError) in try operation.update(part) }
             } catch {
                 // A failed update ends the operation (v2.40 §5.10).
-                session.digest = nil
-                throw (error as? P11Error) ?? P11Error(CKR_FUNCTION_FAILED, "\(error)")
+                session.operations.end(.digest)
+                throw error
             }
         }
     }
@@ -116,24 +92,16 @@ func C_DigestUpdate(
 func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
     sessionEntry("C_DigestKey", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
-            guard let operation = session.digest else {
+            guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
             do throws(P11Error) {
-                let value = try onKey(session, hKey, .operation) { (reference) throws(CoreError) in
-                    try session.slot.token.keyToDigest(reference, context: session.context)
+                try onKey(session, hKey, .operation) { (reference) throws(CoreError) in
+                    try session.slot.token.digestKey(reference, into: operation, context: session.context)
                 }
-                try value.withUnsafeBytes { (bytes) throws(P11Error) in
-                    do throws(CryptoError) {
-                        try operation.digest.update(bytes)
-                    } catch {
-                        throw P11Error(CKR_FUNCTION_FAILED, error.message)
-                    }
-                }
-                operation.isMultiPart = true
             } catch {
                 // A failed C_DigestKey ends the operation, as a failed update does.
-                session.digest = nil
+                session.operations.end(.digest)
                 throw error
             }
         }
@@ -147,11 +115,11 @@ func C_DigestFinal(
 ) -> CK_RV {
     sessionEntry("C_DigestFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
-            guard let operation = session.digest else {
+            guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
             guard let pulDigestLen else {
-                session.digest = nil
+                session.operations.end(.digest)
                 throw P11Error.argumentsBad
             }
             try finishDigest(session, operation, into: pDigest, length: pulDigestLen, feeding: nil)
@@ -170,15 +138,11 @@ func C_SeedRandom(
 {
     sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
         // v2.40 §5.15: the caller's bytes are mixed into the generator, never in place of the
-        // operating system's entropy (SecureRandom.mix reseeds with them as additional
+        // operating system's entropy (RandomNumbers.mix reseeds with them as additional
         // input). NULL with a length, or a length beyond any seed, is CKR_ARGUMENTS_BAD: the
         // function has no length error of its own.
         let seed = try input(pSeed, ulSeedLen, limit: maximumSeedLength, CKR_ARGUMENTS_BAD)
-        do throws(CryptoError) {
-            try SecureRandom.mix(seed)
-        } catch {
-            throw P11Error(CKR_FUNCTION_FAILED, error.message)
-        }
+        try core { () throws(CoreError) in try RandomNumbers.mix(seed) }
     }
 }
 
@@ -190,10 +154,8 @@ func C_GenerateRandom(
         guard ulRandomLen > 0 else { return }
         guard let pRandomData else { throw P11Error.argumentsBad }
         let count = try hostCount(ulRandomLen, limit: maximumDataLength, what: "a random length")
-        do throws(CryptoError) {
-            try SecureRandom.fill(UnsafeMutableRawBufferPointer(start: pRandomData, count: count))
-        } catch {
-            throw P11Error(CKR_FUNCTION_FAILED, error.message)
+        try core { () throws(CoreError) in
+            try RandomNumbers.fill(UnsafeMutableRawBufferPointer(start: pRandomData, count: count))
         }
     }
 }

@@ -2,78 +2,52 @@ internal import CPKCS11
 internal import KeychainCore
 internal import KeychainCrypto
 
-// Mechanism parsing: which signature scheme, padding and digest a CK_MECHANISM names, with its
-// parameters read and checked (v2.40 §2.1 RSA, §2.3 ECDSA; v3.0 §2.3.14 EdDSA).
+// Mechanism parameters: read from a CK_MECHANISM as the registry's layout says (v2.40 §2.1
+// RSA, §2.3 ECDSA; v3.0 §2.3.14 EdDSA, §2.15 MAC lengths), and RSA encryption's padding.
 
 /// CKM_EC_MONTGOMERY_KEY_PAIR_GEN (v3.0 §2.3.8), which p11-kit 0.24's header lacks.
 let CKM_EC_MONTGOMERY_KEY_PAIR_GEN: CK_MECHANISM_TYPE = 0x1056
 
-/// A mechanism's signature scheme and the key type it needs, from the registry's entry for its
-/// type and the parameters the caller gave.
-func signatureScheme(_ mechanism: CK_MECHANISM, for function: MechanismFunctions) throws(P11Error) -> (
-    SignatureScheme, KeyType
-) {
-    let type = mechanism.mechanism
-    func noParameter() throws(P11Error) {
+/// Reads a signature or MAC mechanism's parameter, laid out as the registry says, into the
+/// core's plain values; the core checks them. A length that is no such structure is
+/// CKR_MECHANISM_PARAM_INVALID. Structures are read unaligned: a host's void* parameter
+/// carries no alignment promise.
+func signatureParameters(_ mechanism: CK_MECHANISM, layout: ParameterLayout) throws(P11Error)
+    -> SignatureParameters
+{
+    func structure<T>(_ type: T.Type, _ what: String) throws(P11Error) -> T {
+        guard let pointer = mechanism.pParameter, mechanism.ulParameterLen == CK_ULONG(MemoryLayout<T>.size)
+        else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, what) }
+        return pointer.loadUnaligned(as: T.self)
+    }
+    switch layout {
+    case .pss:
+        let parameters = try structure(CK_RSA_PKCS_PSS_PARAMS.self, "PSS needs CK_RSA_PKCS_PSS_PARAMS")
+        let salt = try hostCount(
+            parameters.sLen, limit: 1024, CKR_MECHANISM_PARAM_INVALID, what: "a PSS salt length")
+        return .pss(hash: UInt64(parameters.hashAlg), mgf: UInt64(parameters.mgf), saltLength: salt)
+    case .optionalEdDSA:
+        // None (NULL/0), or exactly one CK_EDDSA_PARAMS (v3.0 §2.3.14: phFlag,
+        // ulContextDataLen, pContextData).
+        guard mechanism.ulParameterLen != 0 else { return .none }
+        let parameters = try structure(
+            CK_EDDSA_PARAMS.self,
+            "CKM_EDDSA takes no parameter or a CK_EDDSA_PARAMS of \(MemoryLayout<CK_EDDSA_PARAMS>.size) bytes, "
+                + "not \(mechanism.ulParameterLen)")
+        return .eddsa(
+            prehash: parameters.phFlag != 0,
+            contextLength: Int(exactly: parameters.ulContextDataLen) ?? Int.max)
+    case .macLength:
+        let length = try structure(CK_ULONG.self, "a _GENERAL MAC needs CK_MAC_GENERAL_PARAMS")
+        return .macLength(
+            try hostCount(length, limit: 64, CKR_MECHANISM_PARAM_INVALID, what: "a MAC length"))
+    default:
         guard mechanism.ulParameterLen == 0 else {
             throw P11Error(
-                CKR_MECHANISM_PARAM_INVALID, "mechanism \(mechanismName(type)) takes no parameter")
-        }
-    }
-    let registered = try core { () throws(CoreError) in
-        try MechanismRegistry.require(UInt64(type), for: function)
-    }
-    let digest = registered.digest
-    switch registered.family {
-    case .rsaPKCS1:
-        try noParameter()
-        return (.rsaPKCS1(digest), .rsa)
-    case .rsaRaw:
-        try noParameter()
-        return (.rsaRaw, .rsa)
-    case .rsaPSS:
-        let parameters = try pssParameters(mechanism)
-        if let digest, digest != parameters.hash {
-            throw P11Error(CKR_MECHANISM_PARAM_INVALID, "hashAlg differs from the mechanism's hash")
-        }
-        return (
-            .rsaPSS(
-                digest: digest, hash: parameters.hash, mgf1: parameters.mgf1, saltLength: parameters.salt),
-            .rsa
-        )
-    case .ecdsa:
-        try noParameter()
-        return (.ecdsa(digest), .ec)
-    case .eddsa:
-        try checkEdDSAParameters(mechanism)
-        return (.ed25519, .ecEdwards)
-    default:
-        throw P11Error(CKR_MECHANISM_INVALID, "mechanism \(mechanismName(type)) cannot sign or verify")
-    }
-}
-
-private func checkEdDSAParameters(_ mechanism: CK_MECHANISM) throws(P11Error) {
-    // Pure EdDSA only: Ed25519, or Ed448 with its empty context (RFC 8032 §5.2); the key
-    // decides which. CK_EDDSA_PARAMS asking for a prehash (Ed25519ph, Ed448ph) or a
-    // context is refused: OpenSSL 3.0 has neither (its EdDSA takes no "instance" or
-    // "context-string" parameter; both came in 3.2).
-    // The parameter is optional: none (NULL/0), or exactly one CK_EDDSA_PARAMS (v3.0
-    // §2.3.14: phFlag, ulContextDataLen, pContextData), read unaligned: a host's void*
-    // parameter carries no alignment promise. Any other length is no such struct.
-    if mechanism.ulParameterLen != 0 {
-        guard let parameter = mechanism.pParameter,
-            mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_EDDSA_PARAMS>.size)
-        else {
-            throw P11Error(
                 CKR_MECHANISM_PARAM_INVALID,
-                "CKM_EDDSA takes no parameter or a CK_EDDSA_PARAMS of "
-                    + "\(MemoryLayout<CK_EDDSA_PARAMS>.size) bytes, not \(mechanism.ulParameterLen)")
+                "mechanism \(mechanismName(mechanism.mechanism)) takes no parameter")
         }
-        let parameters = parameter.loadUnaligned(as: CK_EDDSA_PARAMS.self)
-        guard parameters.phFlag == 0, parameters.ulContextDataLen == 0 else {
-            throw P11Error(
-                CKR_MECHANISM_PARAM_INVALID, "only pure EdDSA is supported (no prehash, no context)")
-        }
+        return .none
     }
 }
 
@@ -83,28 +57,7 @@ private func digestAlgorithm(hash code: CK_ULONG) -> DigestAlgorithm? {
 }
 
 private func mgf1Algorithm(_ code: CK_ULONG) -> DigestAlgorithm? {
-    switch code {
-    case CK_ULONG(CKG_MGF1_SHA1): .sha1
-    case CK_ULONG(CKG_MGF1_SHA224): .sha224
-    case CK_ULONG(CKG_MGF1_SHA256): .sha256
-    case CK_ULONG(CKG_MGF1_SHA384): .sha384
-    case CK_ULONG(CKG_MGF1_SHA512): .sha512
-    default: nil
-    }
-}
-
-private func pssParameters(_ mechanism: CK_MECHANISM) throws(P11Error)
-    -> (hash: DigestAlgorithm, mgf1: DigestAlgorithm, salt: Int)
-{
-    guard let pointer = mechanism.pParameter,
-        mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_RSA_PKCS_PSS_PARAMS>.size)
-    else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "PSS needs CK_RSA_PKCS_PSS_PARAMS") }
-    let parameters = pointer.loadUnaligned(as: CK_RSA_PKCS_PSS_PARAMS.self)
-    guard let hash = digestAlgorithm(hash: parameters.hashAlg), let mgf1 = mgf1Algorithm(parameters.mgf)
-    else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported PSS hash or MGF") }
-    let salt = try hostCount(
-        parameters.sLen, limit: 1024, CKR_MECHANISM_PARAM_INVALID, what: "a PSS salt length")
-    return (hash, mgf1, salt)
+    MechanismRegistry.hash(mgf1: UInt64(code))
 }
 
 func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> EncryptionPadding {

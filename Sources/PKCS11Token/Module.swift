@@ -13,31 +13,28 @@ final class Session: @unchecked Sendable {
     let slot: Slot
     let flags: CK_FLAGS
     let lock = Lock()
-    /// The active search: its results, how many were returned, and whether it ran with the
-    /// user logged in (its results may then name private objects, so it ends at C_Logout).
-    var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)?
-    var digest: DigestOperation?
-    var signing: SignatureOperation?
-    var verifying: SignatureOperation?
-    /// MACs (HMAC, CMAC) through C_Sign*/C_Verify*, beside the signature operations: at most
-    /// one of `signing` and `macSigning` is set, and of `verifying` and `macVerifying`.
-    var macSigning: MACOperation?
-    var macVerifying: MACOperation?
-    var encrypting: CipherOperation?
-    var decrypting: CipherOperation?
+    /// The session's operations, one slot per kind, with their lifetime rules.
+    var operations = OperationSlots()
     /// Session objects this session created and nobody destroyed yet: they vanish when it
     /// closes. C_DestroyObject and C_Logout remove theirs, so the set never outgrows the
     /// session objects that exist.
     var objects: Set<ObjectReference> = []
-    /// The signing context of this session's last signature, for the next one with the same
-    /// key and mechanism (SigningContext). Dropped at logout with the keys.
-    var lastSigner: SigningContext?
     /// The cipher of this session's last AES operation, whose keyed OpenSSL context the next
     /// one with the same key, mode and direction takes over (SymmetricCipher's `reusing`).
     var idleCipher: SymmetricCipher?
-    /// The MAC of this session's last MAC operation, restarted by the next one with the same
-    /// key and algorithm (MessageAuthentication.reset).
-    var idleMAC: IdleMAC?
+
+    var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)? {
+        get { operations.find }
+        set { operations.find = newValue }
+    }
+    var encrypting: CipherOperation? {
+        get { operations.encrypt }
+        set { operations.encrypt = newValue }
+    }
+    var decrypting: CipherOperation? {
+        get { operations.decrypt }
+        set { operations.decrypt = newValue }
+    }
 
     init(handle: CK_SESSION_HANDLE, slot: Slot, flags: CK_FLAGS) {
         self.handle = handle
@@ -47,31 +44,11 @@ final class Session: @unchecked Sendable {
 
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
 
-    /// Ends every operation that uses a private key or a key that is a private object, and any
-    /// search that could see private objects, and drops the idle signing,
-    /// cipher and MAC contexts, which hold keys (C_Logout, v2.40 §5.6). `lock` must be held.
+    /// Ends every operation that uses a private key or a private object, with the idle
+    /// contexts, which hold keys (C_Logout, v2.40 §5.6). `lock` must be held.
     func endPrivateOperations() {
-        signing = nil
-        decrypting = nil
-        if verifying?.usesPrivateObject == true { verifying = nil }
-        if macSigning?.usesPrivateObject == true { macSigning = nil }
-        if macVerifying?.usesPrivateObject == true { macVerifying = nil }
-        if encrypting?.usesPrivateObject == true { encrypting = nil }
-        // Handles of private objects become invalid at logout (v2.40 §5.6): a search that
-        // may return them ends too.
-        if find?.sawPrivateObjects == true { find = nil }
-        lastSigner = nil
+        operations.endPrivate()
         idleCipher = nil
-        idleMAC = nil
-    }
-
-    /// `lastSigner` when it signs with the operation's key (the same parsed key: the token
-    /// hands out a new one when the object changes) and scheme. `lock` must be held.
-    func idleSigner(for operation: SignatureOperation) -> SigningContext? {
-        guard let signer = lastSigner, signer.key === operation.key, signer.scheme == operation.scheme else {
-            return nil
-        }
-        return signer
     }
 
     /// The session's rights now: R/W or R/O, and who is logged in to its token in this

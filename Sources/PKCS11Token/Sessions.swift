@@ -46,15 +46,7 @@ func C_OpenSession(
 /// Drops a session's operations and its session objects.
 private func end(_ session: Session) {
     let objects = session.lock.withLock {
-        session.find = nil
-        session.digest = nil
-        session.signing = nil
-        session.verifying = nil
-        session.macSigning = nil
-        session.macVerifying = nil
-        session.encrypting = nil
-        session.decrypting = nil
-        session.lastSigner = nil
+        session.operations.endAll()
         defer { session.objects = [] }
         return session.objects
     }
@@ -136,20 +128,25 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
             throw P11Error(CKR_SESSION_READ_ONLY_EXISTS, "close the R/O sessions before the SO logs in")
         }
     case CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
-        // Re-checks the user's PIN for the active operation of a CKA_ALWAYS_AUTHENTICATE key.
+        // The user's PIN again, for the active operation whose key needs it before each use
+        // (CKA_ALWAYS_AUTHENTICATE; v2.40 §4.9): the core's operation checks it.
         try session.lock.withLock { () throws(P11Error) in
-            let waiting: [(Bool, () -> Void)] = [
-                (session.signing?.needsContextLogin == true, { session.signing?.needsContextLogin = false }),
-                (
-                    session.decrypting?.needsContextLogin == true,
-                    { session.decrypting?.needsContextLogin = false }
-                ),
-            ]
-            guard waiting.contains(where: { $0.0 }) else {
+            var signature: SignatureOperation?
+            if case .signature(let operation) = session.operations.sign, operation.awaitsPIN {
+                signature = operation
+            }
+            let decryption = session.decrypting?.needsContextLogin == true
+            guard signature != nil || decryption else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
             }
-            try core { () throws(CoreError) in try session.slot.token.reauthenticateUser(pin: pin) }
-            for (needed, clear) in waiting where needed { clear() }
+            try core { () throws(CoreError) in
+                if let signature {
+                    try signature.authenticate(pin: pin)
+                } else {
+                    try session.slot.token.reauthenticateUser(pin: pin)
+                }
+            }
+            if decryption { session.decrypting?.needsContextLogin = false }
         }
         return
     default:
@@ -212,34 +209,14 @@ func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
     }
 }
 
-/// The operations C_SessionCancel can name (v3.0 §5.6, table 10's flags) and how each ends.
-/// This token never starts sign/verify-recover or message-based operations, so cancelling
-/// them has nothing to do. Any other flag names an operation that is not a session's to
-/// cancel here: the call returns CKR_OPERATION_CANCEL_FAILED and cancels nothing.
-private let cancellable: [(flag: CK_FLAGS, end: @Sendable (Session) -> Void)] = [
-    (0x0000_0040, { $0.find = nil }),  // CKF_FIND_OBJECTS (v3.0; not in p11-kit's 2.40 header)
-    (CK_FLAGS(CKF_DIGEST), { $0.digest = nil }),
-    (
-        CK_FLAGS(CKF_SIGN),
-        {
-            $0.signing = nil
-            $0.macSigning = nil
-        }
-    ),
-    (
-        CK_FLAGS(CKF_VERIFY),
-        {
-            $0.verifying = nil
-            $0.macVerifying = nil
-        }
-    ),
-    (CK_FLAGS(CKF_ENCRYPT), { $0.encrypting = nil }),
-    (CK_FLAGS(CKF_DECRYPT), { $0.decrypting = nil }),
-    (CK_FLAGS(CKF_SIGN_RECOVER), { _ in }),
-    (CK_FLAGS(CKF_VERIFY_RECOVER), { _ in }),
-    // CKF_MESSAGE_ENCRYPT, _DECRYPT, _SIGN, _VERIFY (v3.0 §5.2).
-    (0x0000_001E, { _ in }),
-]
+/// The operations C_SessionCancel can name (v3.0 §5.6, table 10's flags): each kind of the
+/// session's slots, and the sign/verify-recover and message-based operations, which this token
+/// never starts, so cancelling them has nothing to do. Any other flag names an operation that
+/// is not a session's to cancel here: the call returns CKR_OPERATION_CANCEL_FAILED and
+/// cancels nothing.
+private let cancellable: CK_FLAGS = OperationKind.allCases.reduce(
+    CK_FLAGS(CKF_SIGN_RECOVER) | CK_FLAGS(CKF_VERIFY_RECOVER) | 0x0000_001E  // CKF_MESSAGE_* (v3.0 §5.2)
+) { $0 | $1.cancelFlag }
 
 /// CKR_OPERATION_CANCEL_FAILED (v3.0), not in p11-kit's 2.40 header.
 let operationCancelFailed: CK_RV = 0x0000_0202
@@ -247,14 +224,15 @@ let operationCancelFailed: CK_RV = 0x0000_0202
 @c @implementation
 func C_SessionCancel(_ hSession: CK_SESSION_HANDLE, _ flags: CK_FLAGS) -> CK_RV {
     sessionEntry("C_SessionCancel", hSession) { (_, session) throws(P11Error) in
-        let known = cancellable.reduce(CK_FLAGS(0)) { $0 | $1.flag }
-        guard flags & ~known == 0 else {
+        guard flags & ~cancellable == 0 else {
             throw P11Error(
                 operationCancelFailed,
-                "flags 0x\(String(flags & ~known, radix: 16)) name no operation a session can cancel")
+                "flags 0x\(String(flags & ~cancellable, radix: 16)) name no operation a session can cancel")
         }
         session.lock.withLock {
-            for (flag, end) in cancellable where flags & flag != 0 { end(session) }
+            for kind in OperationKind.allCases where flags & kind.cancelFlag != 0 {
+                session.operations.end(kind)
+            }
         }
     }
 }

@@ -1,0 +1,140 @@
+public import KeychainCrypto
+
+// Message authentication codes (v2.40 §2.10.5 AES-CMAC, §2.20–2.24 HMAC; v3.0 §2.15) with a
+// stored secret key, single- or multi-part, for every face.
+
+/// A MAC in progress: the key's value opened through the one key-use check, the MAC's length
+/// (the full one, or a *_GENERAL mechanism's), and the parts fed so far.
+///
+/// One operation belongs to one caller, which serialises its calls: not thread-safe.
+public final class MACOperation {
+    private let mac: MessageAuthentication
+    private let key: SecretBytes
+    private let algorithm: MACAlgorithm
+    private let kept: KeptContexts?
+    /// The MAC's length in bytes.
+    public let length: Int
+    /// The key is a private object: the operation ends at logout.
+    public let usesPrivateObject: Bool
+    /// True once a part was given: a single-part call can no longer finish it.
+    public private(set) var isMultiPart = false
+
+    init(
+        _ usable: UsableSecretKey, algorithm: MACAlgorithm, requestedLength: Int?, kept: KeptContexts?
+    ) throws(CoreError) {
+        key = usable.value
+        self.algorithm = algorithm
+        self.kept = kept
+        if let reused = kept?.takeMAC(for: usable.value, algorithm) {
+            mac = reused
+        } else {
+            do throws(CryptoError) {
+                mac = try MessageAuthentication(algorithm, key: usable.value)
+            } catch {
+                throw CoreError(.keySizeRange, error.message)
+            }
+        }
+        length = requestedLength ?? mac.macLength
+        guard length >= 1, length <= mac.macLength else {
+            throw CoreError(.mechanismParameterInvalid, "the MAC length is 1 to \(mac.macLength) bytes")
+        }
+        usesPrivateObject = usable.attributes.bool(.private) == true
+    }
+
+    /// The registry mechanism of `algorithm`'s full-length MAC (CKM_SHA256_HMAC, CKM_AES_CMAC…),
+    /// which the Swift faces name for the key-use check.
+    public static func mechanism(of algorithm: MACAlgorithm) -> UInt64? {
+        let hash: DigestAlgorithm? =
+            switch algorithm {
+            case .hmac(let digest): digest
+            case .cmac: nil
+            }
+        return MechanismRegistry.all.first { $0.family == .mac(general: false) && $0.digest == hash }?.type
+    }
+
+    /// True when `type` is a MAC mechanism of the registry (C_SignInit and C_VerifyInit start
+    /// a MAC for it).
+    public static func isMAC(_ type: UInt64) -> Bool {
+        guard case .mac = MechanismRegistry.mechanism(type)?.family else { return false }
+        return true
+    }
+
+    /// Feeds one part.
+    public func update(_ part: UnsafeRawBufferPointer) throws(CoreError) {
+        isMultiPart = true
+        do throws(CryptoError) {
+            try mac.update(part)
+        } catch {
+            throw CoreError(.operationFailed, error.message)
+        }
+    }
+
+    /// The MAC of `data` (single-part) or of the parts fed (`nil`), cut to ``length``. The
+    /// context is kept for the next MAC with the same key and algorithm.
+    public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
+        do throws(CryptoError) {
+            if let data { try mac.update(data) }
+            let code = Array(try mac.finish().prefix(length))
+            kept?.mac = (mac, key, algorithm)
+            return code
+        } catch {
+            throw CoreError(.operationFailed, error.message)
+        }
+    }
+
+    /// Checks `code` against the MAC of `data` or of the parts fed, in constant time:
+    /// `signatureLengthRange` for a code of the wrong length, `signatureInvalid` for a wrong one.
+    public func verify(_ code: [UInt8], of data: UnsafeRawBufferPointer?) throws(CoreError) {
+        guard code.count == length else {
+            throw CoreError(.signatureLengthRange, "this MAC has \(length) bytes")
+        }
+        let expected = try sign(data)
+        guard MessageAuthentication.isEqual(expected, code) else {
+            throw CoreError(.signatureInvalid, "the MAC does not verify")
+        }
+    }
+}
+
+extension MACOperation {
+    /// The MAC of `data`, in one call (the Swift faces).
+    public func code(of data: [UInt8]) throws(CoreError) -> [UInt8] {
+        try withBytes(data) { (bytes) throws(CoreError) in try sign(bytes) }
+    }
+
+    /// Whether `code` is the MAC of `data`, compared in constant time; a code of the wrong
+    /// length is not.
+    public func isValid(_ code: [UInt8], of data: [UInt8]) throws(CoreError) -> Bool {
+        let expected = try self.code(of: data)
+        return code.count == length && MessageAuthentication.isEqual(expected, code)
+    }
+}
+
+extension Token {
+    /// Starts a MAC (`usage` `.sign`) or its check (`.verify`) of mechanism `type` with the
+    /// secret key `reference` names, through the one key-use entry point (`useSecretKey`):
+    /// a key of a type the mechanism takes, its usage attribute, allowed mechanisms, login.
+    public func macOperation(
+        _ reference: ObjectReference, _ type: UInt64, _ parameters: SignatureParameters, for usage: KeyUse,
+        context: AccessContext, kept: KeptContexts? = nil
+    ) throws(CoreError) -> MACOperation {
+        let registered = try MechanismRegistry.require(type, for: MechanismFunctions(usage))
+        guard case .mac(let general) = registered.family else {
+            throw CoreError(.mechanismInvalid, "\(registered.name) is not a MAC mechanism")
+        }
+        var requested: Int?
+        switch (general, parameters) {
+        case (true, .macLength(let length)): requested = length
+        case (false, .none): break
+        default:
+            throw CoreError(
+                .mechanismParameterInvalid,
+                general
+                    ? "a _GENERAL MAC needs CK_MAC_GENERAL_PARAMS" : "this MAC mechanism takes no parameter")
+        }
+        let usable = try useSecretKey(
+            reference, for: usage, keyTypes: registered.keyTypes, mechanism: type, context: context)
+        return try MACOperation(
+            usable, algorithm: registered.digest.map(MACAlgorithm.hmac) ?? .cmac, requestedLength: requested,
+            kept: kept)
+    }
+}

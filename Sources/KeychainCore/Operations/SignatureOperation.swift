@@ -1,0 +1,206 @@
+internal import KeychainCrypto
+
+// Signing and verification with a key pair's halves (v2.40 §5.11–5.12; v2.40 §2.1 RSA, §2.3
+// ECDSA; v3.0 §2.3.14 EdDSA), single- or multi-part, for every face.
+
+/// A signature or verification in progress: the key opened through the one key-use check,
+/// the per-use PIN, and the parts of a multi-part operation. Signatures are PKCS#11's form
+/// (ECDSA r ‖ s); ``SignatureAlgorithm`` turns them into Apple's.
+///
+/// One operation belongs to one caller, which serialises its calls: not thread-safe.
+public final class SignatureOperation {
+    let key: AsymmetricKey
+    let scheme: SignatureScheme
+    /// The per-use PIN (CKA_ALWAYS_AUTHENTICATE, an access control that needs presence); nil
+    /// for a key held in memory.
+    private let authentication: UseAuthentication?
+    /// The hash of the message, nil when the input is signed as given (a raw mechanism, EdDSA,
+    /// or a digest the caller computed).
+    private let messageDigest: DigestAlgorithm?
+    /// The length of every signature this key makes.
+    public let signatureLength: Int
+    /// The key is a private key or a private object: the operation ends at logout.
+    public let usesPrivateObject: Bool
+    /// True once a part was given: a single-part call can no longer finish it.
+    public private(set) var isMultiPart = false
+    /// Kept contexts to reuse and to leave the signer in.
+    private let kept: KeptContexts?
+    /// Hashes the parts of a hashing mechanism; made by the first part.
+    private var digest: Digest?
+    /// Collects the parts of a raw mechanism.
+    private var buffer: [UInt8] = []
+
+    init(
+        key: AsymmetricKey, _ mechanism: SignatureMechanism, authentication: UseAuthentication?,
+        usesPrivateObject: Bool, kept: KeptContexts?
+    ) throws(CoreError) {
+        let scheme = mechanism.scheme
+        self.key = key
+        switch key.algorithm {
+        case .rsa(let bits): signatureLength = (bits + 7) / 8
+        case .ec(let curve): signatureLength = 2 * ((curve.bits + 7) / 8)
+        case .ed25519, nil: signatureLength = 64
+        case .ed448: signatureLength = 114
+        case .x25519, .x448:
+            throw CoreError(.keyTypeInconsistent, "X25519 and X448 keys agree on secrets; they do not sign")
+        }
+        // CKM_EDDSA names no curve: the key decides between Ed25519 and Ed448 (v3.0 §2.3.14).
+        self.scheme = scheme.signsWholeMessage && key.algorithm == .ed448 ? .ed448 : scheme
+        self.authentication = authentication
+        messageDigest = mechanism.signsDigest ? nil : scheme.messageDigest
+        self.usesPrivateObject = usesPrivateObject
+        self.kept = kept
+    }
+
+    /// The key needs the user's PIN before each use (``authenticate(pin:)``).
+    public var needsPIN: Bool { authentication?.isRequired == true }
+
+    /// The key needs the user's PIN before its next use, and it was not given yet.
+    public var awaitsPIN: Bool { authentication.map { !$0.isSatisfied } ?? false }
+
+    /// Checks the user's PIN for the next use (PKCS#11's context-specific login, the Swift
+    /// faces' `pin:`); a wrong one counts as a failed login.
+    public func authenticate(pin: [UInt8]) throws(CoreError) {
+        guard let authentication, authentication.isRequired else {
+            throw CoreError(.invalidArgument, "the operation's key needs no PIN for each use")
+        }
+        try authentication.authenticate(pin: pin)
+    }
+
+    /// True for EdDSA, which signs a whole message in one call: no parts.
+    public var takesParts: Bool { !scheme.signsWholeMessage }
+
+    /// The most input one operation takes. A hashing mechanism (and EdDSA, which hashes
+    /// inside) takes any message; a raw one signs what it is given, so its input is bounded
+    /// by what the key can take: one modulus for RSA (PKCS #1 v1.5 and PSS), and for raw ECDSA
+    /// `maximumRawECDSAInput`. More is `dataLengthRange`, never collected without end.
+    public var inputLimit: Int {
+        if messageDigest != nil || scheme.signsWholeMessage { return Int.max }
+        if case .rsa = key.algorithm { return signatureLength }
+        return SignatureOperation.maximumRawECDSAInput
+    }
+
+    /// What a next part may hold: the input limit less what a raw mechanism collected.
+    public var remainingInput: Int { inputLimit == Int.max ? Int.max : max(inputLimit - buffer.count, 0) }
+
+    /// Raw ECDSA signs a digest: the longest is 64 bytes (SHA-512), and OpenSSL uses only as
+    /// many leading bits as the curve's order has. 1024 bytes leaves room for any digest.
+    static let maximumRawECDSAInput = 1024
+
+    /// Takes one part of a multi-part operation.
+    public func update(_ part: UnsafeRawBufferPointer) throws(CoreError) {
+        guard takesParts else {
+            throw CoreError(.unsupported, "EdDSA signs and verifies in one part only")
+        }
+        isMultiPart = true
+        guard let algorithm = messageDigest else {
+            guard part.count <= remainingInput else {
+                throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
+            }
+            buffer += part
+            return
+        }
+        do throws(CryptoError) {
+            let digest: Digest
+            if let existing = self.digest {
+                digest = existing
+            } else {
+                digest = try Digest(algorithm)
+                self.digest = digest
+            }
+            try digest.update(part)
+        } catch {
+            throw CoreError(.operationFailed, error.message)
+        }
+    }
+
+    /// What the key signs: `data` hashed where the mechanism hashes (a single-part call), or
+    /// the digest or collection of the parts.
+    func prepared(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
+        if let data { return try prepared(message: data) }
+        guard let algorithm = messageDigest else { return buffer }
+        guard let digest else { return algorithm.hash([]) }  // no part at all: the empty message
+        do throws(CryptoError) {
+            return try digest.finish()
+        } catch {
+            throw CoreError(.operationFailed, error.message)
+        }
+    }
+
+    /// What the key signs of a single-part `data`: its hash where the mechanism hashes.
+    func prepared(message data: some Collection<UInt8>) throws(CoreError) -> [UInt8] {
+        guard data.count <= inputLimit else {
+            throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
+        }
+        if scheme.signsWholeMessage { return Array(data) }
+        return messageDigest.map { $0.hash(data) } ?? Array(data)
+    }
+
+    /// Signs `data` (a single-part signature) or the parts given (`nil`), spending the per-use
+    /// PIN. The signature is PKCS#11's form.
+    public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
+        try sign(prepared: try prepared(data))
+    }
+
+    /// Signs the prepared input, spending the per-use PIN.
+    func sign(prepared input: [UInt8]) throws(CoreError) -> [UInt8] {
+        try authentication?.spend("signature")
+        do throws(CryptoError) {
+            if scheme.signsWholeMessage { return try key.sign(input, scheme: scheme) }
+            let signer: SigningContext
+            if let idle = kept?.signer(for: key, scheme) {
+                signer = idle
+            } else {
+                signer = try SigningContext(key: key, scheme: scheme)
+            }
+            let signature = try signer.sign(hash: input)
+            kept?.signer = signer
+            return signature
+        } catch {
+            // A context that failed is not trusted with the next signature.
+            kept?.signer = nil
+            throw CoreError(error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
+        }
+    }
+
+    /// Checks `signature` (PKCS#11's form) of `data` (single-part) or of the parts given
+    /// (`nil`): `signatureLengthRange` for one of the wrong length, `signatureInvalid` for one
+    /// that does not verify.
+    public func verify(_ signature: [UInt8], of data: UnsafeRawBufferPointer?) throws(CoreError) {
+        let input = try prepared(data)
+        guard signature.count == signatureLength else {
+            throw CoreError(.signatureLengthRange, "a signature of this key has \(signatureLength) bytes")
+        }
+        guard try isValid(signature, input) else {
+            throw CoreError(.signatureInvalid, "the signature does not verify")
+        }
+    }
+
+    /// Whether `signature` is the key's signature of `input` (already hashed where the
+    /// mechanism hashes).
+    func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
+        do throws(CryptoError) {
+            return scheme.signsWholeMessage
+                ? try key.verify(signature, message: input, scheme: scheme)
+                : try key.verifyHash(signature, input: input, scheme: scheme)
+        } catch {
+            throw CoreError(.dataLengthRange, error.message)
+        }
+    }
+}
+
+extension Token {
+    /// Starts a signature (`usage` `.sign`) or verification (`.verify`) with the key pair half
+    /// `reference` names, through the one key-use entry point (`useKey`).
+    public func signatureOperation(
+        _ reference: ObjectReference, _ mechanism: SignatureMechanism, for usage: KeyUse,
+        context: AccessContext, kept: KeptContexts? = nil
+    ) throws(CoreError) -> SignatureOperation {
+        let usable = try useKey(
+            reference, for: usage, keyType: mechanism.keyType, mechanism: mechanism.type, context: context)
+        return try SignatureOperation(
+            key: usable.key, mechanism,
+            authentication: UseAuthentication(token: self, isRequired: usable.needsPINForEachUse),
+            usesPrivateObject: usage.needsPrivateKey || usable.attributes.bool(.private) == true, kept: kept)
+    }
+}

@@ -1,0 +1,81 @@
+internal import CPKCS11
+internal import KeychainCore
+
+// A session's active operations (v2.40 §5.6): one slot per kind, and every rule of when an
+// operation ends written here once: at its last call (by the function that finishes it), at
+// C_SessionCancel, at C_Logout (those that use a private key or object) and at C_CloseSession.
+
+/// What C_Sign* or C_Verify* runs: a signature with a key pair's half, or a MAC.
+enum SigningOperation {
+    case signature(SignatureOperation)
+    case mac(MACOperation)
+
+    var usesPrivateObject: Bool {
+        switch self {
+        case .signature(let operation): operation.usesPrivateObject
+        case .mac(let operation): operation.usesPrivateObject
+        }
+    }
+}
+
+/// The kinds of operation a session runs at once, one of each.
+enum OperationKind: CaseIterable {
+    case find, digest, sign, verify, encrypt, decrypt
+
+    /// The C_SessionCancel flag (v3.0 §5.6, table 10) that names the kind.
+    var cancelFlag: CK_FLAGS {
+        switch self {
+        case .find: 0x0000_0040  // CKF_FIND_OBJECTS (v3.0; not in p11-kit's 2.40 header)
+        case .digest: CK_FLAGS(CKF_DIGEST)
+        case .sign: CK_FLAGS(CKF_SIGN)
+        case .verify: CK_FLAGS(CKF_VERIFY)
+        case .encrypt: CK_FLAGS(CKF_ENCRYPT)
+        case .decrypt: CK_FLAGS(CKF_DECRYPT)
+        }
+    }
+}
+
+/// A session's operation slots. Its session's `lock` guards every use.
+struct OperationSlots {
+    /// The active search: its results, how many were returned, and whether it ran with the
+    /// user logged in (its results may then name private objects, so it ends at C_Logout).
+    var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)?
+    var digest: DigestOperation?
+    var sign: SigningOperation?
+    var verify: SigningOperation?
+    var encrypt: CipherOperation?
+    var decrypt: CipherOperation?
+    /// The OpenSSL contexts of the session's last signature and MAC, which the next one with
+    /// the same key and mechanism reuses; they hold keys, so they go at logout.
+    let kept = KeptContexts()
+
+    /// Ends the operation of `kind`.
+    mutating func end(_ kind: OperationKind) {
+        switch kind {
+        case .find: find = nil
+        case .digest: digest = nil
+        case .sign: sign = nil
+        case .verify: verify = nil
+        case .encrypt: encrypt = nil
+        case .decrypt: decrypt = nil
+        }
+    }
+
+    /// Ends every operation and forgets the kept contexts (C_CloseSession).
+    mutating func endAll() {
+        OperationKind.allCases.forEach { end($0) }
+        kept.removeAll()
+    }
+
+    /// Ends every operation that uses a private key or a key that is a private object, and any
+    /// search that could see private objects (handles of private objects become invalid at
+    /// logout, v2.40 §5.6), and forgets the kept contexts, which hold keys (C_Logout).
+    mutating func endPrivate() {
+        if sign?.usesPrivateObject == true { sign = nil }
+        if verify?.usesPrivateObject == true { verify = nil }
+        if encrypt?.usesPrivateObject == true { encrypt = nil }
+        decrypt = nil
+        if find?.sawPrivateObjects == true { find = nil }
+        kept.removeAll()
+    }
+}
