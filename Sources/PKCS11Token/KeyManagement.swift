@@ -28,18 +28,20 @@ func operationKey(
         try session.slot.token.useKey(
             reference, for: use, keyTypes: types, mechanism: UInt64(mechanism), context: session.context)
     }
-    if usable.needsPINForEachUse, use == .derive || use == .unwrap {
-        // C_DeriveKey and C_UnwrapKey are single calls: PKCS#11 has no context-specific login
-        // for them (v2.40 §5.6 allows one only after an …Init), so the PIN the core asks for
-        // each use cannot be given here.
-        throw P11Error(
-            CKR_KEY_FUNCTION_NOT_PERMITTED,
-            "the key's access control needs the PIN for each use, which C_DeriveKey and C_UnwrapKey "
-                + "cannot take: use the key through the Swift API with its PIN")
-    }
     return (
         usable.key, usable.needsPINForEachUse, usable.attributes.bool(.private) == true, usable.attributes
     )
+}
+
+/// C_DeriveKey and C_UnwrapKey are single calls: PKCS#11 has no context-specific login for
+/// them (v2.40 §5.6 allows one only after an …Init), so a key whose access control needs the
+/// PIN for each use cannot be used through them.
+func refuseSinglePIN(_ authentication: UseAuthentication) throws(P11Error) {
+    guard authentication.isRequired else { return }
+    throw P11Error(
+        CKR_KEY_FUNCTION_NOT_PERMITTED,
+        "the key's access control needs the PIN for each use, which C_DeriveKey and C_UnwrapKey "
+            + "cannot take: use the key through the Swift API with its PIN")
 }
 
 /// The same for a secret key of one of `types` (nil: any secret key).

@@ -106,38 +106,3 @@ private func pssParameters(_ mechanism: CK_MECHANISM) throws(P11Error)
         parameters.sLen, limit: 1024, CKR_MECHANISM_PARAM_INVALID, what: "a PSS salt length")
     return (hash, mgf1, salt)
 }
-
-func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> EncryptionPadding {
-    switch mechanism.mechanism {
-    case CK_MECHANISM_TYPE(CKM_RSA_PKCS):
-        return .pkcs1
-    case CK_MECHANISM_TYPE(CKM_RSA_X_509):
-        // Raw RSA decryption reveals m itself (v2.40 §2.1.8): a PKCS#1 v1.5 padding oracle
-        // needs nothing more, so `rsa-pkcs1-decryption = no` turns it off too (the core's
-        // `Token.usesTurnedOff`).
-        return .raw
-    case CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP):
-        guard let pointer = mechanism.pParameter,
-            mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_RSA_PKCS_OAEP_PARAMS>.size)
-        else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "OAEP needs CK_RSA_PKCS_OAEP_PARAMS") }
-        let parameters = pointer.loadUnaligned(as: CK_RSA_PKCS_OAEP_PARAMS.self)
-        guard let hash = digestAlgorithm(hash: parameters.hashAlg), let mgf1 = mgf1Algorithm(parameters.mgf)
-        else {
-            throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported OAEP hash or MGF")
-        }
-        var label: [UInt8] = []
-        if parameters.ulSourceDataLen > 0 {
-            guard parameters.source == CK_ULONG(CKZ_DATA_SPECIFIED), let source = parameters.pSourceData
-            else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "OAEP label is malformed") }
-            let length = try hostCount(
-                parameters.ulSourceDataLen, limit: 65536, CKR_MECHANISM_PARAM_INVALID,
-                what: "an OAEP label length")
-            label = Array(UnsafeRawBufferPointer(start: source, count: length))
-        }
-        return .oaep(hash: hash, mgf1: mgf1, label: label)
-    default:
-        throw P11Error(
-            CKR_MECHANISM_INVALID,
-            "mechanism \(mechanismName(mechanism.mechanism)) cannot encrypt or decrypt")
-    }
-}

@@ -32,9 +32,9 @@ final class Session: @unchecked Sendable {
     /// The signing context of this session's last signature, for the next one with the same
     /// key and mechanism (SigningContext). Dropped at logout with the keys.
     var lastSigner: SigningContext?
-    /// The cipher of this session's last AES operation, whose keyed OpenSSL context the next
-    /// one with the same key, mode and direction takes over (SymmetricCipher's `reusing`).
-    var idleCipher: SymmetricCipher?
+    /// This session's last AES operation, whose keyed OpenSSL context the next one with the
+    /// same key, mode and direction takes over (`Token.startCipher`'s `reusing`).
+    var idleCipher: CipherOperation?
     /// The MAC of this session's last MAC operation, restarted by the next one with the same
     /// key and algorithm (MessageAuthentication.reset).
     var idleMAC: IdleMAC?

@@ -138,18 +138,20 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
     case CK_USER_TYPE(CKU_CONTEXT_SPECIFIC):
         // Re-checks the user's PIN for the active operation of a CKA_ALWAYS_AUTHENTICATE key.
         try session.lock.withLock { () throws(P11Error) in
-            let waiting: [(Bool, () -> Void)] = [
-                (session.signing?.needsContextLogin == true, { session.signing?.needsContextLogin = false }),
-                (
-                    session.decrypting?.needsContextLogin == true,
-                    { session.decrypting?.needsContextLogin = false }
-                ),
-            ]
-            guard waiting.contains(where: { $0.0 }) else {
+            let signingWaits = session.signing?.needsContextLogin == true
+            // The decryption's PIN is its core operation's (UseAuthentication).
+            let decryption = session.decrypting.flatMap { $0.awaitsPIN ? $0.authentication : nil }
+            guard signingWaits || decryption != nil else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
             }
-            try core { () throws(CoreError) in try session.slot.token.reauthenticateUser(pin: pin) }
-            for (needed, clear) in waiting where needed { clear() }
+            try core { () throws(CoreError) in
+                if let decryption {
+                    try decryption.authenticate(pin: pin)
+                } else {
+                    try session.slot.token.reauthenticateUser(pin: pin)
+                }
+            }
+            if signingWaits { session.signing?.needsContextLogin = false }
         }
         return
     default:
