@@ -31,8 +31,8 @@ let package = Package(
         .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
         .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
         .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"]),
-        // Also KeychainCrypto, for digests and random numbers: crypto services, not item rules.
-        .target(name: "PKCS11Token", dependencies: ["KeychainCore", "KeychainCrypto", "CPKCS11"]),
+        // The C ABI adapter: pointers, buffers, handles and CK_RV; every operation is the core's.
+        .target(name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"]),
         // Carries the module's linker flags (DESIGN §9): they must not reach test binaries.
         .target(
             name: "P11KeychainModule",

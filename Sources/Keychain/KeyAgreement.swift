@@ -38,10 +38,6 @@ public struct ECIESAlgorithm: Hashable, Sendable {
     var scheme: ECIES { ECIES(digest: digest.crypto, variableIV: variableIV, cofactor: cofactor) }
 }
 
-/// PKCS#11's CKM_ECDH1_DERIVE and CKM_ECDH1_COFACTOR_DERIVE: the mechanism a stored key's
-/// CKA_ALLOWED_MECHANISMS must list for a key agreement.
-private func ecdhMechanism(cofactor: Bool) -> UInt64 { cofactor ? 0x1051 : 0x1050 }
-
 extension SharedSecretDerivation {
     /// Applies the KDF to a raw shared secret.
     func derive(_ secret: SecretBytes) throws(KeychainError) -> [UInt8] {
@@ -177,9 +173,18 @@ extension Keychain {
         guard key.algorithm.type == .ellipticCurve else {
             throw KeychainError(.parameter, "a key agreement needs an EC key on P-256, P-384 or P-521")
         }
-        let privateKey = try use(
-            key, for: .derive, keyType: .ec, mechanism: ecdhMechanism(cofactor: cofactor), pin: pin)
-        return try agree(privateKey, with: peer, cofactor: cofactor)
+        guard let point = peer.key.publicPoint, case .ec = peer.key.algorithm else {
+            throw KeychainError(.parameter, "the peer of a key agreement must be an EC public key")
+        }
+        let reference = try privateKeyReference(key, to: "derive")
+        let operation = try KeychainError.mapping { () throws(CoreError) in
+            try token.startDerivation(
+                reference, mechanism: DerivationParameters.ecdhMechanism(cofactor: cofactor),
+                parameters: .agreement(with: point), context: context)
+        }
+        try giveUsePIN(pin, to: operation.authentication)
+        var secret = try KeychainError.mapping { () throws(CoreError) in try operation.sharedSecret() }
+        return SecretBytes(wiping: &secret)
     }
 }
 

@@ -344,10 +344,34 @@ extension Keychain {
         // The key's type first: only an RSA key has CKA_DECRYPT to check. The core refuses
         // PKCS#1 v1.5 decryption when the configuration turned it off.
         try algorithm.check(key.algorithm.type)
-        let privateKey = try use(key, for: .decrypt, mechanism: algorithm.mechanism, pin: pin)
-        return try KeychainError.crypto { () throws(CryptoError) in
-            try privateKey.decrypt(data, padding: algorithm.padding)
+        let reference = try privateKeyReference(key, to: "decrypt")
+        let (mechanism, parameters) = try algorithm.mechanism()
+        let operation = try KeychainError.mapping { () throws(CoreError) in
+            try token.startCipher(
+                reference, mechanism: mechanism, parameters: parameters, encrypting: false, context: context)
         }
+        try giveUsePIN(pin, to: operation.authentication)
+        do throws(CoreError) {
+            return try operation.run(data)
+        } catch  where [.encryptedDataInvalid, .encryptedDataLengthRange].contains(error.code) {
+            // The typed API reports data that does not decrypt as a parameter error.
+            throw KeychainError(.parameter, error.message)
+        } catch {
+            throw KeychainError(error)
+        }
+    }
+
+    /// Gives the user's PIN to an operation whose key needs it for each use
+    /// (CKA_ALWAYS_AUTHENTICATE, or an access control): the core checks it and spends it on
+    /// this use. A wrong one counts as a failed unlock.
+    func giveUsePIN(_ pin: [UInt8]?, to authentication: UseAuthentication) throws(KeychainError) {
+        guard authentication.isRequired else { return }
+        guard let pin else {
+            throw KeychainError(
+                .interactionNotAllowed,
+                "the key needs the user PIN for each use (CKA_ALWAYS_AUTHENTICATE): pass pin:")
+        }
+        try KeychainError.mapping { () throws(CoreError) in try authentication.authenticate(pin: pin) }
     }
 
     /// A stored private key's secret, in memory: only for a key stored as exportable.
@@ -455,7 +479,7 @@ extension Keychain {
     }
 
     /// The stored object of a private key item, once the keychain is unlocked.
-    private func privateKeyReference(_ key: KeyItem, to action: String) throws(KeychainError)
+    func privateKeyReference(_ key: KeyItem, to action: String) throws(KeychainError)
         -> ObjectReference
     {
         guard key.keyClass == .private else {

@@ -103,7 +103,8 @@ extension KeychainError {
         case .unsupported: code = .unimplemented
         case .pinIncorrect, .pinLocked: code = .authFailed
         case .pinLengthRange, .userAlreadyLoggedIn, .userAnotherAlreadyLoggedIn, .keyTypeInconsistent,
-            .keyFunctionNotPermitted, .keySizeRange, .curveNotSupported, .mechanismInvalid:
+            .keyFunctionNotPermitted, .keySizeRange, .curveNotSupported, .mechanismInvalid,
+            .domainParametersInvalid:
             code = .parameter
         case .userPINNotInitialized: code = .notAvailable
         }

@@ -164,11 +164,16 @@ public enum EncryptionAlgorithm: Hashable, Sendable {
         }
     }
 
-    /// The PKCS#11 mechanism (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP), for the core's key-use check.
-    var mechanism: UInt64 {
+    /// The PKCS#11 mechanism (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP) and its parameter, for the
+    /// core's operation (whose key-use check also reads the key's allowed mechanisms).
+    func mechanism() throws(KeychainError) -> (mechanism: UInt64, parameters: CipherParameters) {
         switch self {
-        case .rsaPKCS1: 0x0001
-        case .rsaOAEP: 0x0009
+        case .rsaPKCS1: return RSAEncryptionMechanism.pkcs1
+        case .rsaOAEP(let digest):
+            guard let oaep = RSAEncryptionMechanism.oaep(hashLength: digest.length) else {
+                throw KeychainError(.parameter, "OAEP with this hash is not supported")
+            }
+            return oaep
         }
     }
 

@@ -2,57 +2,15 @@ public import KeychainCore
 internal import KeychainCrypto
 
 // What a stored secret key does: encrypt and decrypt (AES), compute and check MACs (HMAC,
-// CMAC), wrap and unwrap other keys (AES key wrap). Every use goes through the core's one
-// key-use check (`Token.useSecretKey`) with the PKCS#11 mechanism the operation is, so a key
-// a PKCS#11 application made with CKA_ALLOWED_MECHANISMS or a usage flag off is refused here
-// exactly as the module refuses it; wrapping goes through `Token.keyToWrap` (extractable,
-// wrap-with-trusted) and unwrapping through `Token.storeUnwrappedKey`.
+// CMAC), wrap and unwrap other keys (AES key wrap). Every use is the core's operation
+// (`Token.startCipher`, `Token.startKeyWrap`), which runs the one key-use check with the
+// PKCS#11 mechanism the operation is, so a key a PKCS#11 application made with
+// CKA_ALLOWED_MECHANISMS or a usage flag off is refused here exactly as the module refuses it;
+// the core also decides what may be wrapped and stores what is unwrapped.
 
-/// How an AES key encrypts: the PKCS#11 mechanisms CKM_AES_ECB, _CBC, _CBC_PAD, _CTR, _GCM.
-///
-///     let iv = try Keychain.randomBytes(12)
-///     let sealed = try keychain.encrypt(message, with: key, using: .aesGCM(iv: iv))
-///     let opened = try keychain.decrypt(sealed, with: key, using: .aesGCM(iv: iv))
-public enum CipherAlgorithm: Hashable, Sendable {
-    /// ECB (NIST SP 800-38A §6.1): whole 16-byte blocks, no IV. Only for single blocks
-    /// (key check values, key wrapping of one block); equal blocks encrypt equally.
-    case aesECB
-    /// CBC with a 16-byte IV and no padding: whole 16-byte blocks (SP 800-38A §6.2).
-    case aesCBC(iv: [UInt8])
-    /// CBC with a 16-byte IV and PKCS#7 padding (CKM_AES_CBC_PAD): any length.
-    case aesCBCPad(iv: [UInt8])
-    /// CTR (SP 800-38A §6.5): the 16-byte initial counter block, whose last `counterBits`
-    /// bits count; a message that would wrap the counter is refused.
-    case aesCTR(counterBlock: [UInt8], counterBits: Int = 128)
-    /// GCM (SP 800-38D): an IV (12 bytes is the usual and fastest; never reuse one with the
-    /// same key), authenticated additional data, and a tag of 12 to 16 bytes. Encryption gives
-    /// ciphertext ‖ tag, as PKCS#11 does; decryption takes the same and releases no plaintext
-    /// unless the tag verifies.
-    case aesGCM(iv: [UInt8], additionalData: [UInt8] = [], tagLength: Int = 16)
-
-    /// The crypto layer's mode.
-    var mode: BlockCipherMode {
-        switch self {
-        case .aesECB: .ecb
-        case .aesCBC(let iv): .cbc(iv: iv)
-        case .aesCBCPad(let iv): .cbcPad(iv: iv)
-        case .aesCTR(let block, let bits): .ctr(counterBlock: block, counterBits: bits)
-        case .aesGCM(let iv, let additionalData, let tagLength):
-            .gcm(iv: iv, additionalData: additionalData, tagLength: tagLength)
-        }
-    }
-
-    /// The PKCS#11 mechanism (v2.40 §2.10; v3.0 §2.15), for the key's allowed mechanisms.
-    var mechanism: UInt64 {
-        switch self {
-        case .aesECB: 0x1081
-        case .aesCBC: 0x1082
-        case .aesCBCPad: 0x1085
-        case .aesCTR: 0x1086
-        case .aesGCM: 0x1087
-        }
-    }
-}
+/// How an AES key encrypts: the PKCS#11 mechanisms CKM_AES_ECB, _CBC, _CBC_PAD, _CTR, _GCM
+/// with their parameters. The core's type.
+public typealias CipherAlgorithm = KeychainCore.AESCipherMode
 
 /// How a message authentication code is computed: HMAC (RFC 2104) with a hash, or AES-CMAC
 /// (NIST SP 800-38B).
@@ -80,18 +38,9 @@ public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
     }
 }
 
-/// How one key is wrapped under another AES key.
-public enum KeyWrapAlgorithm: Hashable, Sendable {
-    /// AES key wrap (RFC 3394, CKM_AES_KEY_WRAP): keys of a multiple of 8 bytes, at least 16.
-    case aesKeyWrap
-    /// AES key wrap with padding (RFC 5649, CKM_AES_KEY_WRAP_KWP): a key of any length,
-    /// e.g. a private key's PKCS#8.
-    case aesKeyWrapPadded
-
-    /// The PKCS#11 mechanism (v3.0 §2.14.3–2.14.4).
-    var mechanism: UInt64 { self == .aesKeyWrap ? 0x2109 : 0x210B }
-    var isPadded: Bool { self == .aesKeyWrapPadded }
-}
+/// How one key is wrapped under another AES key: RFC 3394, or RFC 5649 with padding. The
+/// core's type.
+public typealias KeyWrapAlgorithm = KeychainCore.AESKeyWrapMode
 
 extension Keychain {
     /// Encrypts `plaintext` with a stored AES key (CKA_ENCRYPT). Needs the keychain unlocked.
@@ -122,26 +71,27 @@ extension Keychain {
     private func cipher(
         _ input: [UInt8], with key: SecretKeyItem, using algorithm: CipherAlgorithm, encrypting: Bool
     ) throws(KeychainError) -> [UInt8] {
-        let usable = try use(
-            key, for: encrypting ? .encrypt : .decrypt, keyTypes: [.aes], mechanism: algorithm.mechanism)
-        do throws(CryptoError) {
-            let cipher = try SymmetricCipher(key: usable.value, mode: algorithm.mode, encrypting: encrypting)
-            let output = try feed(input) { (part) throws(CryptoError) in try cipher.update(part) }
-            return output + (try cipher.finish())
-        } catch {
-            switch error.code {
-            case .authenticationFailed:
+        let reference = try reference(of: key)
+        do throws(CoreError) {
+            let operation = try token.startCipher(
+                reference, mechanism: algorithm.mechanism, parameters: algorithm.parameters,
+                encrypting: encrypting, context: context)
+            return try operation.run(input)
+        } catch  where error.code == .encryptedDataInvalid {
+            // A GCM tag that does not verify, or CBC-PAD padding that is not valid: no
+            // plaintext is released.
+            if case .aesGCM = algorithm {
                 throw KeychainError(
                     .decode,
                     "the AES-GCM tag does not verify: wrong key, IV or additional data, or altered ciphertext"
                 )
-            case .invalidPadding:
-                throw KeychainError(
-                    .decode, "the ciphertext does not decrypt: its CBC-PAD padding is not valid")
-            default:
-                let failure: () throws(CryptoError) -> [UInt8] = { () throws(CryptoError) in throw error }
-                return try KeychainError.crypto(failure)
             }
+            throw KeychainError(.decode, "the ciphertext does not decrypt: its CBC-PAD padding is not valid")
+        } catch  where error.code == .encryptedDataLengthRange {
+            // The typed API reports input of the wrong length as a parameter error either way.
+            throw KeychainError(.parameter, error.message)
+        } catch {
+            throw KeychainError(error)
         }
     }
 
@@ -238,12 +188,12 @@ extension Keychain {
     )
         throws(KeychainError) -> [UInt8]
     {
-        let wrapping = try use(wrappingKey, for: .wrap, keyTypes: [.aes], mechanism: algorithm.mechanism)
-        let key = try KeychainError.mapping { () throws(CoreError) in
-            try token.keyToWrap(reference, under: wrapping.attributes, context: context)
-        }
-        return try KeychainError.crypto { () throws(CryptoError) in
-            try AESKeyWrap.wrap(key.bytes, key: wrapping.value, padded: algorithm.isPadded)
+        let wrapping = try self.reference(of: wrappingKey)
+        return try KeychainError.mapping { () throws(CoreError) in
+            let operation = try token.startKeyWrap(
+                wrapping, mechanism: algorithm.mechanism, parameters: .none, unwrapping: false,
+                context: context)
+            return try operation.wrap(reference, context: context)
         }
     }
 
@@ -268,16 +218,12 @@ extension Keychain {
         applicationLabel: [UInt8]? = nil, applicationTag: [UInt8]? = nil, usage: KeyUsage? = nil,
         extractable: Bool = false
     ) throws(KeychainError) -> SecretKeyItem {
-        let value = try unwrapped(wrapped, with: unwrappingKey, using: algorithm)
         var template = try NewSecretKeyAttributes(
             label: label, applicationLabel: applicationLabel, applicationTag: applicationTag, usage: usage,
             isExtractable: extractable
         ).template(type)
         template[.class] = AttributeValue.encode(ObjectClass.secretKey.rawValue)
-        let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.storeUnwrappedKey(
-                value.value, template: template, unwrappingKey: value.unwrappingKey, context: context)
-        }
+        let reference = try unwrap(wrapped, with: unwrappingKey, using: algorithm, template: template)
         return try storedSecretKey(reference)
     }
 
@@ -299,16 +245,12 @@ extension Keychain {
         using algorithm: KeyWrapAlgorithm = .aesKeyWrapPadded,
         label: String? = nil, applicationTag: [UInt8]? = nil, extractable: Bool = false
     ) throws(KeychainError) -> KeyItem {
-        let value = try unwrapped(wrapped, with: unwrappingKey, using: algorithm)
         var template = NewKeyAttributes(
             label: label, applicationTag: applicationTag, isSensitive: true, isExtractable: extractable
         ).template(.private)
         template[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
         template[.private] = [1]
-        let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.storeUnwrappedKey(
-                value.value, template: template, unwrappingKey: value.unwrappingKey, context: context)
-        }
+        let reference = try unwrap(wrapped, with: unwrappingKey, using: algorithm, template: template)
         let attributes = try KeychainError.mapping { () throws(CoreError) in
             try token.attributes(of: reference, context: context, revealing: [])
         }
@@ -318,22 +260,24 @@ extension Keychain {
         return item
     }
 
-    /// The bytes `wrapped` holds, unwrapped under a stored AES key that may unwrap.
-    /// The unwrapped bytes, and the unwrapping key's attributes (its CKA_UNWRAP_TEMPLATE is
-    /// the core's to apply).
-    private func unwrapped(
-        _ wrapped: [UInt8], with unwrappingKey: SecretKeyItem, using algorithm: KeyWrapAlgorithm
-    )
-        throws(KeychainError) -> (value: SecretBytes, unwrappingKey: AttributeSet)
-    {
-        let unwrapping = try use(
-            unwrappingKey, for: .unwrap, keyTypes: [.aes], mechanism: algorithm.mechanism)
-        do throws(CryptoError) {
-            let value = try AESKeyWrap.unwrap(wrapped, key: unwrapping.value, padded: algorithm.isPadded)
-            return (value, unwrapping.attributes)
-        } catch {
+    /// Unwraps `wrapped` under a stored AES key that may unwrap and stores the key `template`
+    /// describes, in one core call (the unwrapping key's CKA_UNWRAP_TEMPLATE is the core's to
+    /// apply).
+    private func unwrap(
+        _ wrapped: [UInt8], with unwrappingKey: SecretKeyItem, using algorithm: KeyWrapAlgorithm,
+        template: AttributeSet
+    ) throws(KeychainError) -> ObjectReference {
+        let unwrapping = try reference(of: unwrappingKey)
+        do throws(CoreError) {
+            let operation = try token.startKeyWrap(
+                unwrapping, mechanism: algorithm.mechanism, parameters: .none, unwrapping: true,
+                context: context)
+            return try operation.unwrap(wrapped, template: template, context: context)
+        } catch  where error.code == .wrappedKeyInvalid || error.code == .wrappedKeyLengthRange {
             throw KeychainError(
                 .decode, "the wrapped key does not unwrap under this key (another key, or altered bytes)")
+        } catch {
+            throw KeychainError(error)
         }
     }
 
@@ -343,7 +287,7 @@ extension Keychain {
         guard (0...maximumRandomBytes).contains(count) else {
             throw KeychainError(.parameter, "ask for 0 to \(maximumRandomBytes) random bytes, not \(count)")
         }
-        return try KeychainError.crypto { () throws(CryptoError) in try SecureRandom.bytes(count) }
+        return try KeychainError.mapping { () throws(CoreError) in try RandomGeneration.bytes(count) }
     }
 
     /// The most bytes one ``randomBytes(_:)`` call gives: a bound on the memory a caller's

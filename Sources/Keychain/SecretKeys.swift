@@ -1,5 +1,4 @@
 public import KeychainCore
-internal import KeychainCrypto
 
 // Secret keys in a keychain (PKCS#11 CKO_SECRET_KEY; Apple's kSecAttrKeyClassSymmetric):
 // what they are, how they are made, found and deleted. What they do (encrypt, MAC, wrap) is
@@ -270,7 +269,8 @@ struct NewSecretKeyAttributes {
         if let applicationLabel {
             template[.id] = applicationLabel
         } else {
-            template[.id] = try KeychainError.crypto { () throws(CryptoError) in try SecureRandom.bytes(16) }
+            template[.id] = try KeychainError.mapping { () throws(CoreError) in try RandomGeneration.bytes(16)
+            }
         }
         if let applicationTag { template[.applicationTag] = applicationTag }
         if let usage {

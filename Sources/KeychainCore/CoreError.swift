@@ -75,6 +75,9 @@ public struct CoreError: Error, CustomStringConvertible, Sendable {
         case wrappedKeyLengthRange
         /// The cryptographic library failed an operation that should have worked.
         case operationFailed
+        /// A peer's public value that is not a point of the key's curve (or no public key of
+        /// its kind): a key agreement cannot run with it.
+        case domainParametersInvalid
     }
 
     public var code: Code

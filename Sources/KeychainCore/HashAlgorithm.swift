@@ -35,3 +35,7 @@ public enum HashAlgorithm: Hashable, Sendable, CaseIterable {
         }
     }
 }
+
+/// MD5 of a certificate's DER: NSS trust objects carry it (CKA_CERT_MD5_HASH) beside the SHA-1.
+/// Only compared with what a caller gives, never a basis for trust.
+package func certificateMD5(_ der: [UInt8]) -> [UInt8] { CertificateHash.md5(der) }

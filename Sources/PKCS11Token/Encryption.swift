@@ -1,62 +1,41 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
-// Encryption and decryption (v2.40 §5.8–5.9), through OpenSSL 3: RSA (KeychainCrypto's
-// AsymmetricKey, single-part) and AES (SymmetricCipher, multi-part, SymmetricEncryption.swift).
+// Encryption and decryption (v2.40 §5.8–5.9): the core's CipherOperation does the work (RSA
+// on one whole message, AES part by part, SymmetricEncryption.swift); here the mechanism's
+// parameter is read, the session's operation slot kept and the buffer convention run.
 
-/// An encryption or decryption in progress.
-final class CipherOperation {
-    /// RSA works on one whole message: parts are collected in `buffer`.
-    let key: AsymmetricKey?
-    let padding: EncryptionPadding
-    var buffer: [UInt8] = []
-    let outputLength: Int
-    /// AES, part by part (`SymmetricOperation`).
-    let symmetric: SymmetricOperation?
-    var needsContextLogin = false
-    /// The key is a private object (or a private key): the operation ends at C_Logout
-    /// (v2.40 §5.6).
-    var usesPrivateObject = false
-
-    init(key: AsymmetricKey, padding: EncryptionPadding) {
-        self.key = key
-        self.padding = padding
-        outputLength = (key.bits + 7) / 8
-        symmetric = nil
-    }
-
-    init(_ symmetric: SymmetricOperation) {
-        key = nil
-        padding = .pkcs1
-        outputLength = 0
-        self.symmetric = symmetric
+/// C_EncryptInit / C_DecryptInit: the parameter read by the registry's layout, then the
+/// core's key-use check and operation. A session's last AES operation lends its keyed
+/// context to the next (`Session.idleCipher`).
+private func startCipher(
+    _ session: Session, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, key handle: CK_OBJECT_HANDLE,
+    encrypting: Bool
+) throws(P11Error) {
+    guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    let parameters = try cipherParameters(mechanism, for: encrypting ? .encrypt : .decrypt)
+    try session.lock.withLock { () throws(P11Error) in
+        guard (encrypting ? session.encrypting : session.decrypting) == nil else {
+            throw P11Error(CKR_OPERATION_ACTIVE, "\(encrypting ? "an encryption" : "a decryption") is active")
+        }
+        let previous = session.idleCipher
+        session.idleCipher = nil
+        let operation = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
+            try session.slot.token.startCipher(
+                reference, mechanism: UInt64(mechanism.mechanism), parameters: parameters,
+                encrypting: encrypting,
+                context: session.context, reusing: previous)
+        }
+        if encrypting { session.encrypting = operation } else { session.decrypting = operation }
     }
 }
-
-// MARK: - Encryption and decryption (v2.40 §5.8–5.9): RSA, single-part
 
 @c @implementation
 func C_EncryptInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
     sessionEntry("C_EncryptInit", hSession) { (_, session) throws(P11Error) in
-        guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
-        if let mode = try symmetricMode(mechanism) {
-            try startSymmetric(session, mechanism, mode, key: hKey, encrypting: true)
-            return
-        }
-        let padding = try encryptionPadding(mechanism)
-        try session.lock.withLock { () throws(P11Error) in
-            guard session.encrypting == nil else {
-                throw P11Error(CKR_OPERATION_ACTIVE, "an encryption is active")
-            }
-            let key = try operationKey(
-                session, hKey, for: .encrypt, type: .rsa, mechanism: mechanism.mechanism)
-            let operation = CipherOperation(key: key.key, padding: padding)
-            operation.usesPrivateObject = key.isPrivateObject
-            session.encrypting = operation
-        }
+        try startCipher(session, pMechanism, key: hKey, encrypting: true)
     }
 }
 
@@ -65,69 +44,26 @@ func C_DecryptInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
     sessionEntry("C_DecryptInit", hSession) { (_, session) throws(P11Error) in
-        guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
-        if let mode = try symmetricMode(mechanism) {
-            try startSymmetric(session, mechanism, mode, key: hKey, encrypting: false)
-            return
-        }
-        let padding = try encryptionPadding(mechanism)
-        try session.lock.withLock { () throws(P11Error) in
-            guard session.decrypting == nil else {
-                throw P11Error(CKR_OPERATION_ACTIVE, "a decryption is active")
-            }
-            let key = try operationKey(
-                session, hKey, for: .decrypt, type: .rsa, mechanism: mechanism.mechanism)
-            let operation = CipherOperation(key: key.key, padding: padding)
-            operation.needsContextLogin = key.alwaysAuthenticate
-            operation.usesPrivateObject = true
-            session.decrypting = operation
-        }
+        try startCipher(session, pMechanism, key: hKey, encrypting: false)
     }
 }
 
-/// The CK_RV of a failed RSA step: input of a length the key never takes, or (decrypting) a
-/// ciphertext of the right length that does not decrypt.
-private func rsaFailure(_ error: CryptoError, encrypting: Bool) -> P11Error {
-    if encrypting { return P11Error(CKR_DATA_LEN_RANGE, error.message) }
-    return P11Error(
-        error.code == .invalidInput ? CKR_ENCRYPTED_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_INVALID, error.message
-    )
-}
-
-/// Runs a cipher operation to its end with the two-call convention (`writeOutput`). For
+/// Runs an RSA operation to its end with the two-call convention (`writeOutput`). For
 /// decryption the output length is only known afterwards: a length query reports the
 /// modulus size, and a buffer too short for the plaintext keeps the operation. A ciphertext
-/// that is not one modulus long is refused before either (the crypto layer's rule).
+/// that is not one modulus long is refused before either (the core's rule). A key that needs
+/// the PIN for each use refuses the work until a context-specific login gave it.
 private func finishCipher(
     _ session: Session, encrypting: Bool, _ operation: CipherOperation, _ extra: UnsafeRawBufferPointer,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>
 ) throws(P11Error) {
-    if !encrypting, let key = operation.key {
-        do throws(CryptoError) {
-            try key.checkCiphertext(length: operation.buffer.count + extra.count)
-        } catch {
-            throw rsaFailure(error, encrypting: false)
-        }
+    try core { () throws(CoreError) in
+        try operation.checkCiphertext(length: operation.collected.count + extra.count)
     }
     let delivered = try writeOutput(
         into: pOutput, length: pulOutputLen, size: operation.outputLength, sizeIsExact: encrypting
     ) { () throws(P11Error) in
-        guard !operation.needsContextLogin else {
-            session.decrypting = nil
-            throw P11Error(
-                CKR_USER_NOT_LOGGED_IN, "the key needs a context-specific login before each decryption")
-        }
-        let input = operation.buffer + extra
-        guard let key = operation.key else { throw P11Error(CKR_GENERAL_ERROR, "no RSA key") }
-        do throws(CryptoError) {
-            return
-                encrypting
-                ? try key.encrypt(input, padding: operation.padding)
-                : try key.decrypt(input, padding: operation.padding)
-        } catch {
-            end(session, encrypting: encrypting)
-            throw rsaFailure(error, encrypting: encrypting)
-        }
+        try core { () throws(CoreError) in try operation.finishWholeMessage(extra) }
     }
     if delivered { end(session, encrypting: encrypting) }
 }
@@ -154,9 +90,9 @@ private func cipherCall(
                 throw P11Error(
                     CKR_OPERATION_NOT_INITIALIZED, "no \(encrypting ? "encryption" : "decryption") is active")
             }
-            if let symmetric = operation.symmetric {
+            if !operation.isWholeMessage {
                 try symmetricCall(
-                    session, symmetric, encrypting: encrypting, step: step, pInput, ulInputLen, pOutput,
+                    session, operation, encrypting: encrypting, step: step, pInput, ulInputLen, pOutput,
                     pulOutputLen)
                 return
             }
@@ -166,13 +102,13 @@ private func cipherCall(
                 // RSA takes at most one modulus of input: what the parts add up to is bounded
                 // by it, so a host cannot make the module buffer without end (issue 8).
                 data = try input(
-                    pInput, ulInputLen, limit: operation.outputLength - operation.buffer.count,
+                    pInput, ulInputLen, limit: operation.roomLeft,
                     encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
                 if step != .update {
                     try finishCipher(session, encrypting: encrypting, operation, data, pOutput, pulOutputLen)
                 } else {
                     // RSA works on the whole message: parts are collected, nothing comes out yet.
-                    operation.buffer += data
+                    operation.collect(data)
                     pulOutputLen.pointee = 0
                 }
             } catch {

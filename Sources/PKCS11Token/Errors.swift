@@ -60,6 +60,7 @@ struct P11Error: Error {
             case .mechanismParameterInvalid: CKR_MECHANISM_PARAM_INVALID
             case .wrappedKeyLengthRange: CKR_WRAPPED_KEY_LEN_RANGE
             case .operationFailed: CKR_FUNCTION_FAILED
+            case .domainParametersInvalid: CKR_DOMAIN_PARAMS_INVALID
             }
         self.init(rv, error.message)
     }

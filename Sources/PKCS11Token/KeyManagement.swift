@@ -1,56 +1,18 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
-// Key pair generation (v2.40 §5.14) and the key lookup every cryptographic operation starts with.
+// Key pair generation (v2.40 §5.14) and the key lookup every cryptographic operation starts with
+// (`onKey`: a handle to the object the core's one key-use check then reads).
 
-/// Loads a key for an operation through the core's one key-use check (DESIGN §7: class, type,
-/// usage attribute, allowed mechanisms, login, CKA_ALWAYS_AUTHENTICATE), which the Swift faces
-/// use too. Also says whether the key is a private object, whose operations end at C_Logout.
-func operationKey(
-    _ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, type: KeyType?,
-    mechanism: CK_MECHANISM_TYPE, role: KeyRole = .operation
-) throws(P11Error) -> (
-    key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool, attributes: AttributeSet
-) {
-    try operationKey(
-        session, handle, for: use, types: type.map { [$0] }, mechanism: mechanism, role: role)
-}
-
-/// `operationKey` for a mechanism that takes keys of several types (`types`; nil: any).
-func operationKey(
-    _ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, types: [KeyType]?,
-    mechanism: CK_MECHANISM_TYPE, role: KeyRole = .operation
-) throws(P11Error) -> (
-    key: AsymmetricKey, alwaysAuthenticate: Bool, isPrivateObject: Bool, attributes: AttributeSet
-) {
-    let usable = try onKey(session, handle, role) { (reference) throws(CoreError) in
-        try session.slot.token.useKey(
-            reference, for: use, keyTypes: types, mechanism: UInt64(mechanism), context: session.context)
-    }
-    if usable.needsPINForEachUse, use == .derive || use == .unwrap {
-        // C_DeriveKey and C_UnwrapKey are single calls: PKCS#11 has no context-specific login
-        // for them (v2.40 §5.6 allows one only after an …Init), so the PIN the core asks for
-        // each use cannot be given here.
-        throw P11Error(
-            CKR_KEY_FUNCTION_NOT_PERMITTED,
-            "the key's access control needs the PIN for each use, which C_DeriveKey and C_UnwrapKey "
-                + "cannot take: use the key through the Swift API with its PIN")
-    }
-    return (
-        usable.key, usable.needsPINForEachUse, usable.attributes.bool(.private) == true, usable.attributes
-    )
-}
-
-/// The same for a secret key of one of `types` (nil: any secret key).
-func secretOperationKey(
-    _ session: Session, _ handle: CK_OBJECT_HANDLE, for use: KeyUse, types: [KeyType]?,
-    mechanism: CK_MECHANISM_TYPE, role: KeyRole = .operation
-) throws(P11Error) -> UsableSecretKey {
-    try onKey(session, handle, role) { (reference) throws(CoreError) in
-        try session.slot.token.useSecretKey(
-            reference, for: use, keyTypes: types, mechanism: UInt64(mechanism), context: session.context)
-    }
+/// C_DeriveKey and C_UnwrapKey are single calls: PKCS#11 has no context-specific login for
+/// them (v2.40 §5.6 allows one only after an …Init), so a key whose access control needs the
+/// PIN for each use cannot be used through them.
+func refuseSinglePIN(_ authentication: UseAuthentication) throws(P11Error) {
+    guard authentication.isRequired else { return }
+    throw P11Error(
+        CKR_KEY_FUNCTION_NOT_PERMITTED,
+        "the key's access control needs the PIN for each use, which C_DeriveKey and C_UnwrapKey "
+            + "cannot take: use the key through the Swift API with its PIN")
 }
 
 /// The part a key plays in a call, which picks the CK_RV of a handle that names no such key

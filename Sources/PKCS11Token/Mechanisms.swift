@@ -1,6 +1,5 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
 // Mechanism parameters: read from a CK_MECHANISM as the registry's layout says (v2.40 §2.1
 // RSA, §2.3 ECDSA; v3.0 §2.3.14 EdDSA, §2.15 MAC lengths), and RSA encryption's padding.
@@ -48,49 +47,5 @@ func signatureParameters(_ mechanism: CK_MECHANISM, layout: ParameterLayout) thr
                 "mechanism \(mechanismName(mechanism.mechanism)) takes no parameter")
         }
         return .none
-    }
-}
-
-/// The digest a CKM_SHA*/CKG_MGF1_SHA* code names.
-private func digestAlgorithm(hash code: CK_ULONG) -> DigestAlgorithm? {
-    MechanismRegistry.hash(named: UInt64(code))
-}
-
-private func mgf1Algorithm(_ code: CK_ULONG) -> DigestAlgorithm? {
-    MechanismRegistry.hash(mgf1: UInt64(code))
-}
-
-func encryptionPadding(_ mechanism: CK_MECHANISM) throws(P11Error) -> EncryptionPadding {
-    switch mechanism.mechanism {
-    case CK_MECHANISM_TYPE(CKM_RSA_PKCS):
-        return .pkcs1
-    case CK_MECHANISM_TYPE(CKM_RSA_X_509):
-        // Raw RSA decryption reveals m itself (v2.40 §2.1.8): a PKCS#1 v1.5 padding oracle
-        // needs nothing more, so `rsa-pkcs1-decryption = no` turns it off too (the core's
-        // `Token.usesTurnedOff`).
-        return .raw
-    case CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP):
-        guard let pointer = mechanism.pParameter,
-            mechanism.ulParameterLen == CK_ULONG(MemoryLayout<CK_RSA_PKCS_OAEP_PARAMS>.size)
-        else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "OAEP needs CK_RSA_PKCS_OAEP_PARAMS") }
-        let parameters = pointer.loadUnaligned(as: CK_RSA_PKCS_OAEP_PARAMS.self)
-        guard let hash = digestAlgorithm(hash: parameters.hashAlg), let mgf1 = mgf1Algorithm(parameters.mgf)
-        else {
-            throw P11Error(CKR_MECHANISM_PARAM_INVALID, "unsupported OAEP hash or MGF")
-        }
-        var label: [UInt8] = []
-        if parameters.ulSourceDataLen > 0 {
-            guard parameters.source == CK_ULONG(CKZ_DATA_SPECIFIED), let source = parameters.pSourceData
-            else { throw P11Error(CKR_MECHANISM_PARAM_INVALID, "OAEP label is malformed") }
-            let length = try hostCount(
-                parameters.ulSourceDataLen, limit: 65536, CKR_MECHANISM_PARAM_INVALID,
-                what: "an OAEP label length")
-            label = Array(UnsafeRawBufferPointer(start: source, count: length))
-        }
-        return .oaep(hash: hash, mgf1: mgf1, label: label)
-    default:
-        throw P11Error(
-            CKR_MECHANISM_INVALID,
-            "mechanism \(mechanismName(mechanism.mechanism)) cannot encrypt or decrypt")
     }
 }

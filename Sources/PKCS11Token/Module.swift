@@ -1,6 +1,5 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
 #if canImport(Glibc)
     import Glibc
@@ -19,9 +18,9 @@ final class Session: @unchecked Sendable {
     /// closes. C_DestroyObject and C_Logout remove theirs, so the set never outgrows the
     /// session objects that exist.
     var objects: Set<ObjectReference> = []
-    /// The cipher of this session's last AES operation, whose keyed OpenSSL context the next
-    /// one with the same key, mode and direction takes over (SymmetricCipher's `reusing`).
-    var idleCipher: SymmetricCipher?
+    /// This session's last AES operation, whose keyed OpenSSL context the next one with the
+    /// same key, mode and direction takes over (`Token.startCipher`'s `reusing`).
+    var idleCipher: CipherOperation?
 
     var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)? {
         get { operations.find }

@@ -135,18 +135,16 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
             if case .signature(let operation) = session.operations.sign, operation.awaitsPIN {
                 signature = operation
             }
-            let decryption = session.decrypting?.needsContextLogin == true
-            guard signature != nil || decryption else {
+            // The decryption's PIN is its core operation's (UseAuthentication).
+            let decryption = session.decrypting.flatMap { $0.awaitsPIN ? $0.authentication : nil }
+            guard signature != nil || decryption != nil else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
             }
+            // Both, when a signature and a decryption of such keys wait at once.
             try core { () throws(CoreError) in
-                if let signature {
-                    try signature.authenticate(pin: pin)
-                } else {
-                    try session.slot.token.reauthenticateUser(pin: pin)
-                }
+                try signature?.authenticate(pin: pin)
+                try decryption?.authenticate(pin: pin)
             }
-            if decryption { session.decrypting?.needsContextLogin = false }
         }
         return
     default:

@@ -1,6 +1,5 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
 // Slot and token management functions (v2.40 §5.5).
 

@@ -1,6 +1,5 @@
 internal import CPKCS11
 internal import KeychainCore
-internal import KeychainCrypto
 
 // Trust objects: NSS's CKO_NSS_TRUST (pkcs11n.h, also p11-kit's pkcs11x.h) and PKCS#11 3.2's
 // CKO_TRUST, both views of the trust settings the keychain keeps with each certificate
@@ -188,15 +187,8 @@ enum TrustVocabulary {
     static let sha256: UInt64 = 0x0250
 
     /// The digest a CKA_NAME_HASH_ALGORITHM names, or nil for one the token does not offer.
-    static func digest(_ mechanism: UInt64) -> DigestAlgorithm? {
-        switch mechanism {
-        case 0x0220: .sha1
-        case 0x0255: .sha224
-        case 0x0250: .sha256
-        case 0x0260: .sha384
-        case 0x0270: .sha512
-        default: nil
-        }
+    static func digest(_ mechanism: UInt64) -> HashAlgorithm? {
+        MechanismRegistry.hash(named: mechanism).map(HashAlgorithm.init)
     }
 }
 
@@ -277,10 +269,10 @@ private func checkHashes(_ view: TrustView, _ template: AttributeSet, der: [UInt
 {
     switch view {
     case .nss:
-        if let sha1 = template[TrustVocabulary.nssCertSHA1Hash], sha1 != DigestAlgorithm.sha1.hash(der) {
+        if let sha1 = template[TrustVocabulary.nssCertSHA1Hash], sha1 != HashAlgorithm.sha1.hash(der) {
             throw P11Error(CKR_ATTRIBUTE_VALUE_INVALID, "CKA_CERT_SHA1_HASH is not that of the certificate")
         }
-        if let md5 = template[TrustVocabulary.nssCertMD5Hash], md5 != CertificateHash.md5(der) {
+        if let md5 = template[TrustVocabulary.nssCertMD5Hash], md5 != certificateMD5(der) {
             throw P11Error(CKR_ATTRIBUTE_VALUE_INVALID, "CKA_CERT_MD5_HASH is not that of the certificate")
         }
     case .purposeExtension:
@@ -387,11 +379,11 @@ func trustObjectAttributes(_ view: TrustView, _ certificate: ObjectReference, in
     }
     switch view {
     case .nss:
-        attributes[TrustVocabulary.nssCertSHA1Hash] = DigestAlgorithm.sha1.hash(der)
-        attributes[TrustVocabulary.nssCertMD5Hash] = CertificateHash.md5(der)
+        attributes[TrustVocabulary.nssCertSHA1Hash] = HashAlgorithm.sha1.hash(der)
+        attributes[TrustVocabulary.nssCertMD5Hash] = certificateMD5(der)
         attributes[TrustVocabulary.nssStepUpApproved] = [0]
     case .pkcs11:
-        attributes[TrustVocabulary.hashOfCertificate] = DigestAlgorithm.sha256.hash(der)
+        attributes[TrustVocabulary.hashOfCertificate] = HashAlgorithm.sha256.hash(der)
         attributes[.nameHashAlgorithm] = AttributeValue.encode(TrustVocabulary.sha256)
     case .purposeExtension: break
     }

@@ -1,0 +1,88 @@
+/// How an AES key encrypts, as the typed Swift API names it: the PKCS#11 mechanisms
+/// CKM_AES_ECB, _CBC, _CBC_PAD, _CTR, _GCM with their parameters.
+///
+///     let iv = try Keychain.randomBytes(12)
+///     let sealed = try keychain.encrypt(message, with: key, using: .aesGCM(iv: iv))
+///     let opened = try keychain.decrypt(sealed, with: key, using: .aesGCM(iv: iv))
+public enum AESCipherMode: Hashable, Sendable {
+    /// ECB (NIST SP 800-38A §6.1): whole 16-byte blocks, no IV. Only for single blocks
+    /// (key check values, key wrapping of one block); equal blocks encrypt equally.
+    case aesECB
+    /// CBC with a 16-byte IV and no padding: whole 16-byte blocks (SP 800-38A §6.2).
+    case aesCBC(iv: [UInt8])
+    /// CBC with a 16-byte IV and PKCS#7 padding (CKM_AES_CBC_PAD): any length.
+    case aesCBCPad(iv: [UInt8])
+    /// CTR (SP 800-38A §6.5): the 16-byte initial counter block, whose last `counterBits`
+    /// bits count; a message that would wrap the counter is refused.
+    case aesCTR(counterBlock: [UInt8], counterBits: Int = 128)
+    /// GCM (SP 800-38D): an IV (12 bytes is the usual and fastest; never reuse one with the
+    /// same key), authenticated additional data, and a tag of 12 to 16 bytes. Encryption gives
+    /// ciphertext ‖ tag, as PKCS#11 does; decryption takes the same and releases no plaintext
+    /// unless the tag verifies.
+    case aesGCM(iv: [UInt8], additionalData: [UInt8] = [], tagLength: Int = 16)
+
+    /// The PKCS#11 mechanism (v2.40 §2.10; v3.0 §2.15), for the key's allowed mechanisms.
+    public var mechanism: UInt64 {
+        switch self {
+        case .aesECB: 0x1081
+        case .aesCBC: 0x1082
+        case .aesCBCPad: 0x1085
+        case .aesCTR: 0x1086
+        case .aesGCM: 0x1087
+        }
+    }
+
+    /// The mechanism's parameter.
+    public var parameters: CipherParameters {
+        switch self {
+        case .aesECB: .none
+        case .aesCBC(let iv), .aesCBCPad(let iv): .bytes(iv)
+        case .aesCTR(let block, let bits): .ctr(counterBlock: block, counterBits: bits)
+        case .aesGCM(let iv, let additionalData, let tagLength):
+            // A length whose bits overflow is no tag length: the core refuses -1.
+            .gcm(
+                iv: iv, additionalData: additionalData,
+                tagBits: tagLength.multipliedReportingOverflow(by: 8).overflow ? -1 : tagLength * 8)
+        }
+    }
+}
+
+/// How a key is wrapped under an AES key: RFC 3394 or RFC 5649 (with padding).
+public enum AESKeyWrapMode: Hashable, Sendable {
+    /// AES key wrap (RFC 3394, CKM_AES_KEY_WRAP): keys of a multiple of 8 bytes, at least 16.
+    case aesKeyWrap
+    /// AES key wrap with padding (RFC 5649, CKM_AES_KEY_WRAP_KWP): a key of any length,
+    /// e.g. a private key's PKCS#8.
+    case aesKeyWrapPadded
+
+    /// The PKCS#11 mechanism (v3.0 §2.14.3–2.14.4).
+    public var mechanism: UInt64 { self == .aesKeyWrap ? 0x2109 : 0x210B }
+}
+
+/// How an RSA key encrypts, as Apple's `rsaEncryptionPKCS1` and `rsaEncryptionOAEPSHA256`…
+/// name it: the mechanism and its parameter. OAEP uses MGF1 of its hash and no label.
+public enum RSAEncryptionMechanism {
+    /// CKM_RSA_PKCS.
+    public static let pkcs1: (mechanism: UInt64, parameters: CipherParameters) = (0x0001, .none)
+
+    /// CKM_RSA_PKCS_OAEP with the SHA of `hashLength` bytes (20: SHA-1; 28, 32, 48, 64:
+    /// SHA-2); nil for another length.
+    public static func oaep(hashLength: Int) -> (mechanism: UInt64, parameters: CipherParameters)? {
+        let hashes: [Int: (hash: UInt64, mgf: UInt64)] = [
+            20: (0x220, 1), 28: (0x255, 5), 32: (0x250, 2), 48: (0x260, 3), 64: (0x270, 4),
+        ]
+        guard let hash = hashes[hashLength] else { return nil }
+        // CKZ_DATA_SPECIFIED with an empty label.
+        return (0x0009, .oaep(hash: hash.hash, mgf: hash.mgf, source: 1, label: []))
+    }
+}
+
+extension DerivationParameters {
+    /// CKM_ECDH1_DERIVE or CKM_ECDH1_COFACTOR_DERIVE (v2.40 §2.3.16).
+    public static func ecdhMechanism(cofactor: Bool) -> UInt64 { cofactor ? 0x1051 : 0x1050 }
+
+    /// The parameter of a raw key agreement with `peer` (an EC point): CKD_NULL, no shared data.
+    public static func agreement(with peer: [UInt8]) -> DerivationParameters {
+        .ecdh(kdf: 1, sharedData: [], publicData: peer)
+    }
+}
