@@ -23,7 +23,7 @@ public struct SessionUnlockStatus: Sendable, Equatable {
     public var inUserDefaultKeyring: Bool
 }
 
-/// A keychain unlocked for the login session, as on macOS (DESIGN §12).
+/// A keychain unlocked for the login session, as on macOS (ARCHITECTURE.md §6.5).
 ///
 /// `p11keychain unlock` checks the user PIN (counted like any C_Login) and leaves, in the
 /// session keyring of the kernel's key retention service, a `user` key named after the token

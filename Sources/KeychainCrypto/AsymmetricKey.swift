@@ -314,7 +314,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     }
 
     /// SHA-1 of the subjectPublicKey BIT STRING contents: the CKA_ID shared by a key pair
-    /// and the certificates issued for it (DESIGN §4).
+    /// and the certificates issued for it (ARCHITECTURE.md §3.4).
     public var publicKeyHash: [UInt8] {
         DigestAlgorithm.sha1.hash(AsymmetricKey.subjectPublicKeyBits(subjectPublicKeyInfo) ?? [])
     }

@@ -243,7 +243,7 @@ func C_FindObjectsInit(
             guard session.find == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a search is already active: call C_FindObjectsFinal")
             }
-            // The results are fixed now (DESIGN §8): later changes do not disturb the search.
+            // The results are fixed now (ARCHITECTURE.md §8): later changes do not disturb the search.
             let stored = try core { () throws(CoreError) in
                 try session.slot.token.findObjects(template, context: session.context)
             }

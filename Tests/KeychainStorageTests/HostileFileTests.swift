@@ -162,7 +162,7 @@ struct HostileFileTests {
     }
 }
 
-/// The change counter `<store>-changes` is a file like any other (DESIGN §3): another
+/// The change counter `<store>-changes` is a file like any other (ARCHITECTURE.md §4.3): another
 /// process may cut it short, delete it or replace it.
 @Suite("A change counter file another process damages")
 struct DamagedCounterTests {

@@ -86,7 +86,7 @@ private final class Reinitializer {
 
 extension ModuleTests.CoreRulesTests {
     /// Issue 8, item 3: every secret part of a private key is sealed at rest whatever
-    /// CKA_PRIVATE says (DESIGN §7); where no token key exists, the key is refused.
+    /// CKA_PRIVATE says (ARCHITECTURE.md §3.6); where no token key exists, the key is refused.
     @Suite("No key byte is written in clear")
     struct NoKeyByteInClear {
         @Test(

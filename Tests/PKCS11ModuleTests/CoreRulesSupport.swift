@@ -157,7 +157,7 @@ func ed25519PrivateKeyTemplate(seed: [UInt8], label: String, extra: [Attribute] 
 extension TestToken {
     // MARK: PINs and login
 
-    /// What a user does once to enable private objects (DESIGN §6): C_InitToken sets the SO
+    /// What a user does once to enable private objects (ARCHITECTURE.md §5): C_InitToken sets the SO
     /// PIN (the label stays "login"), then the SO sets the user PIN with C_InitPIN. No
     /// session is left open and nobody is logged in afterwards.
     func setPINs(so: String = coreSOPIN, user: String = coreUserPIN) throws {

@@ -181,7 +181,7 @@ enum KeyUsePaths {
     ]
 }
 
-/// A host passing hostile numbers (DESIGN §7): lengths a parameter cannot have get
+/// A host passing hostile numbers (ARCHITECTURE.md §6.1): lengths a parameter cannot have get
 /// CKR_MECHANISM_PARAM_INVALID or the length-range code, never CKR_OK or a failure.
 enum HostileParameterPaths {
     static let paramInvalid = [UInt(CKR_MECHANISM_PARAM_INVALID)]

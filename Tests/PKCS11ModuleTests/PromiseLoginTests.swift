@@ -86,7 +86,7 @@ extension TestToken {
 }
 
 /// "Private objects are invisible until login; a key with CKA_PRIVATE=FALSE is found without a
-/// login and used only with one" (README "PINs and private objects"; DESIGN §7), attacked by a
+/// login and used only with one" (README "PINs and private objects"; ARCHITECTURE.md §6.2, §6.3), attacked by a
 /// process of the same uid without the PIN, holding the handles the user had.
 enum WithoutLoginPaths {
     static let handleGone = [UInt(CKR_OBJECT_HANDLE_INVALID)]
