@@ -51,8 +51,8 @@ public struct Configuration: Sendable, Equatable {
     /// The smallest RSA modulus in bits the tokens generate, import and advertise in their
     /// mechanism information (`rsa-minimum-bits`, 1024 to 8192, default 1024).
     ///
-    /// The default is the bottom of the range the token supports (issue 9: "RSA key sizes
-    /// 1024–8192 … a configuration key may raise the minimum"): PKCS#11 clients that still
+    /// The default is the bottom of the range the token supports (RSA key sizes
+    /// 1024–8192; a configuration key may raise the minimum): PKCS#11 clients that still
     /// make or bring 1024-bit keys (old smart-card profiles, test suites) work unchanged, and
     /// a site that follows NIST SP 800-131A (no RSA under 2048 bits) raises it with one line.
     /// Raising it never strands a stored key: keys already stored still sign and decrypt.

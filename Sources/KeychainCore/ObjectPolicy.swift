@@ -554,7 +554,7 @@ extension NewObject {
     }
 }
 
-// MARK: - Apple keychain item attributes (issue 10)
+// MARK: - Apple keychain item attributes
 
 extension ObjectPolicy {
     /// What every Apple keychain item has, whatever its class (kSecAttrAccessible,

@@ -167,7 +167,7 @@ final class Database {
     /// holds a read lock and needs a write lock (`PRAGMA journal_mode = WAL` on a new file
     /// reads the header first) gets SQLITE_BUSY at once. Opening a store, which creates,
     /// migrates and switches it to WAL, goes through here, so that any number of processes may
-    /// open a fresh store at once (issue 8, item 12).
+    /// open a fresh store at once.
     func retryingWhileBusy<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
         let deadline = Database.monotonicMilliseconds() + Int64(Database.busyTimeoutMilliseconds)
         while true {

@@ -267,7 +267,7 @@ func C_FindObjects(
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_FindObjectsInit first")
             }
             // The caller's capacity is clamped to what is left, never added to: a count near
-            // 2^64 after a partial read must not overflow (issue 8).
+            // 2^64 after a partial read must not overflow.
             let remaining = find.results.count - find.position
             let count = try hostCount(
                 min(ulMaxObjectCount, CK_ULONG(remaining)), limit: remaining, what: "an object count")

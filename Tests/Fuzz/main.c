@@ -1,5 +1,5 @@
 /*
- * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so (issue 8).
+ * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so.
  *
  *   p11fuzz --module PATH [--seed N] [--seconds S] [--iterations N] [--certs DIR]
  *           [--skip LIST] [--only LIST] [--hang-timeout S] [--trace]

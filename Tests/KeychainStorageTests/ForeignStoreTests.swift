@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-/// Issue 17, item 9: a store another user made or may write is refused, and no SQL stored in
+/// A store another user made or may write is refused, and no SQL stored in
 /// a store runs (ARCHITECTURE.md §6.1: the attacker is another uid, or a writer of the store file).
 @Suite("Stores another user made or may write, and SQL planted in a store")
 struct ForeignStoreTests {

@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-// What the core-rule suites (issue 8) share: a token with PINs, key pairs of each type,
+// What the core-rule suites share: a token with PINs, key pairs of each type,
 // signing and verifying, copies, imports from known parts and raw scans of the store files.
 // Everything goes through the built module's function list, as a host's calls do.
 
@@ -349,4 +349,4 @@ func withLoggedInToken(_ body: (TestToken, CK_SESSION_HANDLE) throws -> Void) th
 }
 
 /// The message the core-rule tests sign.
-let coreMessage = Array("issue 8: a key stays in the token and every copy of it works".utf8)
+let coreMessage = Array("a key stays in the token and every copy of it works".utf8)

@@ -136,7 +136,7 @@ enum AtRestPaths {
             return hkdfOutput
         },
         AtRestPath(
-            "C_DeriveKey(CKM_HKDF_DATA) into a token data object with CKA_PRIVATE=FALSE (issue 17 item 6)"
+            "C_DeriveKey(CKM_HKDF_DATA) into a token data object with CKA_PRIVATE=FALSE"
         ) {
             token, session in
             let base = try token.createSecretKey(

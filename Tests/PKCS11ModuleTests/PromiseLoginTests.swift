@@ -223,7 +223,7 @@ enum WithoutLoginPaths {
             return AttackResult(rv: rv, secret: [])
         },
         Attack(
-            "C_SetAttributeValue(CKA_VALUE) of a password whose access control wants the PIN for each use, logged in without it (issue 17 item 12)",
+            "C_SetAttributeValue(CKA_VALUE) of a password whose access control wants the PIN for each use, logged in without it",
             refusal: "refused: the per-use PIN was not given", accepted: perUsePINMissing
         ) { token, session in
             let secret = randomBytes(24)
