@@ -15,8 +15,8 @@ let x448OID: [UInt8] = [0x06, 0x03, 0x2B, 0x65, 0x6F]
 /// CKM_HKDF_DATA or CKM_HKDF_DERIVE with SHA-256, a fixed info and a data salt (or a salt key).
 func hkdfMechanism(_ type: UInt, saltKey: CK_OBJECT_HANDLE? = nil) -> MechanismBox {
     let box = MechanismBox(type)
-    let salt = box.copy(Array("hkdf test salt".utf8))
-    let info = box.copy(Array("hkdf test info".utf8))
+    let salt = box.copy(Array("the hkdf salt".utf8))
+    let info = box.copy(Array("the hkdf info".utf8))
     box.setParameter(
         CK_HKDF_PARAMS(
             bExtract: 1, bExpand: 1, prfHashMechanism: CK_MECHANISM_TYPE(CKM_SHA256),
