@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 //
-// Layout and layering: see DESIGN.md §2. Arrows only point down:
+// Layout and layering: see docs/ARCHITECTURE.md §2.2. Arrows only point down:
 //   p11keychain → Security → Keychain → KeychainCore → {KeychainStorage, KeychainCrypto}
 //   PKCS11Token → KeychainCore;  p11/ (C) ⇢ PKCS11Token at link time.
 import Foundation
@@ -15,7 +15,7 @@ let package = Package(
     products: [
         // The PKCS#11 module: .build/<config>/libp11keychain-pkcs11.so
         .library(name: "p11keychain-pkcs11", type: .dynamic, targets: ["P11KeychainModule"]),
-        // The Swift faces (DESIGN §1): a typed API and Apple's Security API on the same store.
+        // The Swift faces (ARCHITECTURE.md §1): a typed API and Apple's Security API on the same store.
         .library(name: "Keychain", targets: ["Keychain"]),
         // The command-line tool: .build/<config>/p11keychain
         .executable(name: "p11keychain", targets: ["p11keychain"]),
@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"]),
         // The C ABI adapter: pointers, buffers, handles and CK_RV; every operation is the core's.
         .target(name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"]),
-        // Carries the module's linker flags (DESIGN §9): they must not reach test binaries.
+        // Carries the module's linker flags (ARCHITECTURE.md §11.1): they must not reach test binaries.
         .target(
             name: "P11KeychainModule",
             dependencies: ["PKCS11Token"],
@@ -46,7 +46,7 @@ let package = Package(
                 ])
             ]
         ),
-        // Typed Swift API over KeychainCore; Foundation is allowed from here up (DESIGN §9).
+        // Typed Swift API over KeychainCore; Foundation is allowed from here up (ARCHITECTURE.md §2.2).
         .target(name: "Keychain", dependencies: ["KeychainCore", "KeychainCrypto"]),
         // The command-line tool over Keychain; KeychainCore only to count the objects of every
         // class a token holds and read the PIN state of tokens not opened (list-tokens), and for
@@ -87,7 +87,7 @@ let package = Package(
             dependencies: ["KeychainCore", "KeychainStorage", "KeychainCrypto", "TestSupport"]),
         // Drives the built .so through dlopen, as every PKCS#11 host does. It must not depend
         // on P11KeychainModule: that target's -static-stdlib would reach the test bundle and
-        // break its link (DESIGN §9). `swift build --build-tests` and `swift test` build the
+        // break its link (ARCHITECTURE.md §11.1). `swift build --build-tests` and `swift test` build the
         // product anyway, next to the test bundle. PKCS11Token is linked only because CPKCS11's
         // tables name the C_* entry points; the tests call nothing but the dlopen'ed module.
         // TestSupport links no project code and no linker flags.

@@ -1,5 +1,5 @@
 /*
- * p11symmetric: secret-key speed through any PKCS#11 module (issue 9).
+ * p11symmetric: secret-key speed through any PKCS#11 module.
  *
  *   p11symmetric --module PATH --token LABEL --pin PIN
  *                --bench aes-gcm|hmac-sha256|ecdh-p256 [--size BYTES] [--seconds S]

@@ -9,7 +9,7 @@
 # Unix socket. Through the RPC p11sign falls back to CKM_ECDSA over the same
 # 32 bytes (p11-kit 0.24 does not carry CKM_ECDSA_SHA256). The remote cost per
 # operation is remote minus direct (for signing: 1/rate_remote - 1/rate_direct);
-# the target (issue 12) is p11keychain's cost ≤ 1.1× SoftHSM2's. Every figure is
+# the target is p11keychain's cost ≤ 1.1× SoftHSM2's. Every figure is
 # the median of BENCH_REMOTE_ROUNDS rounds (the added costs are taken
 # within each round, then their median). Prints a markdown table (also
 # written to bench/results/remote.md, the raw lines beside it in remote.txt).

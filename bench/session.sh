@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/session.sh: the Swift API's speed on generic passwords and C_Login in a session
-# `p11keychain unlock` unlocked (issue 10, "Speed"), in one run.
+# `p11keychain unlock` unlocked, in one run.
 #
 # secitem-bench (bench/SecItemBench) grows a fresh keychain to each size with SecItemAdd
 # (one generic password per call) and times SecItemCopyMatching by service + account
@@ -8,7 +8,7 @@
 # times C_Login through the module: cold (no session unlock: the PBKDF2 check, 600,000
 # rounds), then with no PIN (the protected authentication path) in a session keyring of its
 # own after `p11keychain unlock`. Prints a
-# markdown table with the targets of issue 10 (add ≥ 2,000/s, copy p50 ≤ 50 µs at 100k,
+# markdown table with the targets (add ≥ 2,000/s, copy p50 ≤ 50 µs at 100k,
 # unlocked C_Login ≤ 5 ms), also written to bench/results/session.md (raw lines in
 # session.txt).
 #

@@ -10,7 +10,7 @@
 # times, interleaved, and every figure is the median of its rounds: on a
 # shared machine one 5-second window can be 10 % off. Prints a markdown table (also written to
 # bench/results/sign.md, the raw lines beside it in sign.txt) with the ratios
-# and the targets of issue 4: RSA-2048 ≥ 0.9× and ECDSA P-256 ≥ 0.8× of
+# and the targets: RSA-2048 ≥ 0.9× and ECDSA P-256 ≥ 0.8× of
 # openssl speed single-threaded, two threads ≥ 1.8× one, C_Login < 0.5 s.
 #
 # Settings (environment):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/symmetric.sh: secret-key speed through p11keychain and SoftHSM2 beside
-# `openssl speed` on the same machine, in one run (issue 9).
+# `openssl speed` on the same machine, in one run.
 #
 # bench/p11symmetric measures, single-threaded, on a fresh token of each module:
 # AES-256-GCM on 16 KiB messages (C_EncryptInit + C_Encrypt per message, a fresh
@@ -19,7 +19,7 @@
 # whole sequence runs BENCH_SYMMETRIC_ROUNDS times, interleaved (openssl,
 # p11keychain, SoftHSM2), and every figure is the median of its rounds. Prints
 # a markdown table (also written to bench/results/symmetric.md, the raw lines
-# beside it in symmetric.txt) with the ratios and the targets of issue 9:
+# beside it in symmetric.txt) with the ratios and the targets:
 # AES-GCM ≥ 0.8×, HMAC ≥ 0.7×, ECDH ≥ 0.8× of openssl speed.
 #
 # Settings (environment):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/trust.sh: trust evaluations per second, SecTrustEvaluateWithError beside OpenSSL's
-# X509_verify_cert in a loop in one C process (issue 11, Speed; target >= 0.8x).
+# X509_verify_cert in a loop in one C process (Speed; target >= 0.8x).
 #
 # The chain: an EC P-256 leaf (SAN www.bench.test, EKU serverAuth), an intermediate and a root.
 # The system bundle (P11KEYCHAIN_SYSTEM_ANCHORS) holds 150 roots: 149 others and the chain's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the PKCS#11 module through its C ABI for a bounded time (issue 8): builds the module
+# Fuzzes the PKCS#11 module through its C ABI for a bounded time: builds the module
 # and the driver Tests/Fuzz/ under AddressSanitizer, runs the driver against a temporary store
 # with a seed, then checks the store with SQLite's integrity_check. See Tests/Fuzz/README.md.
 #
@@ -15,7 +15,7 @@
 #   P11FUZZ_KEEP=1        keep the temporary store even when the run passed
 #   P11FUZZ_HANG_TIMEOUT=S  a call that takes longer is a hang (default 30)
 #   P11FUZZ_FRESH_CERTS=1 mutate certificates made now by openssl instead of Tests/Fuzz/certificates
-#   P11FUZZ_PENDING=LIST  oracle checks whose defects issue 17 names, skipped until their fixes
+#   P11FUZZ_PENDING=LIST  oracle checks whose defects are known, skipped until their fixes
 #                         land (added to P11FUZZ_SKIP; default below); P11FUZZ_PENDING= runs all
 #   P11FUZZ_SELFTEST=1    the exfiltration oracle also tracks readable keys: the run must fail
 #
@@ -41,7 +41,7 @@ set +e # setup.sh sets -e; a failing run must still reach the integrity check an
 
 # Checks of the oracles whose defects are known and whose fixes are pending, by name (a
 # defect found by an oracle is listed here until its fix lands, so the run stays green for
-# the rest). None today: issue 17's six (wrong-key-type, montgomery-usage, wrap-kw-pad,
+# the rest). None today: the six known ones (wrong-key-type, montgomery-usage, wrap-kw-pad,
 # hkdf-data-private, gcm-long-iv, rsa-short-ciphertext) are fixed.
 pending=${P11FUZZ_PENDING-}
 if [[ -n $pending ]]; then

@@ -95,6 +95,7 @@ integration_tests() {
 }
 
 step "lint (swift format)" lint
+step "layers (docs/ARCHITECTURE.md §2.2 arrows)" bash scripts/check-layers.sh
 step "build (warnings are errors)" build
 step "unit and ABI tests" unit_tests
 step "ABI tests under AddressSanitizer" sanitized_abi_tests

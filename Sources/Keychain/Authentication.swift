@@ -32,7 +32,7 @@ public struct AuthenticationStatus: Hashable, Sendable {
     public var isSecurityOfficerPINLocked: Bool { failedSecurityOfficerAttempts >= maximumFailedAttempts }
 }
 
-/// Unlocking, locking and PIN management (DESIGN §6–§7; PKCS#11 C_Login, C_Logout, C_InitToken,
+/// Unlocking, locking and PIN management (ARCHITECTURE.md §5, §6.2; PKCS#11 C_Login, C_Logout, C_InitToken,
 /// C_InitPIN, C_SetPIN). The PINs are the token's: the PKCS#11 module asks for the same ones.
 ///
 /// Unlocking is per process and per store: once any `Keychain` on a store is unlocked,

@@ -2,7 +2,7 @@ internal import KeychainCore
 
 /// A certificate with its private key (Apple's SecIdentity): a stored certificate and a
 /// stored private key whose application labels (CKA_ID) are equal. Nothing stores the pair
-/// itself: it is found by joining the two (DESIGN §5), so a key generated through PKCS#11 and
+/// itself: it is found by joining the two (ARCHITECTURE.md §3.2, §7.1), so a key generated through PKCS#11 and
 /// a certificate added later for it form an identity with no further step.
 public struct IdentityItem: Hashable, Sendable {
     /// The certificate item.

@@ -17,7 +17,7 @@ internal import KeychainCore
 ///     try keychain.add(certificate, label: "My Certificate")
 ///     let mine = try keychain.certificates(matching: CertificateQuery(label: "My Certificate"))
 ///
-/// Where the default keychain lives follows the module's configuration (DESIGN §6):
+/// Where the default keychain lives follows the module's configuration (ARCHITECTURE.md §5):
 /// `$P11KEYCHAIN_DIR/login.sqlite3`, else `$XDG_DATA_HOME/p11keychain/` (by default
 /// `~/.local/share/p11keychain/`); a configuration file (`$P11KEYCHAIN_CONF`, else
 /// `~/.config/p11keychain/p11keychain.conf`, else `/etc/p11keychain/p11keychain.conf`) may
@@ -31,7 +31,7 @@ internal import KeychainCore
 /// Thread-safe: a keychain may be shared between threads and tasks. Each operation is
 /// checked against the store as it is now: what the core keeps between calls (the store
 /// connection, parsed keys) is kept only while the store's change counter says no process
-/// has written since (DESIGN §3).
+/// has written since (ARCHITECTURE.md §4.3).
 public final class Keychain: Sendable {
     /// A token of the configuration: where it lives and whether it can be written.
     public struct TokenInfo: Hashable, Sendable {

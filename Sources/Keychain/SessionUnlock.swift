@@ -29,7 +29,7 @@ public struct SessionUnlockStatus: Hashable, Sendable {
 }
 
 /// A keychain unlocked for the whole login session, as the login keychain is on macOS
-/// (DESIGN §12): `p11keychain unlock` calls ``unlockForSession(pin:timeout:)``, and every
+/// (ARCHITECTURE.md §6.5): `p11keychain unlock` calls ``unlockForSession(pin:timeout:)``, and every
 /// process of that session then finds the keychain unlocked when it opens it, with no
 /// `unlock(pin:)` or `SecKeychainUnlock`, until ``lockSession()``, the timeout or logout.
 ///

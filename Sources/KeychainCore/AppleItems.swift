@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-// The rules of Apple's keychain items that are not PKCS#11's (issue 10): which object is
+// The rules of Apple's keychain items that are not PKCS#11's: which object is
 // which password class, when two passwords are the same item, the dates the token keeps, and
 // what an item's access control demands. Both faces use these; neither decides them.
 

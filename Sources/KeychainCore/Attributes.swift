@@ -82,7 +82,7 @@ public struct AttributeType: RawRepresentable, Hashable, Sendable, Comparable,
     /// p11keychain's own: [1] on a certificate with trust settings, else [0] or absent. In
     /// the lookup index, so that the certificates with settings are found by one seek.
     static let trustMarker = AttributeType(0x8050_4B41)
-    // Apple keychain item attributes (issue 10), p11keychain's own in CKA_VENDOR_DEFINED |
+    // Apple keychain item attributes, p11keychain's own in CKA_VENDOR_DEFINED |
     // 0x504B20…0x504B3F, documented in p11/include/p11keychain.h as CKA_P11K_*. Each holds the
     // value Apple's attribute has, in PKCS#11's encoding: strings UTF-8, numbers CK_ULONG,
     // flags CK_BBOOL. The rules for each are `ObjectPolicy.appleItem` and `.passwordItem`.

@@ -115,7 +115,7 @@ struct Login {
     var sessionEntry: Int32? = nil
 }
 
-/// Token initialisation, PINs and login (PKCS#11 v2.40 §5.5–5.6, DESIGN §6–§7).
+/// Token initialisation, PINs and login (PKCS#11 v2.40 §5.5–5.6, ARCHITECTURE.md §5, §6.2).
 ///
 /// A token created on first use has no PIN. Its first initialisation sets the security
 /// officer's PIN (and label) and creates the token key; later ones need that PIN and wipe
@@ -199,7 +199,7 @@ extension Token {
     ///
     /// Sealing reads the epoch again whatever the change counter says: a value sealed under
     /// a key another process's re-initialisation retired could never be opened again. Opening
-    /// trusts the counter, as every other read does (DESIGN §3): a stale key opens nothing of
+    /// trusts the counter, as every other read does (ARCHITECTURE.md §4.3): a stale key opens nothing of
     /// the re-initialised store (AES-GCM refuses it), and an extra read of the store on every
     /// password read was a tenth of a `SecItemCopyMatching`.
     func currentTokenKey(toSeal: Bool) throws(CoreError) -> SecretBytes {

@@ -1,4 +1,4 @@
-/// What a copy may change, and what a trusted key's holder may not (issue 17 item 1): rules of
+/// What a copy may change, and what a trusted key's holder may not: rules of
 /// `ObjectPolicy.check`, kept as data where they can be (`AttributeRules`) and applied by it.
 extension ObjectPolicy {
     /// The attributes that let a key be used: turning one on gives the key a new use.

@@ -9,7 +9,7 @@ public struct TokenConfiguration: Sendable, Equatable {
     public var name: String
     public var path: String
     public var readOnly: Bool
-    /// `full` fsyncs every commit; `normal` survives a killed process (DESIGN §3).
+    /// `full` fsyncs every commit; `normal` survives a killed process (ARCHITECTURE.md §4.1).
     public var synchronous: Bool
     /// The global `rsa-pkcs1-decryption`, given to every token: the core enforces it.
     public var allowsRSAPKCS1Decryption = true
@@ -27,7 +27,7 @@ public struct TokenConfiguration: Sendable, Equatable {
     var durability: Durability { synchronous ? .full : .normal }
 }
 
-/// The module's configuration (DESIGN §6): the tokens in slot order and diagnostics.
+/// The module's configuration (ARCHITECTURE.md §5): the tokens in slot order and diagnostics.
 ///
 /// File format, one `key = value` per line, comments from a `#` at the start of a line or
 /// after white space, sections for tokens:
@@ -51,8 +51,8 @@ public struct Configuration: Sendable, Equatable {
     /// The smallest RSA modulus in bits the tokens generate, import and advertise in their
     /// mechanism information (`rsa-minimum-bits`, 1024 to 8192, default 1024).
     ///
-    /// The default is the bottom of the range the token supports (issue 9: "RSA key sizes
-    /// 1024–8192 … a configuration key may raise the minimum"): PKCS#11 clients that still
+    /// The default is the bottom of the range the token supports (RSA key sizes
+    /// 1024–8192; a configuration key may raise the minimum): PKCS#11 clients that still
     /// make or bring 1024-bit keys (old smart-card profiles, test suites) work unchanged, and
     /// a site that follows NIST SP 800-131A (no RSA under 2048 bits) raises it with one line.
     /// Raising it never strands a stored key: keys already stored still sign and decrypt.
@@ -89,7 +89,7 @@ public struct Configuration: Sendable, Equatable {
     /// In a privileged host (`AT_SECURE`: setuid, setgid, file capabilities) none of that
     /// environment is the host's own: it came from the user who started it. Then only
     /// `/etc/p11keychain/p11keychain.conf` and the default store of the effective user apply
-    /// (DESIGN §7), whatever `environment` holds.
+    /// (ARCHITECTURE.md §6.9), whatever `environment` holds.
     public static func load(environment: [String: String] = Environment.current)
         throws(ParseError) -> Configuration
     {

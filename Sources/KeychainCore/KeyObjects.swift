@@ -90,7 +90,7 @@ public struct KeyPairReferences: Sendable {
     public var privateKey: ObjectReference
 }
 
-/// Key pairs (PKCS#11 v2.40 §4.8–4.9, §2.1, §2.3; DESIGN §4, §7): generation, the attributes a
+/// Key pairs (PKCS#11 v2.40 §4.8–4.9, §2.1, §2.3; ARCHITECTURE.md §3.4, §6): generation, the attributes a
 /// client reads, and the private key for signing. The private key's secret parts and its
 /// PKCS#8 form are sealed under the token key like every private value.
 extension Token {

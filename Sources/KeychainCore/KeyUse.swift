@@ -49,7 +49,7 @@ public struct UsableKey: @unchecked Sendable {
 }
 
 extension Token {
-    /// The one "use a key" entry point of every face (DESIGN §7), for a key pair's halves:
+    /// The one "use a key" entry point of every face (ARCHITECTURE.md §6.7), for a key pair's halves:
     /// the mechanism must be one the configuration leaves on for `usage`
     /// (`checkMechanismPolicy`), the key object must be a key of the class the use needs, of
     /// one of `keyTypes` when the mechanism fixes them, with its usage attributes TRUE and

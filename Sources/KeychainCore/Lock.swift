@@ -3,7 +3,7 @@
 #endif
 
 /// A pthread mutex. Unlike `Synchronization.Mutex` it can be re-initialised in a forked
-/// child (DESIGN §9), and it is what the module's `pthread_atfork` handlers hold.
+/// child (ARCHITECTURE.md §11.1), and it is what the module's `pthread_atfork` handlers hold.
 public final class Lock: @unchecked Sendable {
     // @unchecked: the mutex is the synchronisation; its storage is allocated once and never
     // moves, as pthread requires.

@@ -32,7 +32,7 @@ struct AttributeRules: OptionSet {
     /// A change may turn it off, never on (CKA_EXTRACTABLE; CKA_MODIFIABLE, CKA_COPYABLE and
     /// CKA_DESTROYABLE in a copy).
     static let onlyTurnsOff = AttributeRules(rawValue: 1 << 7)
-    /// A secret part of a key: sealed at rest whatever CKA_PRIVATE says (DESIGN §7), never
+    /// A secret part of a key: sealed at rest whatever CKA_PRIVATE says (ARCHITECTURE.md §3.6), never
     /// revealed while the key is sensitive or unextractable, and made by the token when it
     /// generates (never in a generation template).
     static let secret = AttributeRules(rawValue: 1 << 8)
@@ -445,7 +445,7 @@ struct NewObject {
 
 extension NewObject {
     /// Builds an object from a C_CreateObject / SecItemAdd template: checks every attribute
-    /// against the class's rules, derives what the certificate DER determines (DESIGN §4),
+    /// against the class's rules, derives what the certificate DER determines (ARCHITECTURE.md §3.4),
     /// and fills defaults. Nothing is stored here.
     init(template: AttributeSet, asSecurityOfficer: Bool) throws(CoreError) {
         guard let rawClass = template[.class] else {
@@ -503,7 +503,7 @@ extension NewObject {
         return !content.isEmpty && supplied == content
     }
 
-    /// Derives the certificate attributes of DESIGN §4 from CKA_VALUE and returns the
+    /// Derives the certificate attributes of ARCHITECTURE.md §3.4 from CKA_VALUE and returns the
     /// uniqueness key (certificate type, issuer, serial).
     private static func deriveCertificate(_ attributes: inout AttributeSet) throws(CoreError)
         -> [UInt8]
@@ -554,7 +554,7 @@ extension NewObject {
     }
 }
 
-// MARK: - Apple keychain item attributes (issue 10)
+// MARK: - Apple keychain item attributes
 
 extension ObjectPolicy {
     /// What every Apple keychain item has, whatever its class (kSecAttrAccessible,

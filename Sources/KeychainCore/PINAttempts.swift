@@ -20,7 +20,7 @@ struct PINAttempt {
     var claim: Claim?
 }
 
-/// PIN attempts are bounded before the guess, and right PINs never lock (DESIGN §7).
+/// PIN attempts are bounded before the guess, and right PINs never lock (ARCHITECTURE.md §6.4).
 ///
 /// The store keeps, per PIN, the count of confirmed wrong PINs (`<who>.failures`) and one
 /// claim per attempt in flight (`<who>.claim.<slot>`, a random ID; slots 0 ..< the limit),

@@ -1,7 +1,7 @@
 internal import KeychainCrypto
 internal import KeychainStorage
 
-/// Secrets at rest (DESIGN §7): which values an object keeps sealed, and sealing and opening
+/// Secrets at rest (ARCHITECTURE.md §3.6, §6.3): which values an object keeps sealed, and sealing and opening
 /// them under the token key (token objects) or this process's session key (session objects).
 ///
 /// Sealing is decided by attribute type, never by CKA_PRIVATE: every secret part of a key

@@ -163,7 +163,7 @@ extension NewObject {
         attributes[.local] = [mechanism == nil ? 0 : 1]
         attributes[.keyGenMechanism] = AttributeValue.encode(mechanism ?? UInt64.max)
         attributes[.label] = template[.label] ?? []
-        // Secret keys are private objects (DESIGN §7) unless the template says otherwise.
+        // Secret keys are private objects (ARCHITECTURE.md §3.6) unless the template says otherwise.
         attributes[.private] = template[.private] ?? [1]
         for spec in policy.specs.values where attributes[spec.type] == nil {
             if let value = spec.defaultValue { attributes[spec.type] = value }

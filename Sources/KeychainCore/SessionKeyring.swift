@@ -11,7 +11,7 @@ internal import KeychainCrypto
 /// written to a file: the kernel keeps the payload in its own memory.
 ///
 /// Who may read an entry: processes of the owning uid that possess the session keyring, and
-/// no one else (DESIGN §12). Keyring permissions are additive (a possessor gets the possessor
+/// no one else (ARCHITECTURE.md §6.5). Keyring permissions are additive (a possessor gets the possessor
 /// bits whatever its uid), and possession follows the session, not the uid: a `sudo -u` or a
 /// daemon that drops to another user in the same session possesses the session keyring. So
 /// the entries do not sit in the session keyring itself but in a keyring of their owner's

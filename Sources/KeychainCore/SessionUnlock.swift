@@ -23,7 +23,7 @@ public struct SessionUnlockStatus: Sendable, Equatable {
     public var inUserDefaultKeyring: Bool
 }
 
-/// A keychain unlocked for the login session, as on macOS (DESIGN §12).
+/// A keychain unlocked for the login session, as on macOS (ARCHITECTURE.md §6.5).
 ///
 /// `p11keychain unlock` checks the user PIN (counted like any C_Login) and leaves, in the
 /// session keyring of the kernel's key retention service, a `user` key named after the token
@@ -32,7 +32,7 @@ public struct SessionUnlockStatus: Sendable, Equatable {
 /// it a process opens the token key (one AES-GCM open of the stored PIN record) without the
 /// PIN and without the slow derivation. The entry holds nothing else: no hash or check of the
 /// PIN, so whoever reads it can test a PIN guess no faster than the PIN's own derivation
-/// (issue 17 item 4: a keyed hash of the PIN in the entry let a 4-digit PIN fall in 0.04 s).
+/// (a keyed hash of the PIN in the entry let a 4-digit PIN fall in 0.04 s).
 /// The rule, for every face:
 ///
 /// - The Swift faces (Keychain, Security) follow the entry at each open of a keychain

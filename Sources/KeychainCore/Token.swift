@@ -52,7 +52,7 @@ public struct AccessContext: Sendable {
 
 /// One token: a store of items and the rules every face applies to them.
 ///
-/// Thread-safe: one lock serialises the store connection (DESIGN §9, lock order: the
+/// Thread-safe: one lock serialises the store connection (ARCHITECTURE.md §4.4, lock order: the
 /// PKCS#11 adapter's session lock, then this lock). Only parsed keys are kept across calls,
 /// and only while the store's change counter says no process has written since they were
 /// read, so other processes' changes are seen on the next call.
@@ -291,7 +291,7 @@ public final class Token: @unchecked Sendable {
     /// Stores a new object; `lock` must be held. A key's secret parts, and the values of any
     /// private object, are sealed here, in the write transaction that stores them (so a
     /// re-initialisation by another process cannot slip in between): no path reaches the
-    /// store with a key byte in clear (DESIGN §7).
+    /// store with a key byte in clear (ARCHITECTURE.md §3.6, §6.3).
     func insertLocked(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectReference {
         let store = try checkInsert(object, context: context)
         let isToken = object.attributes.bool(.token) ?? false

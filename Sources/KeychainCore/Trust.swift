@@ -163,7 +163,7 @@ extension AccessContext {
     ///   user's trust settings need the user's authorisation, and as the SO alone sets
     ///   CKA_TRUSTED, v2.40 §4.6.3): trust decides what every program on the login accepts,
     ///   so it is no weaker than the private objects the PIN guards;
-    /// - on a token with no user PIN (DESIGN §6: certificates need no PIN), whoever may write
+    /// - on a token with no user PIN (ARCHITECTURE.md §5: certificates need no PIN), whoever may write
     ///   the store: nothing there is behind a PIN, and the file's permissions are the guard.
     ///
     /// CKA_TRUSTED itself stays as the spec has it: TRUE only from the SO (`ObjectPolicy`).
@@ -179,7 +179,7 @@ extension AccessContext {
     }
 }
 
-/// Trust settings kept with each certificate (DESIGN §11). One stored model; the PKCS#11
+/// Trust settings kept with each certificate (ARCHITECTURE.md §9). One stored model; the PKCS#11
 /// face shows it as CKA_TRUSTED, NSS trust objects, PKCS#11 3.2 trust objects and p11-kit's
 /// attributes, the Swift faces as trust settings and evaluation anchors.
 extension Token {
@@ -278,7 +278,7 @@ extension Token {
 
     /// The certificate with this issuer and serial number (a token object or a session
     /// object when `tokenObject` says, else either, token store first); nil when the keychain
-    /// holds none. An index seek on the serial (DESIGN §3).
+    /// holds none. An index seek on the serial (ARCHITECTURE.md §3.1).
     public func certificateReference(issuer: [UInt8], serialNumber: [UInt8], tokenObject: Bool? = nil)
         throws(CoreError) -> ObjectReference?
     {

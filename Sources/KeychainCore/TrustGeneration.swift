@@ -1,4 +1,4 @@
-/// What lets a face keep the trust settings it read (DESIGN §3: caches are checked against
+/// What lets a face keep the trust settings it read (ARCHITECTURE.md §4.3: caches are checked against
 /// the store's change counter, which every process's write moves).
 extension Token {
     /// The token store's change count, or nil when a kept copy of the trust settings must not

@@ -1,7 +1,7 @@
 internal import KeychainCrypto
 internal import KeychainStorage
 
-// Trust settings bound to the token key (issue 17 item 3, DESIGN §7 "who the attacker is":
+// Trust settings bound to the token key (ARCHITECTURE.md §6.1 "who the attacker is", §6.6:
 // a writer of the store file).
 //
 // Trust decides what every program of the login accepts, so on a token with a user PIN only

@@ -148,7 +148,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     /// advertises (CK_MECHANISM_INFO ulMinKeySize/ulMaxKeySize of every RSA mechanism, v2.40
     /// §5.5). Keys outside it are refused when they are generated, imported or parsed, before
     /// any check that costs time: OpenSSL's check of a 16,384-bit key took 3–10 s of CPU.
-    /// 1024 to 8192 (issue 9); a token's configuration may raise the minimum.
+    /// 1024 to 8192; a token's configuration may raise the minimum.
     public static let rsaKeySizes: ClosedRange<Int> = 1024...8192
     /// The smallest RSA modulus accepted, in bits (``rsaKeySizes``).
     public static var minimumRSABits: Int { rsaKeySizes.lowerBound }
@@ -314,7 +314,7 @@ public final class AsymmetricKey: @unchecked Sendable {
     }
 
     /// SHA-1 of the subjectPublicKey BIT STRING contents: the CKA_ID shared by a key pair
-    /// and the certificates issued for it (DESIGN §4).
+    /// and the certificates issued for it (ARCHITECTURE.md §3.4).
     public var publicKeyHash: [UInt8] {
         DigestAlgorithm.sha1.hash(AsymmetricKey.subjectPublicKeyBits(subjectPublicKeyInfo) ?? [])
     }

@@ -5,7 +5,7 @@ internal import COpenSSL
 /// CKA_CERT_MD5_HASH, PKCS#11 3.2's CKA_HASH_OF_CERTIFICATE. MD5 is here only because NSS's
 /// trust objects have it; it never decides anything in this project.
 public enum CertificateHash {
-    /// MD5 of `bytes`, from the module's own library context (DESIGN §7); empty when OpenSSL
+    /// MD5 of `bytes`, from the module's own library context (ARCHITECTURE.md §6.9); empty when OpenSSL
     /// cannot compute it (out of memory), which a reader sees as a mismatch, never a crash.
     public static func md5(_ bytes: [UInt8]) -> [UInt8] {
         guard let context = LibraryContext.pointer, let md = EVP_MD_fetch(context, "MD5", nil) else {

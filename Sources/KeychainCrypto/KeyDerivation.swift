@@ -1,9 +1,9 @@
 internal import COpenSSL
 
-/// PBKDF2-HMAC-SHA256, the slow key derivation of PINs (DESIGN §7), run by OpenSSL's PBKDF2
+/// PBKDF2-HMAC-SHA256, the slow key derivation of PINs (ARCHITECTURE.md §6.2), run by OpenSSL's PBKDF2
 /// KDF in the module's own library context.
 public enum PasswordKeyDerivation {
-    /// DESIGN §7's floor, OWASP's 2023 figure for PBKDF2-HMAC-SHA256.
+    /// ARCHITECTURE.md §11.4's floor, OWASP's 2023 figure for PBKDF2-HMAC-SHA256.
     public static let defaultIterations = 600_000
     /// The iteration counts `derive` accepts. The count comes from a stored PIN record, a
     /// file anyone who can write the store can edit: below SP 800-132's 1,000 the PIN would

@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-/// The OpenSSL library context every operation of this target runs in (DESIGN §7).
+/// The OpenSSL library context every operation of this target runs in (ARCHITECTURE.md §6.9).
 ///
 /// OpenSSL 3's default context reads the host's configuration (`OPENSSL_CONF`,
 /// `/etc/ssl/openssl.cnf`) and takes its providers in the order the host loaded them. A host

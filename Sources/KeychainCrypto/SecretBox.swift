@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-/// AES-256-GCM sealing of private attribute values (DESIGN §7). A sealed box is
+/// AES-256-GCM sealing of private attribute values (ARCHITECTURE.md §3.6). A sealed box is
 /// nonce (12 bytes) ‖ ciphertext ‖ tag (16 bytes); the associated data binds it to its place
 /// (object and attribute), so a box copied elsewhere does not open.
 ///

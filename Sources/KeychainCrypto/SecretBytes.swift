@@ -1,7 +1,7 @@
 internal import COpenSSL
 
 /// Bytes that must not outlive their use: PINs, PBKDF2 output, the token key, unsealed key
-/// parts (DESIGN §7, "secrets in memory live in a self-wiping buffer type").
+/// parts (ARCHITECTURE.md §6.3, "secrets in memory live in a self-wiping buffer type").
 ///
 /// The bytes live in one heap allocation that this object owns and that Swift never copies
 /// (unlike an `Array`, whose copy-on-write and growth leave stale copies in freed memory).

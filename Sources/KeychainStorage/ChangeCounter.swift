@@ -23,7 +23,7 @@
 /// and never make the file shorter. Whatever the mapping cannot serve is read with `pread`:
 /// a file too short to map, a process out of counter pages, a record that does not check.
 ///
-/// The file is not trusted (DESIGN §3): another process may truncate, delete or replace it.
+/// The file is not trusted (ARCHITECTURE.md §4.3): another process may truncate, delete or replace it.
 /// Cut short under the mapping, its page reads as zeros instead of raising SIGBUS
 /// (CounterPage): an inconsistent record, unknown, and the mapping is dropped until the file
 /// holds a record again. A reader also `fstat`s the open file (at most once a millisecond,

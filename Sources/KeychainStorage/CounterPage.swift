@@ -7,7 +7,7 @@
 ///
 /// A file mapped shared and cut short by another process raises SIGBUS in whoever touches the
 /// mapping next: the kernel takes the pages past the new end out of every mapping. SQLite
-/// lives with that for `-shm`; the counter must not (the file is not trusted, DESIGN §3, and
+/// lives with that for `-shm`; the counter must not (the file is not trusted, ARCHITECTURE.md §4.3, and
 /// a check of its size before each read would be the very system call the mapping saves). So:
 ///
 /// - Every counter page of the process lies in one region reserved once (`CounterRegion`,

@@ -59,7 +59,7 @@ final class Database {
             throw StorageError(
                 StorageError.code(forSQLite: result), "cannot open store \(path): \(reason)")
         }
-        // No SQL stored in the file runs (DESIGN §7): a trigger or view planted in a store is
+        // No SQL stored in the file runs (ARCHITECTURE.md §4.1, §6.1): a trigger or view planted in a store is
         // never fired or read, a function named in its schema runs only if SQLite marks it
         // innocuous, and SQL cannot corrupt the file on purpose (SQLite 3.31+).
         for (option, value) in Database.hardening {
@@ -152,7 +152,7 @@ final class Database {
 
     /// How long a connection waits for other processes: for every lock (SQLite's busy
     /// handler), and for the steps that SQLite's busy handler does not cover, which
-    /// `retryingWhileBusy` repeats for as long. Seconds, not minutes (DESIGN §3).
+    /// `retryingWhileBusy` repeats for as long. Seconds, not minutes (ARCHITECTURE.md §4.4).
     static let busyTimeoutMilliseconds: Int32 = 5_000
 
     func setBusyTimeout(milliseconds: Int32 = Database.busyTimeoutMilliseconds) {
@@ -167,7 +167,7 @@ final class Database {
     /// holds a read lock and needs a write lock (`PRAGMA journal_mode = WAL` on a new file
     /// reads the header first) gets SQLITE_BUSY at once. Opening a store, which creates,
     /// migrates and switches it to WAL, goes through here, so that any number of processes may
-    /// open a fresh store at once (issue 8, item 12).
+    /// open a fresh store at once.
     func retryingWhileBusy<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
         let deadline = Database.monotonicMilliseconds() + Int64(Database.busyTimeoutMilliseconds)
         while true {

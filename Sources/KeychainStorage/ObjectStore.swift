@@ -25,7 +25,7 @@ public enum Durability: String, Sendable {
 /// The SQLite store of one token: objects, their attributes and token metadata.
 ///
 /// Knows rows and attribute codes, not PKCS#11 rules (those live in KeychainCore). Every
-/// public operation runs inside `read` or `write`, one transaction each (DESIGN §3).
+/// public operation runs inside `read` or `write`, one transaction each (ARCHITECTURE.md §4.4).
 /// Not thread-safe: the owner serialises calls.
 public final class ObjectStore {
     private(set) var database: Database

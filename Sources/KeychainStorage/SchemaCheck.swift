@@ -8,7 +8,7 @@ struct SchemaObject: Hashable {
 }
 
 /// A store's schema holds no stored SQL, and its own tables are as the migrations make them
-/// (issue 17, item 9).
+///.
 ///
 /// The connection already runs no stored SQL (`Database.hardening`: no trigger fires, no view
 /// is read, a schema's functions run only if innocuous). On top of that, a store is refused,

@@ -19,7 +19,7 @@
 /// What SQLite itself checks (a page count larger than the file, a malformed page) it reports
 /// as `SQLITE_CORRUPT`, which maps to `.corrupt` as well.
 ///
-/// Whose files they are (issue 17, item 9; DESIGN §7): a store receives PIN records and
+/// Whose files they are (ARCHITECTURE.md §4.2, §6.1): a store receives PIN records and
 /// sealed keys, so a file another user made or may write is never used. Each file must be
 /// owned by the effective uid and writable by nobody else (no group or other write bit); a
 /// store owned by root that this non-root process can only read, a system store, is allowed

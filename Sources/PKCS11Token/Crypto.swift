@@ -2,7 +2,7 @@ internal import CPKCS11
 internal import KeychainCore
 
 // Message digesting (v2.40 §5.10), random numbers (§5.15) and the cryptographic functions
-// whose mechanisms arrive with keys (issue 4).
+// whose mechanisms arrive with keys.
 
 /// Delivers a digest's output with the two-call convention (`writeOutput`): a length query or a
 /// short buffer leaves the operation active; anything else ends it.

@@ -100,7 +100,7 @@ private func cipherCall(
             do throws(P11Error) {
                 guard let pulOutputLen else { throw P11Error.argumentsBad }
                 // RSA takes at most one modulus of input: what the parts add up to is bounded
-                // by it, so a host cannot make the module buffer without end (issue 8).
+                // by it, so a host cannot make the module buffer without end.
                 data = try input(
                     pInput, ulInputLen, limit: operation.roomLeft,
                     encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)

@@ -70,7 +70,7 @@ final class Session: @unchecked Sendable {
     }
 }
 
-/// A slot and the token in it. Slot IDs are the configuration order (DESIGN §6).
+/// A slot and the token in it. Slot IDs are the configuration order (ARCHITECTURE.md §5).
 final class Slot: Sendable {
     let id: CK_SLOT_ID
     let token: Token

@@ -243,7 +243,7 @@ func C_FindObjectsInit(
             guard session.find == nil else {
                 throw P11Error(CKR_OPERATION_ACTIVE, "a search is already active: call C_FindObjectsFinal")
             }
-            // The results are fixed now (DESIGN §8): later changes do not disturb the search.
+            // The results are fixed now (ARCHITECTURE.md §8): later changes do not disturb the search.
             let stored = try core { () throws(CoreError) in
                 try session.slot.token.findObjects(template, context: session.context)
             }
@@ -267,7 +267,7 @@ func C_FindObjects(
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_FindObjectsInit first")
             }
             // The caller's capacity is clamped to what is left, never added to: a count near
-            // 2^64 after a partial read must not overflow (issue 8).
+            // 2^64 after a partial read must not overflow.
             let remaining = find.results.count - find.position
             let count = try hostCount(
                 min(ulMaxObjectCount, CK_ULONG(remaining)), limit: remaining, what: "an object count")

@@ -40,7 +40,7 @@ func C_GetSlotInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_SLOT_I
     }
 }
 
-/// CK_UNAVAILABLE_INFORMATION: not imported from the header (DESIGN §9).
+/// CK_UNAVAILABLE_INFORMATION: not imported from the header (ARCHITECTURE.md §11.1).
 let unavailableInformation = CK_ULONG.max
 
 @c @implementation
@@ -62,7 +62,7 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
         pad(&info.model, "SQLite store")
         pad(&info.serialNumber, slot.token.serialNumber)
         // A token created on first use is ready for public objects: initialised, no PIN
-        // needed (DESIGN §6).
+        // needed (ARCHITECTURE.md §5).
         var flags = CK_FLAGS(CKF_TOKEN_INITIALIZED | CKF_RNG)
         if slot.token.isWriteProtected { flags |= CK_FLAGS(CKF_WRITE_PROTECTED) }
         flags |= pinFlags(authentication)

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// The call trace of `P11KEYCHAIN_DEBUG=1` or `debug = yes` (DESIGN §6): one line per C_*
+/// The call trace of `P11KEYCHAIN_DEBUG=1` or `debug = yes` (ARCHITECTURE.md §5): one line per C_*
 /// call with its result, and the reason when it failed. It never prints a PIN or an
 /// attribute value: messages come from the error types, which are written not to.
 enum Trace {

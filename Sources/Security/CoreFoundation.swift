@@ -1,6 +1,6 @@
 public import Foundation
 
-// The CoreFoundation names Apple's Security snippets use (DESIGN §5).
+// The CoreFoundation names Apple's Security snippets use (ARCHITECTURE.md §7.4).
 //
 // On Linux `import Foundation` exposes no CoreFoundation types. Each CF type is defined here
 // as the Foundation class it is toll-free bridged with on Apple platforms (CFString is

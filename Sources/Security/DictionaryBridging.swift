@@ -1,7 +1,7 @@
 internal import Foundation
 internal import Keychain
 
-// How a dictionary a caller hands to a Security function becomes Swift values (DESIGN §5).
+// How a dictionary a caller hands to a Security function becomes Swift values (ARCHITECTURE.md §7.4).
 //
 // Apple code passes NSDictionary, NSMutableDictionary or any Swift dictionary cast
 // `as CFDictionary`; the keys arrive as NSString or String, the values as NSString or String,

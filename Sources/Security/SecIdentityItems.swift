@@ -2,7 +2,7 @@ internal import Foundation
 internal import Keychain
 
 // SecItem… with kSecClassIdentity: a stored certificate joined with the stored private key
-// of the same application label (DESIGN §5). An identity query is a certificate query (its
+// of the same application label (ARCHITECTURE.md §7.1). An identity query is a certificate query (its
 // attributes are the certificate's) with two key attributes besides.
 
 /// A `SecItem…` dictionary for identities, checked and typed. Creating one changes nothing.

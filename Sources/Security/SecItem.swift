@@ -2,7 +2,7 @@ public import Foundation
 internal import Keychain
 
 // SecItemAdd, SecItemCopyMatching, SecItemUpdate and SecItemDelete over the default keychain
-// (DESIGN §5). The keychain is the PKCS#11 module's default token: `login` in
+// (ARCHITECTURE.md §7.1). The keychain is the PKCS#11 module's default token: `login` in
 // `$P11KEYCHAIN_DIR`, else `$XDG_DATA_HOME/p11keychain/`, or wherever the configuration file
 // moves it; the environment and the file are checked on every call (re-read when either
 // changed: KeychainCore `ConfigurationCache`).

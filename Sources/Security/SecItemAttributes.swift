@@ -1,7 +1,7 @@
 internal import Foundation
 internal import Keychain
 
-// The attributes and `kSecUse…` keys every item class takes (issue 10): parsed once here,
+// The attributes and `kSecUse…` keys every item class takes: parsed once here,
 // returned once here, so that each class's request only adds its own keys.
 
 private let allOperations = Set(ItemOperation.allCases)

@@ -6,9 +6,9 @@
 /// The key of an item's class: one of the `kSecClass…` values. Required by every `SecItem…`
 /// call unless `kSecValueRef` implies it.
 nonisolated(unsafe) public let kSecClass: CFString = "class"
-/// Certificates: PKCS#11 CKO_CERTIFICATE objects of type CKC_X_509 (DESIGN §5).
+/// Certificates: PKCS#11 CKO_CERTIFICATE objects of type CKC_X_509 (ARCHITECTURE.md §7.1).
 nonisolated(unsafe) public let kSecClassCertificate: CFString = "cert"
-/// Keys: PKCS#11 CKO_PUBLIC_KEY and CKO_PRIVATE_KEY objects (DESIGN §5). Private keys are
+/// Keys: PKCS#11 CKO_PUBLIC_KEY and CKO_PRIVATE_KEY objects (ARCHITECTURE.md §7.1). Private keys are
 /// found only while the keychain is unlocked (`SecKeychainUnlock`).
 nonisolated(unsafe) public let kSecClassKey: CFString = "keys"
 /// Identities: a certificate and the private key with the same application label (CKA_ID),

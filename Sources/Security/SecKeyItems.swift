@@ -1,7 +1,7 @@
 internal import Foundation
 internal import Keychain
 
-// SecItem… with kSecClassKey: the keychain's key items (PKCS#11 key objects, DESIGN §5).
+// SecItem… with kSecClassKey: the keychain's key items (PKCS#11 key objects, ARCHITECTURE.md §7.1).
 
 private let changeableKeyAttribute =
     "only kSecAttrLabel, kSecAttrApplicationLabel and kSecAttrApplicationTag change"

@@ -2,7 +2,7 @@ internal import Foundation
 internal import Keychain
 
 // SecItem… with kSecClassGenericPassword and kSecClassInternetPassword: private PKCS#11 data
-// objects (DESIGN §5, README "Apple keychain attributes on Linux").
+// objects (ARCHITECTURE.md §7.1, README "Apple keychain attributes on Linux").
 
 private let allOperations = Set(ItemOperation.allCases)
 

@@ -1,7 +1,7 @@
 internal import Keychain
 
 // SecRandomCopyBytes (SecRandom.h): random bytes from OpenSSL's generator, through the Keychain
-// API's `Keychain.randomBytes` (KeychainCrypto's own library context, DESIGN §4).
+// API's `Keychain.randomBytes` (KeychainCrypto's own library context, ARCHITECTURE.md §6.9).
 
 /// A random number generator. Only `kSecRandomDefault` (nil) exists.
 public final class SecRandom: Sendable {

@@ -3,7 +3,7 @@ internal import Keychain
 
 // Trust settings (Apple's SecTrustSettings.h, macOS): how Apple code marks a root trusted.
 // They are stored in the default keychain, with the certificate, as the same settings the
-// PKCS#11 module shows as CKA_TRUSTED and NSS trust objects (DESIGN §11).
+// PKCS#11 module shows as CKA_TRUSTED and NSS trust objects (ARCHITECTURE.md §9).
 
 /// Whose trust settings: the user's, the administrator's, or the system's.
 ///

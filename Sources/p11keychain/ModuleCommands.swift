@@ -4,7 +4,7 @@ import Foundation
     import Glibc
 #endif
 
-/// Registering the PKCS#11 module with p11-kit (DESIGN §6), so that p11-kit's clients
+/// Registering the PKCS#11 module with p11-kit (ARCHITECTURE.md §5), so that p11-kit's clients
 /// (p11tool, certtool, GnuTLS and NSS through p11-kit-proxy) find the token unasked.
 enum ModuleCommands {
     static let all = [register, unregister, modulePath]

@@ -1,7 +1,7 @@
 import Foundation
 import Keychain
 
-/// The token's PINs (DESIGN §6–§7): `init` sets the security officer's PIN and label (and
+/// The token's PINs (ARCHITECTURE.md §5, §6.2): `init` sets the security officer's PIN and label (and
 /// erases the token when it had them), `set-pin` changes or resets a PIN, `token-info`
 /// shows where they stand.
 enum PINCommands {

@@ -5,7 +5,7 @@ import Keychain
     import Glibc
 #endif
 
-/// A keychain unlocked for the login session (DESIGN §12): `unlock` leaves what opens the
+/// A keychain unlocked for the login session (ARCHITECTURE.md §6.5): `unlock` leaves what opens the
 /// token in the session keyring of the kernel's key retention service, `lock` removes it,
 /// `status` says where it stands.
 enum SessionCommands {

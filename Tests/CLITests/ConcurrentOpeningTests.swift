@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Opening a store is a write like any other (issue 8, item 12): creating it, migrating its
+/// Opening a store is a write like any other: creating it, migrating its
 /// schema and switching it to WAL wait for other processes, so any number of processes may
 /// open a fresh store at once.
 @Suite("Processes opening one new store at once")

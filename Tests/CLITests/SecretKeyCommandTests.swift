@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 // generate-key --type aes:256|hmac-sha256|generic:BYTES, find-key's secret keys, delete-key,
-// wrap-key and unwrap-key (issue 9 item 9).
+// wrap-key and unwrap-key.
 
 extension Outcome {
     /// The value of a `name: VALUE` line generate-key and unwrap-key print.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-// unlock, lock and status: a keychain unlocked for the login session (DESIGN §12). Every
+// unlock, lock and status: a keychain unlocked for the login session (ARCHITECTURE.md §6.5). Every
 // test runs its commands in a session keyring of its own (`keyctl session -`), so nothing
 // reaches the keyrings of the machine's other processes, and two tests never share one.
 

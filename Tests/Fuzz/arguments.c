@@ -5,7 +5,7 @@
  *
  * Every pointer handed over is good for the length claimed for it, except lengths and counts
  * from impossible_length(), which no buffer can have: the module must refuse those before it
- * reads (issue 8, "the C boundary cannot trap").
+ * reads (the C boundary cannot trap).
  */
 #define _GNU_SOURCE
 #include <stdio.h>

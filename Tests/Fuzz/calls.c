@@ -491,8 +491,8 @@ static void generate(CK_SESSION_HANDLE s, CK_MECHANISM_TYPE type, CK_KEY_TYPE ke
         { key_type == CKK_RSA ? CKA_MODULUS_BITS : CKA_EC_PARAMS,
           key_type == CKK_RSA ? (void *)&bits : (void *)params, key_type == CKK_RSA ? sizeof bits : params_len },
     };
-    /* On a token that has no user PIN, a private key can only be a public object (issue 8:
-       the module must then seal it anyway, or refuse it). */
+    /* On a token that has no user PIN, a private key can only be a public object (the
+       module must then seal it anyway, or refuse it). */
     CK_ATTRIBUTE priv[] = {
         { CKA_TOKEN, &token, 1 }, { CKA_SIGN, &yes, 1 }, { CKA_DECRYPT, &yes, 1 },
         { CKA_PRIVATE, user_pin_set[0] ? &yes : &no, 1 },

@@ -1,5 +1,5 @@
 /*
- * The checks of p11fuzz's oracles (issue 17): their names, and what a failed one does. A
+ * The checks of p11fuzz's oracles: their names, and what a failed one does. A
  * failure is reported like a crash (seed, iteration, the last calls, the replay line) and
  * ends the run with exit status 5. A check named in --skip / $P11FUZZ_SKIP (a defect whose fix
  * is pending: scripts/fuzz.sh's P11FUZZ_PENDING) is counted instead, and its first failure

@@ -1,5 +1,5 @@
 /*
- * The exfiltration oracle of p11fuzz (issue 17): the run keeps the bytes of every sensitive
+ * The exfiltration oracle of p11fuzz: the run keeps the bytes of every sensitive
  * or unextractable key it made from known values (oracles.c), and looks for them where no
  * path may show them: every attribute of every object it can find, logged out, as the SO and
  * as the user (C_GetAttributeValue; CKA_CHECK_VALUE excepted, it is a hash); every key wrapped

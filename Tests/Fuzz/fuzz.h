@@ -1,5 +1,5 @@
 /*
- * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so (issue 8).
+ * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so.
  *
  * Shared declarations of the driver's parts:
  *   main.c       options, loading the module, the watchdog, crash reports, the loop,

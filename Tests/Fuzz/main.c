@@ -1,5 +1,5 @@
 /*
- * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so (issue 8).
+ * p11fuzz: a seeded random-call driver for libp11keychain-pkcs11.so.
  *
  *   p11fuzz --module PATH [--seed N] [--seconds S] [--iterations N] [--certs DIR]
  *           [--skip LIST] [--only LIST] [--hang-timeout S] [--trace]
@@ -352,7 +352,7 @@ void forget_handles(void)
         pool_add(&stale_objects, live_objects.v[i]);
     pool_clear(&live_sessions);
     pool_clear(&live_objects);
-    /* Keys stay: a token object keeps its handle across C_Finalize (DESIGN §3); a session
+    /* Keys stay: a token object keeps its handle across C_Finalize (ARCHITECTURE.md §3.2); a session
        key's handle is now stale, which is worth trying too. */
 }
 

@@ -1,5 +1,5 @@
 /*
- * Correctness oracles of p11fuzz for keys made from keys (issue 17): wrap -> unwrap gives a
+ * Correctness oracles of p11fuzz for keys made from keys: wrap -> unwrap gives a
  * key with the same fingerprint (CKA_CHECK_VALUE, else what it does to a fixed block), a
  * changed byte of the wrapped blob does not unwrap, an unextractable key does not wrap; ECDH
  * from both sides gives one key; HKDF twice with the same inputs gives the same key or data,

@@ -1,5 +1,5 @@
 /*
- * Correctness oracles of p11fuzz (issue 17), one listed mechanism at a time, with the keys of
+ * Correctness oracles of p11fuzz, one listed mechanism at a time, with the keys of
  * oracles.c: encrypt -> decrypt (single- and multi-part), sign -> verify with a flipped byte
  * that must fail (HMAC and CMAC too). oracle_keys.c has wrapping and derivation. Each also tries malformed parameters and keys of the
  * wrong type; the answers the specification names are checked where an issue item named them.
@@ -55,7 +55,7 @@ CK_ULONG modulus_bytes(void)
 
 /* Malformed parameters for a mechanism: random bytes, too short, NULL with a length, a GCM IV
    of 129-256 bytes. A module answers with an error code the specification names; never
-   CKR_GENERAL_ERROR or CKR_FUNCTION_FAILED (issue 17 item 10). */
+   CKR_GENERAL_ERROR or CKR_FUNCTION_FAILED. */
 void malformed(CK_MECHANISM *m)
 {
     unsigned r = (unsigned)below(4);
@@ -90,7 +90,7 @@ void check_param_error(CK_RV rv, CK_MECHANISM *m, const char *function)
 }
 
 /* A key of the wrong type must get CKR_KEY_TYPE_INCONSISTENT, not CKR_KEY_HANDLE_INVALID or
-   CKR_OK (issue 17 item 18). */
+   CKR_OK. */
 static void check_wrong_key(CK_RV rv, CK_MECHANISM *m, const char *function)
 {
     if (rv == CKR_OK || rv == CKR_KEY_HANDLE_INVALID)
@@ -246,7 +246,7 @@ int oracle_cipher(listed_mechanism *lm)
                           (unsigned long)ct_len);
     }
     if (!aes && lm->type != CKM_RSA_PKCS_OAEP && percent(30)) {
-        /* A ciphertext one byte shorter than the modulus (issue 17 item 14). */
+        /* A ciphertext one byte shorter than the modulus. */
         pt_len = room;
         if (CALL(C_DecryptInit(s, &m, dec), "0x%lx, short ciphertext (oracle)", (unsigned long)s) == CKR_OK
             && CALL(C_Decrypt(s, ct + 1, k - 1, pt, &pt_len), "0x%lx, len %lu (oracle)", (unsigned long)s,
@@ -356,7 +356,7 @@ int oracle_signature(listed_mechanism *lm)
     CK_OBJECT_HANDLE priv = oracle_key(priv_role), pub = oracle_key(pub_role);
     if (!priv || !pub)
         return 0;
-    if (lm->type == CKM_EDDSA && percent(20)) { /* issue 17 item 16: 1 or 8 bytes are no CK_EDDSA_PARAMS */
+    if (lm->type == CKM_EDDSA && percent(20)) { /* 1 or 8 bytes are no CK_EDDSA_PARAMS */
         CK_MECHANISM bad = { CKM_EDDSA, scratch_random(8), percent(50) ? 1 : 8 };
         if (CALL(C_SignInit(s, &bad, priv), "0x%lx, EDDSA, parameter of %lu bytes (oracle)", (unsigned long)s,
                  (unsigned long)bad.ulParameterLen) == CKR_OK) {

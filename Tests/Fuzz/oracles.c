@@ -1,5 +1,5 @@
 /*
- * The oracles' family (issue 17): every mechanism C_GetMechanismList lists, driven through
+ * The oracles' family: every mechanism C_GetMechanismList lists, driven through
  * the call families its CKF_* flags name, with valid and malformed parameters, and a check of
  * every round trip that succeeded (oracle_ops.c): encrypt -> decrypt gives the plaintext
  * back, sign -> verify holds and a flipped byte fails, wrap -> unwrap gives the same key,

@@ -1,6 +1,6 @@
 # The store's change counter (<store>-changes) is a file like any other: a
 # process may cut it short, delete it or replace it while others keep keys
-# they read (issue 8, item 10). No host faults, and a key destroyed afterwards
+# they read. No host faults, and a key destroyed afterwards
 # by a process that made a new counter is refused at once.
 
 # signer_refused_after DAMAGE: a long-lived signer keeps a key; DAMAGE (a

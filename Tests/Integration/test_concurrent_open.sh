@@ -1,4 +1,4 @@
-# Opening a store is a write like any other (issue 8, item 12): creating it,
+# Opening a store is a write like any other: creating it,
 # migrating its schema and switching it to WAL wait for other processes, so
 # hosts that open one fresh store at the same moment all succeed, and all see
 # the one serial number the first of them wrote.

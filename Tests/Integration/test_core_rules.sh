@@ -1,4 +1,4 @@
-# The core rules of issue 8 through real processes and tools: a copy of a key
+# The core rules through real processes and tools: a copy of a key
 # obeys the one-way rules (CKA_SENSITIVE only turns on, CKA_EXTRACTABLE only
 # turns off) and is a working key that OpenSSL verifies the signatures of;
 # private keys written with CKA_PRIVATE=FALSE leave no secret byte in any file
@@ -9,7 +9,7 @@
 
 # core_message: the message the tests sign, in $TEST_TMP/msg.
 core_message() {
-    printf 'issue 8: a key stays in the token and every copy of it works\n' >"$TEST_TMP/msg"
+    printf 'a key stays in the token and every copy of it works\n' >"$TEST_TMP/msg"
 }
 
 # core_keypair TYPE ID LABEL: pkcs11-tool --keypairgen (sensitive and

@@ -1,4 +1,4 @@
-# Key derivation (issue 9): ECDH on token key pairs agreeing with OpenSSL:
+# Key derivation: ECDH on token key pairs agreeing with OpenSSL:
 # pkcs11-tool --derive -m ECDH1-DERIVE on P-256/384/521 beside `openssl
 # pkeyutl -derive`; `openssl pkeyutl -derive` with the token key through the
 # libp11 engine; CKD_SHA*_KDF beside `openssl kdf X963KDF`; X25519 and X448

@@ -1,5 +1,5 @@
 # A store another user made or may write is refused, and the tools show why
-# (issue 17, item 9): pkcs11-tool gets CKR_TOKEN_NOT_PRESENT with the reason in
+#: pkcs11-tool gets CKR_TOKEN_NOT_PRESENT with the reason in
 # the trace, p11tool lists no token and the trace names the file and the fix, the
 # CLI prints the reason. A store with a planted trigger is refused the same way,
 # and the trigger never runs.

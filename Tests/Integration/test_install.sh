@@ -1,4 +1,4 @@
-# A real install (issue 12, items 4 and 5): `make install` lays out exactly the files README
+# A real install: `make install` lays out exactly the files README
 # "Install" lists and `make uninstall` removes them; the Debian package installs with apt,
 # works with no Swift toolchain present, and leaves nothing behind when purged; the man pages
 # render without warnings and document every command; the bash completion completes.

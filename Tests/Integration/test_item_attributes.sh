@@ -1,4 +1,4 @@
-# Apple keychain items seen through PKCS#11 (issue 10): a generic and an internet
+# Apple keychain items seen through PKCS#11: a generic and an internet
 # password are data objects whose Apple attributes are the documented vendor
 # attributes (p11/include/p11keychain.h, README "Apple keychain attributes on
 # Linux"); the token sets the dates and keeps them read-only, and an item whose

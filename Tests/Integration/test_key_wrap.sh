@@ -1,4 +1,4 @@
-# Key wrapping (issue 9): pkcs11-tool --wrap/--unwrap with AES key wrap
+# Key wrapping: pkcs11-tool --wrap/--unwrap with AES key wrap
 # (RFC 3394) agreeing with the RFC's vector and `openssl enc -id-aes256-wrap`;
 # AES key wrap with padding (RFC 5649, CKM_AES_KEY_WRAP_KWP and _PAD) through
 # p11secret and pkcs11-tool; RSA-OAEP wrapping of an AES key under a token RSA

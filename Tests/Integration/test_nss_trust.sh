@@ -1,4 +1,4 @@
-# NSS trust kept in the keychain (issue 11, acceptance "NSS"): `certutil -M` on a
+# NSS trust kept in the keychain (NSS): `certutil -M` on a
 # certificate in the token writes an NSS trust object (CKO_NSS_TRUST) the module
 # keeps with the certificate, so a second, fresh NSS database with the module
 # added sees the same trust flags, and `vfychain` there accepts a leaf the CA

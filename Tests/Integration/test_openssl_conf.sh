@@ -1,5 +1,5 @@
-# The module's OpenSSL work runs in a library context of its own (issue 8 item 11,
-# DESIGN §7): no host OpenSSL configuration or provider order reaches it. A host
+# The module's OpenSSL work runs in a library context of its own
+# (ARCHITECTURE.md §6.9): no host OpenSSL configuration or provider order reaches it. A host
 # (here pkcs11-tool) whose OPENSSL_CONF activates only the null provider, ahead of and
 # instead of the default one, leaves OpenSSL's default context unable to hash, derive
 # or sign; the module must still log in (PBKDF2), sign and generate keys, and the

@@ -1,7 +1,7 @@
 # A privileged host (AT_SECURE: a setuid or setgid program) runs with the
 # environment of whoever started it. The module then ignores every
 # P11KEYCHAIN_* and XDG_* variable and HOME, and reads only
-# /etc/p11keychain/p11keychain.conf and the default store (issue 8, item 8).
+# /etc/p11keychain/p11keychain.conf and the default store.
 # The log file is opened O_NOFOLLOW, mode 0600: a symbolic link is refused.
 #
 # The privileged host is a setgid copy of tools/p11open.c run by user nobody,

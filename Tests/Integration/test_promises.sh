@@ -97,7 +97,7 @@ test_the_session_unlock_entry_is_readable_by_its_uid_only() {
     [[ -n $id ]] || fail "no p11keychain entry in the session keyring after unlock: $(keyctl show @s)"
     # The owner reads it (the refusals below are not a broken entry); payloads go to /dev/null.
     ok sh -c 'keyctl pipe "$1" >/dev/null' owner "$id"
-    # Issue 17 item 4: another uid in the SAME session keyring (sudo -u, a daemon dropping to
+    # Another uid in the SAME session keyring (sudo -u, a daemon dropping to
     # nobody) possesses the keyring; the entry must still be refused to it.
     local -a paths=("keyctl pipe $id" "keyctl print $id" "keyctl read $id" "keyctl session - keyctl pipe $id")
     for path in "${paths[@]}"; do
@@ -188,7 +188,7 @@ test_a_writer_of_the_store_cannot_add_an_anchor_by_hiding_the_pin_record() {
     refused "$CLI" verify-cert -c "$CERTS/ca.pem"
     local db
     db=$(store_file)
-    # Issue 17 item 3: the writer hides the user-PIN record, so the token looks PIN-less and
+    # The writer hides the user-PIN record, so the token looks PIN-less and
     # takes trust from anyone, adds an anchor, and puts the record back.
     ok sqlite3 "$db" "UPDATE metadata SET name = 'user.pin.hidden' WHERE name = 'user.pin'"
     run "$CLI" add-trusted-cert "$CERTS/ca.pem"
@@ -271,7 +271,7 @@ test_trust_needs_the_pin_through_the_cli() {
         ok "$CLI" dump-trust-settings
         assert_eq "$settings" "$RUN_OUT" "the trust settings after p11keychain $path without the PIN"
     done
-    note "through the module, without a login, the certificate cannot be deleted either (issue 17 item 2)"
+    note "through the module, without a login, the certificate cannot be deleted either"
     refused pkcs11-tool --module "$P11KEYCHAIN_MODULE" --delete-object --type cert --label "promise distrusted CA"
     ok "$CLI" dump-trust-settings
     assert_eq "$settings" "$RUN_OUT" "the trust settings after pkcs11-tool --delete-object without login"

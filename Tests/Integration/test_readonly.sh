@@ -60,7 +60,7 @@ test_read_only_store_is_served_write_protected_and_left_intact() {
 
     assert_eq "$before" "$(store_fingerprint)" "store files before and after the refused writes"
     assert_integrity
-    # Counted as nobody: root refuses a store another uid owns (issue 17, item 9).
+    # Counted as nobody: root refuses a store another uid owns.
     ok as_nobody "$bin/p11drive" count
     assert_eq 4 "$RUN_OUT" "certificates in the store afterwards"
 }

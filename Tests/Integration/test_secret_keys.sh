@@ -1,4 +1,4 @@
-# Secret keys through the real tools (issue 9): pkcs11-tool generating AES
+# Secret keys through the real tools: pkcs11-tool generating AES
 # and generic-secret keys; AES-ECB/CBC/CBC-PAD through pkcs11-tool agreeing
 # with `openssl enc`, AES-CTR and AES-GCM through p11secret agreeing with
 # `openssl enc` and Python's cryptography; HMAC and CMAC agreeing with
@@ -185,7 +185,7 @@ test_aes_gcm_through_the_module_agrees_with_python_cryptography_both_ways() {
     refused secret decrypt aes-gcm gcmkey "$ct" "$TEST_TMP/leak" iv="$iv" aad=00112234
     assert_contains "$RUN_OUT" "CKR_ENCRYPTED_DATA_INVALID" "C_Decrypt (AES-GCM) with other AAD"
     [[ ! -e $TEST_TMP/leak ]] || fail "a GCM decryption that did not verify released $(stat -c %s "$TEST_TMP/leak") bytes"
-    # A tag shorter than 96 bits is refused (issue 9: tags of 96 to 128 bits).
+    # A tag shorter than 96 bits is refused (tags are 96 to 128 bits).
     refused secret encrypt aes-gcm gcmkey "$TEST_TMP/pt16" "$TEST_TMP/short" iv="$iv" tag=64
     assert_contains "$RUN_OUT" "CKR_MECHANISM_PARAM_INVALID" "C_EncryptInit (AES-GCM) with a 64-bit tag"
 }

@@ -1,4 +1,4 @@
-# Raw scans of the store for secret-key bytes (issue 9): after secret keys
+# Raw scans of the store for secret-key bytes: after secret keys
 # are generated, imported (known values, private and CKA_PRIVATE=FALSE),
 # unwrapped, derived and copied, no file of the store (the SQLite file, its
 # -wal while a client holds it open, and after the last one closed it) holds

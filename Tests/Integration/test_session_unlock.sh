@@ -1,4 +1,4 @@
-# A keychain unlocked for the login session (issue 10 item 7, DESIGN §12). Each test
+# A keychain unlocked for the login session (ARCHITECTURE.md §6.5). Each test
 # makes its own session keyring (`keyctl new_session` joins this test's shell to a new,
 # empty one), as a login does, so nothing reaches the keyrings of the machine's other
 # processes. In it, `p11keychain unlock --pin-file` unlocks the token; a separate process

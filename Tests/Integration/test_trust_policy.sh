@@ -1,4 +1,4 @@
-# The keychain as a p11-kit trust source (issue 11, acceptance "p11-kit/GnuTLS"):
+# The keychain as a p11-kit trust source (p11-kit and GnuTLS):
 # registered with `trust-policy: yes` (scripts/register-module.sh --trust), its
 # anchor is listed by `trust list` as an anchor and a distrusted certificate as
 # distrusted (p11-kit's blocklist); GnuTLS verifies a chain ending at the

@@ -1,7 +1,7 @@
 import KeychainCore
 import Testing
 
-/// The core rules of Apple's item attributes (issue 10): dates the token keeps, each password
+/// The core rules of Apple's item attributes: dates the token keeps, each password
 /// class's identity, and access control that needs the PIN for each use.
 @Suite("Apple item attributes: dates, password identities and access control")
 struct AppleItemRulesTests {

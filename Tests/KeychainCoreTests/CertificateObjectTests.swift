@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Certificates created from their DER")
 struct CertificateCreationTests {
-    @Test("a self-signed CA gets every attribute of DESIGN §4 from its DER alone")
+    @Test("a self-signed CA gets every attribute of ARCHITECTURE.md §3.4 from its DER alone")
     func selfSignedCertificateIsDerived() throws {
         try withToken { token, directory in
             let ca = try TestCertificate.make(
@@ -402,7 +402,7 @@ struct BatchTests {
 }
 
 extension TestCertificate {
-    /// The value DESIGN §4 derives for `type`.
+    /// The value ARCHITECTURE.md §3.4 derives for `type`.
     static func value(of type: AttributeType, in certificate: TestCertificate) -> [UInt8] {
         switch type {
         case .subject: certificate.subject

@@ -2,7 +2,7 @@ import Foundation
 import KeychainCore
 import Testing
 
-/// The core performs encryption, key wrapping and derivation itself (issue 21): the operations
+/// The core performs encryption, key wrapping and derivation itself: the operations
 /// every face uses, with their parameter checks before any key is read.
 @Suite("Cipher, key-wrap and derivation operations in the core")
 struct CipherOperationTests {

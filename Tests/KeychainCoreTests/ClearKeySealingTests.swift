@@ -5,7 +5,7 @@ import KeychainStorage
 import Testing
 
 /// Keys an older version stored in clear (CKA_PRIVATE=FALSE, no seal ID) are sealed at the
-/// next login (issue 8: no key byte in clear, whatever the store's past).
+/// next login (no key byte in clear, whatever the store's past).
 @Suite("Keys stored in clear by an older version")
 struct ClearKeySealingTests {
     static let p256: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]

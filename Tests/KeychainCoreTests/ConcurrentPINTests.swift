@@ -36,8 +36,8 @@ private func tally(_ errors: [CoreError?]) -> String {
     return counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
 }
 
-/// Issue 17, item 5, through the core by threads: an attempt is claimed before the slow check
-/// and ends as a failure only when its PIN is wrong (DESIGN §7).
+/// Through the core by threads: an attempt is claimed before the slow check
+/// and ends as a failure only when its PIN is wrong (ARCHITECTURE.md §6.4).
 @Suite("PIN attempts of many threads at once")
 struct ConcurrentPINTests {
     @Test("30 threads re-entering the right user PIN at once (context-specific logins) all succeed")

@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// A kept key is dropped when the store's change counter file is deleted or replaced
-/// (issue 8, item 10): a process that starts afterwards makes a new counter, and its writes
+///: a process that starts afterwards makes a new counter, and its writes
 /// would never move the file the first process still has open.
 @Suite("Kept keys and a change counter file deleted or replaced")
 struct DeletedCounterTests {

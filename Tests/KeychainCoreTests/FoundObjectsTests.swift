@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// `Token.findObjectsWithAttributes`: a find and its reads in one go, and the objects it read
-/// kept only while the store's change counter stays (DESIGN §3).
+/// kept only while the store's change counter stays (ARCHITECTURE.md §4.3).
 @Suite("Finding objects with their attributes")
 struct FoundObjectsTests {
     static let password: AttributeSet = [

@@ -3,7 +3,7 @@ import KeychainCore
 import KeychainCrypto
 import Testing
 
-/// The core's one set of key rules (issue 8): the same checks for create, generate, copy and
+/// The core's one set of key rules: the same checks for create, generate, copy and
 /// update; copies that work; secrets sealed whatever CKA_PRIVATE says; one key-use check.
 @Suite("Key rules held once in the core")
 struct KeyRulesTests {
@@ -158,7 +158,7 @@ struct KeyRulesTests {
                 _ = try token.useKey(
                     pair.privateKey, for: .decrypt, keyType: .rsa, mechanism: nil, context: Contexts.user)
             }
-            // An EC key cannot decrypt (issue 17 item 21); it derives, with no PIN for each use.
+            // An EC key cannot decrypt; it derives, with no PIN for each use.
             expectKeychainError(.keyFunctionNotPermitted) {
                 _ = try token.useKey(pair.privateKey, for: .decrypt, mechanism: nil, context: Contexts.user)
             }

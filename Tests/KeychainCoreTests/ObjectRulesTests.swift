@@ -319,7 +319,7 @@ struct PrivateObjectTests {
         }
     }
 
-    @Test("a private object's value is never written to the store in clear (DESIGN §7)")
+    @Test("a private object's value is never written to the store in clear (ARCHITECTURE.md §3.6)")
     func privateValueIsSealed() throws {
         try withToken { token, directory in
             try logInUser(token)

@@ -40,7 +40,7 @@ import Testing
                 privateTemplate: [.token: yes, .label: bytes("octet key")])
             let references = try token.generateKeyPair(
                 pair, publicTemplate: [.token: yes, .ecParams: parameters],
-                // Montgomery keys derive, Edwards keys cannot (issue 17 item 21).
+                // Montgomery keys derive, Edwards keys cannot.
                 privateTemplate: [.token: yes, .label: bytes("octet key")]
                     .merging(keyType == KeyType.ecMontgomery.rawValue ? [.derive: yes] : [:]) { $1 },
                 context: Contexts.user)

@@ -90,7 +90,7 @@ private func acceptedNames(_ definition: Definition) -> [String] {
     return [definition.name]
 }
 
-@Suite("Names of PKCS#11 constants (issue 12: the trace)")
+@Suite("Names of PKCS#11 constants (for the trace)")
 struct PKCS11NamesTests {
     static let spaces: [(prefix: String, name: @Sendable (UInt64) -> String, table: [(UInt64, String)])] = [
         ("CKR_", PKCS11Names.returnCode, PKCS11Names.returnCodeNames),

@@ -4,7 +4,7 @@ import KeychainCrypto
 import Testing
 
 /// RSA keys of 1024 to 8192 bits, and `rsa-minimum-bits`, which raises a token's minimum for
-/// generation and import (issue 9 item 6).
+/// generation and import.
 @Suite struct RSASizeTests {
     @Test("rsa-minimum-bits is 1024 unless the file says otherwise, and reaches every token")
     func configurationKey() throws {

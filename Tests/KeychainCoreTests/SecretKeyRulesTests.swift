@@ -3,7 +3,7 @@ import KeychainCore
 import KeychainCrypto
 import Testing
 
-/// The core's rules for secret keys (issue 9), on the paths the module and the Swift faces
+/// The core's rules for secret keys, on the paths the module and the Swift faces
 /// share: the one rule check for generate, unwrap and derive templates, the history a key
 /// keeps, and the one key-use check with CKA_ALLOWED_MECHANISMS.
 @Suite("Secret key rules held once in the core")

@@ -4,7 +4,7 @@ import KeychainCrypto
 import KeychainStorage
 import Testing
 
-/// Keys an older version stored read under today's rules (issue 17 items 7, 19 and 21): every
+/// Keys an older version stored read under today's rules: every
 /// key answers CKA_ALLOWED_MECHANISMS, an X25519 key does not read CKA_SIGN or CKA_DECRYPT
 /// TRUE, and a short secret key shows no check value.
 @Suite("Keys stored by an older version read under today's rules")

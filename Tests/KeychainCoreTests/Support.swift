@@ -94,7 +94,7 @@ func run(_ tool: String, _ arguments: [String], in directory: TemporaryDirectory
     return result.output
 }
 
-/// A certificate made by the openssl CLI, and the values DESIGN §4 derives from it, taken
+/// A certificate made by the openssl CLI, and the values ARCHITECTURE.md §3.4 derives from it, taken
 /// apart independently of the code under test (a DER walk and openssl's own answers).
 struct TestCertificate: Sendable {
     let der: [UInt8]

@@ -3,7 +3,7 @@ import KeychainCore
 import KeychainStorage
 import Testing
 
-/// Trust needs the PIN, and keeps needing it at rest (issue 17 items 2 and 3): removing a
+/// Trust needs the PIN, and keeps needing it at rest: removing a
 /// certificate removes its trust, and a writer of the store file cannot make an anchor.
 @Suite("Trust settings are bound to the PIN")
 struct TrustIntegrityTests {

@@ -14,8 +14,8 @@ private func seconds<T>(_ body: () throws -> T) rethrows -> (T, Double) {
     return (result, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
 }
 
-/// The configuration file is not trusted (issue 8, item 10), and in a privileged host nothing
-/// of the environment is (item 8).
+/// The configuration file is not trusted, and in a privileged host nothing
+/// of the environment is.
 @Suite("The configuration file as found, and privileged hosts")
 struct UntrustedConfigurationTests {
     /// The error loading `path` as `P11KEYCHAIN_CONF` gives, and how long it took.

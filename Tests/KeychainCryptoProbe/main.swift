@@ -2,7 +2,7 @@
 // random, digests, key generation, signing, verification, RSA decryption, key import,
 // PKCS#12) and reports each on its own line. KeychainCryptoTests runs it as a child process
 // with an OPENSSL_CONF whose default library context can do nothing: every line must still
-// say "ok", because KeychainCrypto works in a library context of its own (DESIGN §7).
+// say "ok", because KeychainCrypto works in a library context of its own (ARCHITECTURE.md §6.9).
 //
 //   crypto-context-probe PKCS12-FILE PASSWORD
 //

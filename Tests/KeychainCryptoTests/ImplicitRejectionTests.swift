@@ -2,7 +2,7 @@ import Testing
 
 @testable import KeychainCrypto
 
-/// CKM_RSA_PKCS decryption without a padding oracle (issue 8 item 13): implicit rejection as
+/// CKM_RSA_PKCS decryption without a padding oracle: implicit rejection as
 /// in draft-irtf-cfrg-rsa-guidance and OpenSSL 3.2+, checked against OpenSSL 4.0's own output.
 @Suite struct ImplicitRejectionTests {
     /// An RSA-2048 PKCS#8 key made for these vectors (`openssl genpkey`).

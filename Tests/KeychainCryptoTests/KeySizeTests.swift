@@ -8,8 +8,8 @@ import Testing
 #endif
 
 /// RSA keys outside what the token's mechanism information advertises (1024…8192 bits) are
-/// refused at import and parse, before any check whose cost grows with the size (issue 8
-/// item 13: 16,384-bit public keys imported at 3–10 s of CPU each).
+/// refused at import and parse, before any check whose cost grows with the size
+/// (16,384-bit public keys imported at 3–10 s of CPU each).
 @Suite struct KeySizeTests {
     /// A DER element: tag, minimal length, contents.
     static func der(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {

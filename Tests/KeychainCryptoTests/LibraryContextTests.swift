@@ -5,8 +5,8 @@ import Testing
     import Glibc
 #endif
 
-/// KeychainCrypto's OpenSSL work runs in a library context of its own (DESIGN §7, issue 8
-/// item 11): a host whose OpenSSL configuration leaves the default context unable to do
+/// KeychainCrypto's OpenSSL work runs in a library context of its own (ARCHITECTURE.md
+/// §6.9): a host whose OpenSSL configuration leaves the default context unable to do
 /// anything (here: only the null provider activated) must not stop it. OpenSSL reads its
 /// configuration once per process, so the operations run in a child process,
 /// `crypto-context-probe`, started with that configuration.

@@ -6,8 +6,8 @@ import Testing
     import Glibc
 #endif
 
-/// Issue 17, item 9: a store another user made or may write is refused, and no SQL stored in
-/// a store runs (DESIGN §7: the attacker is another uid, or a writer of the store file).
+/// A store another user made or may write is refused, and no SQL stored in
+/// a store runs (ARCHITECTURE.md §6.1: the attacker is another uid, or a writer of the store file).
 @Suite("Stores another user made or may write, and SQL planted in a store")
 struct ForeignStoreTests {
     /// A store with one object, closed again; its path.

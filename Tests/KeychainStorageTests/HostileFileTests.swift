@@ -13,7 +13,7 @@ private func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-/// Files are never trusted (issue 8, item 10): whatever is found where a store or its
+/// Files are never trusted: whatever is found where a store or its
 /// companions should be, opening returns at once with an error naming the file, and leaves
 /// the file as it was.
 @Suite("Files that are not what a store should be")
@@ -162,7 +162,7 @@ struct HostileFileTests {
     }
 }
 
-/// The change counter `<store>-changes` is a file like any other (DESIGN §3): another
+/// The change counter `<store>-changes` is a file like any other (ARCHITECTURE.md §4.3): another
 /// process may cut it short, delete it or replace it.
 @Suite("A change counter file another process damages")
 struct DamagedCounterTests {

@@ -5,7 +5,7 @@ import Testing
 
 /// The Swift face uses keys through the core's one key-use check, as the PKCS#11 face does:
 /// keys made by another face with CKA_SIGN or CKA_DECRYPT false, or CKA_ALWAYS_AUTHENTICATE,
-/// are refused here the same way (issue 8).
+/// are refused here the same way.
 @Suite("Keys made by the other face are used by the same rules")
 struct KeyUseRulesTests {
     static let p256: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]

@@ -2,7 +2,7 @@ import Foundation
 import Keychain
 import Testing
 
-// PINs, keys, identities, generic passwords and PKCS#12 through the typed API (issue 4 §6).
+// PINs, keys, identities, generic passwords and PKCS#12 through the typed API.
 // Each test has its own store, opened by path, so the suites run in parallel.
 
 @Suite("Unlocking and PINs")

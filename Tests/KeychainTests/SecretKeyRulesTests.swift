@@ -5,7 +5,7 @@ import Testing
 
 /// Secret keys made by the other face (the PKCS#11 module, here its core on another
 /// connection) are used by the typed API under the same rules, and no face writes a key
-/// byte in clear (issue 9 items 1, 5 and 8).
+/// byte in clear.
 @Suite("Secret keys obey the core's rules")
 struct SecretKeyRulesTests {
     /// A secret key stored through the core on the keychain's store, as C_CreateObject

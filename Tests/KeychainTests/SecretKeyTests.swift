@@ -36,7 +36,7 @@ enum SecretKeyVectors {
     }
 }
 
-/// The typed API over secret keys (issue 9 item 8): generation, import, finding, deleting,
+/// The typed API over secret keys: generation, import, finding, deleting,
 /// and the operations, each through the core's one key-use check.
 @Suite("Secret keys")
 struct SecretKeyTests {

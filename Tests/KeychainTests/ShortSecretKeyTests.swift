@@ -3,7 +3,7 @@ import Keychain
 import KeychainCore
 import Testing
 
-/// The typed API keeps the core's check-value rule (issue 17 item 7): a secret key under 16
+/// The typed API keeps the core's check-value rule: a secret key under 16
 /// bytes, whose 3-byte check value would name it after a short search, has none.
 @Suite("Short secret keys through the typed API")
 struct ShortSecretKeyTests {

@@ -1,12 +1,12 @@
 import CPKCS11
 import Testing
 
-// Issue 17, item 17: CKM_AES_KEY_WRAP pads a key whose length is not a multiple of 8 with
+// CKM_AES_KEY_WRAP pads a key whose length is not a multiple of 8 with
 // zeros (v2.40 §2.14.3), and C_UnwrapKey's CKA_VALUE_LEN cuts the padding off again (v2.40
 // §2.8.4), as SoftHSM2 and OpenSC's p11test expect.
 
 extension ModuleTests {
-    @Suite("CKM_AES_KEY_WRAP zero-pads keys that are not a multiple of 8 bytes (issue 17, item 17)")
+    @Suite("CKM_AES_KEY_WRAP zero-pads keys that are not a multiple of 8 bytes")
     struct AESKeyWrapZeroPadding {
         @Test(
             "A 13-byte generic secret wraps to 24 bytes and unwraps with CKA_VALUE_LEN=13 to the same value and check value"

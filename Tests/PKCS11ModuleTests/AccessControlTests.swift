@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Apple's access control through PKCS#11 (issue 10): CKA_P11K_ACCESS_CONTROL belongs only to
+// Apple's access control through PKCS#11: CKA_P11K_ACCESS_CONTROL belongs only to
 // the objects whose use the token guards, and a private key that needs the PIN for each use
 // never leaves the token, whatever path makes it.
 

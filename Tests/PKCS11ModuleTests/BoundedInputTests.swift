@@ -2,7 +2,7 @@ import CPKCS11
 import Testing
 
 extension ModuleTests {
-    @Suite("Bounded inputs: multi-part raw operations and RSA key sizes (issue 8)")
+    @Suite("Bounded inputs: multi-part raw operations and RSA key sizes")
     struct BoundedInputs {
         @Test(
             "Multi-part raw ECDSA collects at most 1024 bytes: more is CKR_DATA_LEN_RANGE and ends the operation"

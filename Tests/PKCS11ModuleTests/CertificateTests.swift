@@ -22,7 +22,7 @@ enum BadDER: String, CaseIterable, Sendable {
 }
 
 extension ModuleTests {
-    @Suite("Certificates: C_CreateObject derives every attribute from the DER (DESIGN §4)")
+    @Suite("Certificates: C_CreateObject derives every attribute from the DER (ARCHITECTURE.md §3.4)")
     struct Certificates {
         @Test("A certificate created from its DER alone has every derived attribute openssl agrees with")
         func derivedAttributes() throws {
@@ -207,7 +207,7 @@ extension ModuleTests {
             try withToken { token throws in
                 let session = try token.openSession()
                 let first = try token.createCertificate(alice, in: session)
-                // The label is not part of the uniqueness key (DESIGN §5).
+                // The label is not part of the uniqueness key (ARCHITECTURE.md §3.5).
                 for extra in [[], [Attribute(CKA_LABEL, string: "another label")]] {
                     let (rv, _) = try token.create(
                         TestToken.certificateTemplate(alice.der) + extra, in: session)

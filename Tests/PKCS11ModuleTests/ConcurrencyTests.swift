@@ -103,7 +103,7 @@ private final class BusyThreadState: Sendable {
 }
 
 extension ModuleTests {
-    @Suite("fork() and threads (v2.40 §6.7.7, DESIGN §8)")
+    @Suite("fork() and threads (v2.40 §6.7.7, ARCHITECTURE.md §8)")
     struct ForkAndThreads {
         @Test(
             "After fork() the child is not initialised until C_Initialize, which then finds the parent's token objects"

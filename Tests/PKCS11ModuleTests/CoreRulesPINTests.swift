@@ -165,7 +165,7 @@ extension TestToken {
 }
 
 extension ModuleTests.CoreRulesTests {
-    /// Issue 8, item 5: a PIN guess is counted before it is tried (the lock check and the
+    /// A PIN guess is counted before it is tried (the lock check and the
     /// increment are one write transaction), so the limit of 10 holds against any number of
     /// processes; SO and user logins exclude each other atomically.
     @Suite("PIN guesses are counted before the guess")

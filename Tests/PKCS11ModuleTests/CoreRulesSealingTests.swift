@@ -85,8 +85,8 @@ private final class Reinitializer {
 }
 
 extension ModuleTests.CoreRulesTests {
-    /// Issue 8, item 3: every secret part of a private key is sealed at rest whatever
-    /// CKA_PRIVATE says (DESIGN §7); where no token key exists, the key is refused.
+    /// Every secret part of a private key is sealed at rest whatever
+    /// CKA_PRIVATE says (ARCHITECTURE.md §3.6); where no token key exists, the key is refused.
     @Suite("No key byte is written in clear")
     struct NoKeyByteInClear {
         @Test(
@@ -240,7 +240,7 @@ extension ModuleTests.CoreRulesTests {
         }
     }
 
-    /// Issue 8, item 5: a process whose token another process re-initialised finds its
+    /// A process whose token another process re-initialised finds its
     /// login gone, and never writes an object that no later login can read.
     @Suite("Another process re-initialises the token")
     struct ReinitializedElsewhere {

@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-// What the core-rule suites (issue 8) share: a token with PINs, key pairs of each type,
+// What the core-rule suites share: a token with PINs, key pairs of each type,
 // signing and verifying, copies, imports from known parts and raw scans of the store files.
 // Everything goes through the built module's function list, as a host's calls do.
 
@@ -157,7 +157,7 @@ func ed25519PrivateKeyTemplate(seed: [UInt8], label: String, extra: [Attribute] 
 extension TestToken {
     // MARK: PINs and login
 
-    /// What a user does once to enable private objects (DESIGN §6): C_InitToken sets the SO
+    /// What a user does once to enable private objects (ARCHITECTURE.md §5): C_InitToken sets the SO
     /// PIN (the label stays "login"), then the SO sets the user PIN with C_InitPIN. No
     /// session is left open and nobody is logged in afterwards.
     func setPINs(so: String = coreSOPIN, user: String = coreUserPIN) throws {
@@ -349,4 +349,4 @@ func withLoggedInToken(_ body: (TestToken, CK_SESSION_HANDLE) throws -> Void) th
 }
 
 /// The message the core-rule tests sign.
-let coreMessage = Array("issue 8: a key stays in the token and every copy of it works".utf8)
+let coreMessage = Array("a key stays in the token and every copy of it works".utf8)

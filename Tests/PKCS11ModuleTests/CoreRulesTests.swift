@@ -35,16 +35,16 @@ struct TokenDecidedAttribute: Sendable, CustomTestStringConvertible {
 }
 
 extension ModuleTests {
-    /// The rules issue 8 puts into the core, shown through the built module: one-way key
+    /// The rules kept in the core, shown through the built module: one-way key
     /// attributes, working copies, sealing by attribute type, and a login that ends with the
     /// token. Nested in `ModuleTests`, so its suites run serialized with the other module
     /// suites; `swift test --filter CoreRulesTests` runs them all.
-    @Suite("The core rules of issue 8")
+    @Suite("The core rules")
     struct CoreRulesTests {}
 }
 
 extension ModuleTests.CoreRulesTests {
-    /// Issue 8, item 1: the one-way rules of v2.40 §4.9 (CKA_SENSITIVE only turns on,
+    /// The one-way rules of v2.40 §4.9 (CKA_SENSITIVE only turns on,
     /// CKA_EXTRACTABLE only turns off, the history attributes are the token's) hold for every
     /// way a key comes to be or changes: create, generate, copy and update.
     @Suite("C_CopyObject, C_CreateObject and C_SetAttributeValue obey the one-way key rules")
@@ -235,7 +235,7 @@ extension ModuleTests.CoreRulesTests {
         }
     }
 
-    /// Issue 8, item 2: C_CopyObject of a key carries its key material, so the copy signs like
+    /// C_CopyObject of a key carries its key material, so the copy signs like
     /// the original (OpenSSL's pkcs11-provider copies every token key into a session object
     /// and signs with the copy).
     @Suite("A copied key is a working key")

@@ -2,11 +2,11 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 6: bytes derived from a key whose value never leaves are that key's secret:
+// Bytes derived from a key whose value never leaves are that key's secret:
 // a private object, sealed, never in clear in the store.
 
 extension ModuleTests {
-    @Suite("Data derived from a sensitive key is private and sealed (issue 17 item 6)")
+    @Suite("Data derived from a sensitive key is private and sealed")
     struct DerivedDataPrivacy {
         @Test(
             "CKM_HKDF_DATA from a sensitive key with CKA_PRIVATE=FALSE is CKR_TEMPLATE_INCONSISTENT, and no derived byte reaches the store in clear"

@@ -1,13 +1,13 @@
 import CPKCS11
 import Testing
 
-// Issue 21: C_EncryptInit and C_DecryptInit read a mechanism's parameter by the layout the
+// C_EncryptInit and C_DecryptInit read a mechanism's parameter by the layout the
 // registry gives it, as C_SignInit does: CKM_RSA_PKCS and CKM_RSA_X_509 take none, so a
 // parameter of any length is CKR_MECHANISM_PARAM_INVALID before a key is looked at (the
 // module used to ignore it here while C_SignInit refused it).
 
 extension ModuleTests {
-    @Suite("Encryption mechanisms without a parameter refuse one, as signing does (issue 21)")
+    @Suite("Encryption mechanisms without a parameter refuse one, as signing does")
     struct EncryptionParameters {
         @Test(
             "CKM_RSA_PKCS and CKM_RSA_X_509 with a parameter are CKR_MECHANISM_PARAM_INVALID in C_EncryptInit and C_DecryptInit"

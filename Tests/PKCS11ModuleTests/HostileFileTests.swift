@@ -7,7 +7,7 @@ import Testing
 #endif
 
 extension ModuleTests {
-    /// Files are never trusted (issue 8, item 10): whatever is where the store or the
+    /// Files are never trusted: whatever is where the store or the
     /// configuration should be, the host gets a CK_RV at once and a trace that says why.
     @Suite("Store and configuration files that are not what they should be")
     struct HostileFiles {

@@ -6,7 +6,7 @@ import Testing
 let hostileLengths: [CK_ULONG] = [1 << 63, CK_ULONG.max, CK_ULONG(Int.max), (1 << 63) + 1]
 
 extension ModuleTests {
-    @Suite("Bad input: counts and lengths near 2^63 and 2^64 (issue 8)")
+    @Suite("Bad input: counts and lengths near 2^63 and 2^64")
     struct HostileNumbers {
         @Test("C_FindObjects with a huge ulMaxObjectCount after a partial read returns the rest")
         func findObjectsHugeCount() throws {

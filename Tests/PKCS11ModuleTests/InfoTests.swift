@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-/// The digest mechanisms the token offers (DESIGN §8: SHA-1/2 digests).
+/// The digest mechanisms the token offers (ARCHITECTURE.md §8: SHA-1/2 digests).
 let digestMechanisms: [CK_MECHANISM_TYPE] = [
     CK_MECHANISM_TYPE(CKM_SHA_1), CK_MECHANISM_TYPE(CKM_SHA224), CK_MECHANISM_TYPE(CKM_SHA256),
     CK_MECHANISM_TYPE(CKM_SHA384), CK_MECHANISM_TYPE(CKM_SHA512),

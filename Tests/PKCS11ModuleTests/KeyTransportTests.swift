@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Wrapping, unwrapping and derivation through the module (issue 9): RFC 3394 and RFC 5649
+// Wrapping, unwrapping and derivation through the module: RFC 3394 and RFC 5649
 // known answers, the wrap rules of the core, ECDH between two token keys, HKDF against
 // RFC 5869, and raw scans that find no key byte in the store.
 

@@ -1,7 +1,7 @@
 import CPKCS11
 import Testing
 
-// Issue 17, item 18: a key of the wrong kind for a mechanism (another key type, or another
+// A key of the wrong kind for a mechanism (another key type, or another
 // class of key: a public key to sign, a secret key for RSA, an RSA key for AES) is
 // CKR_KEY_TYPE_INCONSISTENT (CKR_WRAPPING_/UNWRAPPING_KEY_TYPE_INCONSISTENT for the wrapping
 // functions), decided in one place in the core; a handle that names no key stays
@@ -210,7 +210,7 @@ private func rows() -> [Row] {
 }
 
 extension ModuleTests {
-    @Suite("A key of the wrong type for a mechanism is CKR_KEY_TYPE_INCONSISTENT (issue 17, item 18)")
+    @Suite("A key of the wrong type for a mechanism is CKR_KEY_TYPE_INCONSISTENT")
     struct KeyTypeInconsistent {
         @Test(
             "Every *Init, C_WrapKey, C_UnwrapKey and C_DeriveKey answers a key of another type or class with the *_KEY_TYPE_INCONSISTENT code"

@@ -2,11 +2,11 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 21: an X25519 key read back with CKA_SIGN and CKA_DECRYPT TRUE though it can
+// An X25519 key read back with CKA_SIGN and CKA_DECRYPT TRUE though it can
 // only derive; pkcs11-provider reads these attributes.
 
 extension ModuleTests {
-    @Suite("A key has only the usages its type can have (issue 17 item 21)")
+    @Suite("A key has only the usages its type can have")
     struct UsagesByKeyType {
         @Test(
             "Generated X25519 and X448 keys derive only, whatever their templates ask; a change or copy turning on another use is CKR_TEMPLATE_INCONSISTENT"

@@ -3,7 +3,7 @@ import Testing
 
 extension ModuleTests {
     /// The module's side of the core's one key-use check; `KeyUseRulesTests` (KeychainTests)
-    /// is the Swift face's, over the same rules (issue 8).
+    /// is the Swift face's, over the same rules.
     @Suite("A key is used only as its usage attributes allow")
     struct KeyUse {
         @Test(

@@ -1,7 +1,7 @@
 import CPKCS11
 import Testing
 
-// Issue 17, items 10 and 16: every mechanism parameter is checked at parsing against exactly
+// Every mechanism parameter is checked at parsing against exactly
 // what its mechanism (and the cipher behind it) takes: a length other than the structure's,
 // a NULL parameter with a length, or a field out of the cipher's range is
 // CKR_MECHANISM_PARAM_INVALID before any key is looked at.
@@ -107,7 +107,7 @@ private let parsers: [(function: String, mechanism: UInt, name: String, sizes: [
 ]
 
 extension ModuleTests {
-    @Suite("Mechanism parameters of the wrong length are CKR_MECHANISM_PARAM_INVALID (issue 17, item 16)")
+    @Suite("Mechanism parameters of the wrong length are CKR_MECHANISM_PARAM_INVALID")
     struct ParameterLengths {
         @Test(
             "CKM_EDDSA takes no parameter or exactly a CK_EDDSA_PARAMS: 1, 8, 23, 25 or a huge length is CKR_MECHANISM_PARAM_INVALID"
@@ -172,7 +172,7 @@ extension ModuleTests {
         }
     }
 
-    @Suite("AES-GCM parameters are checked against what the cipher takes (issue 17, item 10)")
+    @Suite("AES-GCM parameters are checked against what the cipher takes")
     struct GCMParameters {
         /// CK_GCM_PARAMS (v3.0 layout) whose IV pointer holds `available` bytes but whose
         /// lengths say `ivLength` and `aadLength`.

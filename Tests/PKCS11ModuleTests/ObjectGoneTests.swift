@@ -61,7 +61,7 @@ private func destroyOneByOne(
 }
 
 extension ModuleTests {
-    @Suite("Objects another process destroyed (issue 8)")
+    @Suite("Objects another process destroyed")
     struct ObjectsGone {
         @Test(
             "C_GetAttributeValue, C_SetAttributeValue, C_CopyObject and C_DestroyObject on an object another process destroyed return CKR_OBJECT_HANDLE_INVALID"

@@ -21,7 +21,7 @@ extension TestToken {
     ) throws -> (CK_RV, KeyPair) {
         var mechanism = CK_MECHANISM(mechanism: mechanism, pParameter: nil, ulParameterLen: 0)
         var pair = KeyPair(publicKey: 0, privateKey: 0)
-        // Each kind with the usages its type has (issue 17 item 21): Edwards keys sign and
+        // Each kind with the usages its type has: Edwards keys sign and
         // verify, Montgomery keys derive.
         let montgomery = mechanism.mechanism == ckmECMontgomeryKeyPairGen
         let publicTemplate =

@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 11: taking up an orphan key again (KeyReimport.swift) gives a handle only to a
+// Taking up an orphan key again (KeyReimport.swift) gives a handle only to a
 // caller who could have stored that key: one who is not logged in gets the error a new insert
 // gives, and the stored key stays.
 

@@ -8,8 +8,8 @@ private func flagIsSet(_ token: TestToken, _ flag: UInt) throws -> Bool {
 }
 
 extension ModuleTests.CoreRulesTests {
-    /// Issue 17, item 5: an attempt is claimed before the slow check and ends as a failure only
-    /// when its PIN is wrong; attempts beyond the limit wait for those in flight (DESIGN §7).
+    /// An attempt is claimed before the slow check and ends as a failure only
+    /// when its PIN is wrong; attempts beyond the limit wait for those in flight (ARCHITECTURE.md §6.4).
     /// Every process here logs in at the same moment (`race`).
     @Suite("Right PINs never lock, and parallel wrong guesses get exactly the limit")
     struct RightPINsNeverLock {

@@ -2,7 +2,7 @@ import CPKCS11
 import Testing
 
 extension ModuleTests {
-    @Suite("rsa-pkcs1-decryption = no takes PKCS#1 v1.5 decryption off the token (issue 8)")
+    @Suite("rsa-pkcs1-decryption = no takes PKCS#1 v1.5 decryption off the token")
     struct PKCS1DecryptionSwitch {
         @Test(
             "With the key off, C_DecryptInit(CKM_RSA_PKCS) is CKR_MECHANISM_INVALID; encryption and the info say so"

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// "The store file never holds a key byte in clear" (README "PINs and private objects",
-/// "Secret keys"; DESIGN §7 sealing by attribute type): every path that writes a key or a
+/// "Secret keys"; ARCHITECTURE.md §3.6 sealing by attribute type): every path that writes a key or a
 /// secret into a token object, attacked by a reader of the store's files. A row writes a
 /// secret it knows and returns it; the test scans every file of the store while the module
 /// has it open (the -wal file) and after C_Finalize.
@@ -136,7 +136,7 @@ enum AtRestPaths {
             return hkdfOutput
         },
         AtRestPath(
-            "C_DeriveKey(CKM_HKDF_DATA) into a token data object with CKA_PRIVATE=FALSE (issue 17 item 6)"
+            "C_DeriveKey(CKM_HKDF_DATA) into a token data object with CKA_PRIVATE=FALSE"
         ) {
             token, session in
             let base = try token.createSecretKey(

@@ -159,7 +159,7 @@ extension TestToken {
         return Array(output.prefix(Int(length)))
     }
 
-    /// Makes the SO's key of issue 17 item 1: an AES key that only wraps, CKA_TRUSTED and
+    /// Makes the SO's key of the copy-rule attack: an AES key that only wraps, CKA_TRUSTED and
     /// CKA_MODIFIABLE=FALSE, a public token object (the SO sees no private ones). Leaves the
     /// user logged in on `session` again.
     func trustedWrapOnlyKey(in session: CK_SESSION_HANDLE) throws -> CK_OBJECT_HANDLE {

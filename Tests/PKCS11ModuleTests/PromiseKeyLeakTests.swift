@@ -192,7 +192,7 @@ enum KeyLeakPaths {
         return rows
     }()
 
-    /// Issue 17 item 1: the SO's trusted, wrap-only, unmodifiable key copied by the user with
+    /// The SO's trusted, wrap-only, unmodifiable key copied by the user with
     /// more usage, or copied plainly and trusted still.
     static let trustedCopies: [Attack] = [
         Attack(
@@ -353,7 +353,7 @@ enum KeyLeakPaths {
         },
     ]
 
-    /// Issue 17 item 7: CKA_CHECK_VALUE of a sensitive secret so short that its SHA-1 prefix
+    /// CKA_CHECK_VALUE of a sensitive secret so short that its SHA-1 prefix
     /// names it after a search of 2^(8 × length).
     static let checkValues: [Attack] = [1, 3].map { length in
         Attack(
@@ -382,7 +382,7 @@ enum KeyLeakPaths {
 }
 
 extension ModuleTests {
-    /// The promise suites of issue 17 (Tests/SECURITY.md): each promise of the README and the
+    /// The promise suites (Tests/SECURITY.md): each promise of the README and the
     /// man pages attacked by every path the module offers, one table row per path.
     @Suite("Promises, attacked by every path")
     struct PromiseTests {}

@@ -79,7 +79,7 @@ enum KeyUsePaths {
             return AttackResult(rv: rv, secret: secret, obtained: plain)
         },
         Attack(
-            "C_Sign(CKM_RSA_X_509) of a ciphertext with a CKA_SIGN=TRUE, CKA_DECRYPT=FALSE key (raw signing decrypts; issue 17 item 8)",
+            "C_Sign(CKM_RSA_X_509) of a ciphertext with a CKA_SIGN=TRUE, CKA_DECRYPT=FALSE key (raw signing decrypts)",
             refusal: "CKR_KEY_FUNCTION_NOT_PERMITTED", accepted: notPermitted
         ) { token, session in
             let pair = try token.rsaKey(sign: true, decrypt: false, in: session)
@@ -112,7 +112,7 @@ enum KeyUsePaths {
             return AttackResult(rv: rv, secret: [])
         },
         Attack(
-            "C_EncryptInit(CKM_AES_ECB) with a key made with an empty CKA_ALLOWED_MECHANISMS (issue 17 item 15)",
+            "C_EncryptInit(CKM_AES_ECB) with a key made with an empty CKA_ALLOWED_MECHANISMS",
             refusal: "the empty list refused at creation, or enforced as none",
             accepted: [UInt(CKR_ATTRIBUTE_VALUE_INVALID), UInt(CKR_MECHANISM_INVALID)]
         ) { token, session in
@@ -128,7 +128,7 @@ enum KeyUsePaths {
             return AttackResult(rv: rv, secret: [])
         },
         Attack(
-            "C_SignInit(CKM_ECDSA) with an RSA key (issue 17 item 18)", refusal: "CKR_KEY_TYPE_INCONSISTENT",
+            "C_SignInit(CKM_ECDSA) with an RSA key", refusal: "CKR_KEY_TYPE_INCONSISTENT",
             accepted: [UInt(CKR_KEY_TYPE_INCONSISTENT)]
         ) { token, session in
             let pair = try token.rsaKey(sign: true, decrypt: true, in: session)
@@ -148,7 +148,7 @@ enum KeyUsePaths {
                 rv: try token.cipherInit(session, encrypt: false, key: pair.privateKey), secret: [])
         },
         Attack(
-            "C_Decrypt(CKM_RSA_X_509), which decrypts PKCS#1 v1.5 by hand (issue 17 item 8)",
+            "C_Decrypt(CKM_RSA_X_509), which decrypts PKCS#1 v1.5 by hand",
             refusal: "CKR_MECHANISM_INVALID", accepted: [UInt(CKR_MECHANISM_INVALID)]
         ) { token, session in
             let pair = try token.rsaKey(sign: true, decrypt: true, in: session)
@@ -158,7 +158,7 @@ enum KeyUsePaths {
             return AttackResult(rv: rv, secret: Array(message.suffix(32)), obtained: output)
         },
         Attack(
-            "C_Sign(CKM_RSA_X_509) of a ciphertext (raw signing decrypts; issue 17 item 8)",
+            "C_Sign(CKM_RSA_X_509) of a ciphertext (raw signing decrypts)",
             refusal: "CKR_MECHANISM_INVALID", accepted: [UInt(CKR_MECHANISM_INVALID)]
         ) { token, session in
             let pair = try token.rsaKey(sign: true, decrypt: true, in: session)
@@ -181,7 +181,7 @@ enum KeyUsePaths {
     ]
 }
 
-/// A host passing hostile numbers (DESIGN §7): lengths a parameter cannot have get
+/// A host passing hostile numbers (ARCHITECTURE.md §6.1): lengths a parameter cannot have get
 /// CKR_MECHANISM_PARAM_INVALID or the length-range code, never CKR_OK or a failure.
 enum HostileParameterPaths {
     static let paramInvalid = [UInt(CKR_MECHANISM_PARAM_INVALID)]
@@ -189,7 +189,7 @@ enum HostileParameterPaths {
     static let all: [Attack] = {
         var rows = [1, 8, 16].map { length in
             Attack(
-                "CKM_EDDSA with a \(length)-byte parameter (CK_EDDSA_PARAMS is 24; issue 17 item 16)",
+                "CKM_EDDSA with a \(length)-byte parameter (CK_EDDSA_PARAMS is 24)",
                 refusal: "CKR_MECHANISM_PARAM_INVALID", accepted: paramInvalid
             ) { token, session in
                 let pair = try token.generatePair(.ed25519, in: session)
@@ -203,7 +203,7 @@ enum HostileParameterPaths {
         }
         rows += [0, 129, 200, 256].map { length in
             Attack(
-                "CKM_AES_GCM with a \(length)-byte IV (1–128 allowed; issue 17 item 10)",
+                "CKM_AES_GCM with a \(length)-byte IV (1–128 allowed)",
                 refusal: "CKR_MECHANISM_PARAM_INVALID", accepted: paramInvalid
             ) { token, session in
                 let key = try token.createSecretKey(randomBytes(32), in: session)
@@ -217,10 +217,10 @@ enum HostileParameterPaths {
             name, type in
             [1, 255].map { length in
                 Attack(
-                    "C_Decrypt(\(name)) of a \(length)-byte ciphertext under a 2048-bit key (issue 17 item 14)",
+                    "C_Decrypt(\(name)) of a \(length)-byte ciphertext under a 2048-bit key",
                     refusal: "CKR_ENCRYPTED_DATA_LEN_RANGE", accepted: [UInt(CKR_ENCRYPTED_DATA_LEN_RANGE)]
                 ) { token, session in
-                    // Raw RSA is a decryption and a signature at once: it needs both uses (item 8).
+                    // Raw RSA is a decryption and a signature at once: it needs both uses.
                     let pair = try token.rsaKey(sign: type == UInt(CKM_RSA_X_509), decrypt: true, in: session)
                     let box = MechanismBox(type)
                     try #require(

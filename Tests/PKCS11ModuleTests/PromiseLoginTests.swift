@@ -86,7 +86,7 @@ extension TestToken {
 }
 
 /// "Private objects are invisible until login; a key with CKA_PRIVATE=FALSE is found without a
-/// login and used only with one" (README "PINs and private objects"; DESIGN §7), attacked by a
+/// login and used only with one" (README "PINs and private objects"; ARCHITECTURE.md §6.2, §6.3), attacked by a
 /// process of the same uid without the PIN, holding the handles the user had.
 enum WithoutLoginPaths {
     static let handleGone = [UInt(CKR_OBJECT_HANDLE_INVALID)]
@@ -223,7 +223,7 @@ enum WithoutLoginPaths {
             return AttackResult(rv: rv, secret: [])
         },
         Attack(
-            "C_SetAttributeValue(CKA_VALUE) of a password whose access control wants the PIN for each use, logged in without it (issue 17 item 12)",
+            "C_SetAttributeValue(CKA_VALUE) of a password whose access control wants the PIN for each use, logged in without it",
             refusal: "refused: the per-use PIN was not given", accepted: perUsePINMissing
         ) { token, session in
             let secret = randomBytes(24)

@@ -42,7 +42,7 @@ extension TestToken {
 }
 
 /// "Ten wrong PINs lock it, however many threads or processes guess at once; right PINs never
-/// lock" (README "PINs and private objects"; p11keychain(1) PINS; DESIGN §7): every way of
+/// lock" (README "PINs and private objects"; p11keychain(1) PINS; ARCHITECTURE.md §6.4): every way of
 /// presenting a PIN counts a wrong one, and a right one through the same way clears the count.
 enum GuessPaths {
     static let all: [GuessPath] = [

@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-// What the promise suites (issue 17, Tests/SECURITY.md) share: a token with both PINs set
+// What the promise suites (Tests/SECURITY.md) share: a token with both PINs set
 // that costs one key derivation instead of four, and the rows of the attack tables.
 
 /// One way an attacker tries to break a promise: a row of a promise's table. `path` names

@@ -51,8 +51,7 @@ enum TrustPaths {
     static let notLoggedIn = [UInt(CKR_USER_NOT_LOGGED_IN)]
 
     static let all: [TrustAttack] = [
-        TrustAttack("C_DestroyObject of the distrusted certificate (issue 17 item 2)", accepted: notLoggedIn)
-        {
+        TrustAttack("C_DestroyObject of the distrusted certificate", accepted: notLoggedIn) {
             token, session, victims in
             try token.m.C_DestroyObject(session, victims.distrusted)
         },

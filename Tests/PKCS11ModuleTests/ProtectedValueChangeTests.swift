@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 12: a data object whose access control needs the PIN for each use (a
+// A data object whose access control needs the PIN for each use (a
 // .userPresence password) does not change through PKCS#11, which has no way to give that PIN:
 // neither C_SetAttributeValue nor C_CopyObject replaces its value or its identity.
 

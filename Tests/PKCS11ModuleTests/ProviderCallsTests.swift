@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 // OpenSSL 3's pkcs11-provider is not packaged for Debian 12, so these tests make the calls it
-// makes (issue 17 items 19–21, and the copies of item 1) and check the answers it relies on:
+// makes (key usages, allowed mechanisms, public session keys, copies) and check the answers it relies on:
 // it reads CKA_ALLOWED_MECHANISMS of every key to decide what a key may do, imports PEM keys
 // and HKDF input as public session objects before any login, copies token keys, uses
 // RSA-PSS-only keys for TLS 1.3, and tells X25519 keys by their usage attributes.
@@ -143,7 +143,7 @@ extension ModuleTests {
     @Suite("The calls OpenSSL 3's pkcs11-provider makes, and the answers it relies on")
     struct ProviderCalls {
         @Test(
-            "CKA_ALLOWED_MECHANISMS of a key made without a list reads CKR_OK and empty (issue 17 item 19)",
+            "CKA_ALLOWED_MECHANISMS of a key made without a list reads CKR_OK and empty",
             arguments: ProviderKeys.all)
         func allowedMechanismsOfEveryKey(maker: KeyMaker) throws {
             try withPromiseToken { token, session in
@@ -213,7 +213,7 @@ extension ModuleTests {
         }
 
         @Test(
-            "Public session keys (CKA_TOKEN=FALSE, CKA_PRIVATE=FALSE) are made and used before any login (issue 17 item 20)"
+            "Public session keys (CKA_TOKEN=FALSE, CKA_PRIVATE=FALSE) are made and used before any login"
         )
         func publicSessionKeysBeforeLogin() throws {
             try withPromiseTokenLoggedOut { token, session in
@@ -288,7 +288,7 @@ extension ModuleTests {
                         try token.verify(
                             signature, over: coreMessage, with: pair.publicKey, .p256, in: session) == CKR_OK)
                 }
-                // Unmodifiable: a copy may not add what the original lacks (issue 17 item 1).
+                // Unmodifiable: a copy may not add what the original lacks.
                 let fixed = try token.generatePair(
                     .p256, privateExtra: [flag(CKA_MODIFIABLE, false), flag(CKA_DERIVE, false)], in: session)
                 let before = try token.find([], in: session).count
@@ -314,7 +314,7 @@ extension ModuleTests {
         }
 
         @Test(
-            "X25519 and X448 private keys read CKA_DERIVE TRUE and CKA_SIGN, CKA_DECRYPT FALSE (issue 17 item 21)",
+            "X25519 and X448 private keys read CKA_DERIVE TRUE and CKA_SIGN, CKA_DECRYPT FALSE",
             arguments: ["X25519", "X448"])
         func montgomeryKeyAttributes(curve: String) throws {
             try withPromiseToken { token, session in

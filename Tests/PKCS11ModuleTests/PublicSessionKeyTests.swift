@@ -2,13 +2,13 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 20: public session keys (CKA_TOKEN=FALSE, CKA_PRIVATE=FALSE) are made and used
+// Public session keys (CKA_TOKEN=FALSE, CKA_PRIVATE=FALSE) are made and used
 // in a public session with no login, as OpenSSL 3's pkcs11-provider imports PEM keys and HKDF
 // input; they are sealed under this process's session key, and a copy into the token (after
 // login) or out of it still works.
 
 private let publicSession = [flag(CKA_TOKEN, false), flag(CKA_PRIVATE, false)]
-private let sessionMessage = Array("issue 17: a public session key needs no login".utf8)
+private let sessionMessage = Array("a public session key needs no login".utf8)
 
 /// A P-256 private key template from a random scalar, with `flags` in place of its CKA_TOKEN.
 private func ecKeyTemplate(label: String, _ flags: [Attribute]) -> [Attribute] {

@@ -1,7 +1,7 @@
 import CPKCS11
 import Testing
 
-// Issue 17, items 8 and 14: every RSA private-key path obeys `rsa-pkcs1-decryption`, raw RSA
+// Every RSA private-key path obeys `rsa-pkcs1-decryption`, raw RSA
 // obeys the usage flags of what it does (a decryption and a signature at once), and every RSA
 // decryption takes exactly one modulus of ciphertext.
 
@@ -72,7 +72,7 @@ private func oaepSHA256() -> MechanismBox {
 
 extension ModuleTests {
     @Suite(
-        "rsa-pkcs1-decryption = no covers every RSA private-key path that can act as a PKCS#1 v1.5 decryption oracle (issue 17, item 8)"
+        "rsa-pkcs1-decryption = no covers every RSA private-key path that can act as a PKCS#1 v1.5 decryption oracle"
     )
     struct RSAPKCS1DecryptionPolicy {
         /// C_Initialize again with `rsa-pkcs1-decryption = no` (the configuration is read then).
@@ -164,7 +164,7 @@ extension ModuleTests {
         }
     }
 
-    @Suite("Raw RSA's private operation obeys the usage flags of what it does (issue 17, item 8)")
+    @Suite("Raw RSA's private operation obeys the usage flags of what it does")
     struct RawRSAUsageFlags {
         @Test(
             "C_Sign(CKM_RSA_X_509) with a CKA_DECRYPT=FALSE key is CKR_KEY_FUNCTION_NOT_PERMITTED: it would decrypt any ciphertext"
@@ -205,7 +205,7 @@ extension ModuleTests {
         }
     }
 
-    @Suite("Every RSA decryption takes exactly one modulus of ciphertext (issue 17, item 14)")
+    @Suite("Every RSA decryption takes exactly one modulus of ciphertext")
     struct RSACiphertextLength {
         @Test(
             "C_Decrypt of k-1, k+1, 0 and 1 bytes is CKR_ENCRYPTED_DATA_LEN_RANGE for CKM_RSA_PKCS, CKM_RSA_X_509 and OAEP, length query or not"

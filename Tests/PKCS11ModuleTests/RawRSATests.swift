@@ -165,7 +165,7 @@ extension ModuleTests {
         }
     }
 
-    @Suite("RSA key sizes 1024 to 8192 bits and rsa-minimum-bits (issue 9)")
+    @Suite("RSA key sizes 1024 to 8192 bits and rsa-minimum-bits")
     struct RSAKeySizes {
         static let rsaMechanisms = [
             CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_RSA_PKCS, CKM_RSA_X_509, CKM_RSA_PKCS_OAEP, CKM_RSA_PKCS_PSS,

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 // A session keeps the keyed context of its last AES operation and its last MAC for the next
-// one with the same key (issue 9, speed): these tests show the kept contexts change no
+// one with the same key (for speed): these tests show the kept contexts change no
 // answer, and skip no key-use check.
 
 private let reuseKey = bytes(hex: "feffe9928665731c6d6a8f9467308308")

@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Secret keys through the module (issue 9): objects, the AES and MAC mechanisms against
+// Secret keys through the module: objects, the AES and MAC mechanisms against
 // known answers (NIST SP 800-38A/B/D, RFC 4231), multi-part agreeing with single-part.
 
 /// SP 800-38A's AES-128 key and first two plaintext blocks (F.1–F.5).

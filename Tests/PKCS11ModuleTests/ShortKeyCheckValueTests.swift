@@ -2,11 +2,11 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 7: a 3-byte check value names a short key after a 2^24 search, so a key
+// A 3-byte check value names a short key after a 2^24 search, so a key
 // under 16 bytes has none on any path.
 
 extension ModuleTests {
-    @Suite("A short secret key has no check value to search (issue 17 item 7)")
+    @Suite("A short secret key has no check value to search")
     struct ShortKeyCheckValue {
         @Test(
             "Created, generated, derived, unwrapped and copied keys under 16 bytes read CKA_CHECK_VALUE empty"

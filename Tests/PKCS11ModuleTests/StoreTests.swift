@@ -7,7 +7,7 @@ import Testing
 #endif
 
 extension ModuleTests {
-    @Suite("Stores and configuration (DESIGN §3, §6)")
+    @Suite("Stores and configuration (ARCHITECTURE.md §4, §5)")
     struct Stores {
         @Test(
             "A token configured read-only is CKF_WRITE_PROTECTED: R/W sessions are refused, R/O sessions read"

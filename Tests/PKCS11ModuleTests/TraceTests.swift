@@ -9,7 +9,7 @@ import Testing
 private let pkcs11Tool = "/usr/bin/pkcs11-tool"
 
 extension ModuleTests {
-    @Suite("The P11KEYCHAIN_DEBUG trace (issue 2, diagnostics)")
+    @Suite("The P11KEYCHAIN_DEBUG trace (diagnostics)")
     struct Tracing {
         // Needs pkcs11-tool (opensc, installed by scripts/setup.sh): without it the test fails.
         // The sanitizer steps of scripts/test.sh leave this one test out: pkcs11-tool, which
@@ -91,7 +91,7 @@ extension ModuleTests {
             }
         }
 
-        @Test("The trace names return codes, object classes, attributes and mechanisms (issue 12)")
+        @Test("The trace names return codes, object classes, attributes and mechanisms")
         func traceNamesConstants() throws {
             try withStore { token throws in
                 setenv("P11KEYCHAIN_DEBUG", "1", 1)

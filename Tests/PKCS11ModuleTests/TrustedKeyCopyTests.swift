@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// Issue 17 item 1: a copy changes only what v2.40 §5.7 lets it change, and a trusted key's use
+// A copy changes only what v2.40 §5.7 lets it change, and a trusted key's use
 // and trust stay the security officer's. The attack: the SO's trusted, wrap-only key, copied
 // or changed by the user to decrypt or unwrap, would give every CKA_WRAP_WITH_TRUSTED key out
 // in clear (wrap under it, then C_Decrypt(CKM_AES_ECB) inverts AES key wrap).

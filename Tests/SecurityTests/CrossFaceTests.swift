@@ -2,7 +2,7 @@ import Foundation
 import Security
 import Testing
 
-// The Swift API and the PKCS#11 module serve one store (DESIGN §1): what one face writes, the
+// The Swift API and the PKCS#11 module serve one store (ARCHITECTURE.md §1): what one face writes, the
 // other reads at once, from another process. p11tool (GnuTLS) loads the built module.
 
 @Suite("Security and the PKCS#11 module share the store", .serialized)

@@ -2,7 +2,7 @@ import Foundation
 import Security
 import Testing
 
-// A search of a locked keychain (issue 10): Apple answers errSecInteractionNotAllowed for
+// A search of a locked keychain: Apple answers errSecInteractionNotAllowed for
 // items that need it unlocked, so that code written for Apple tells "locked" from "absent".
 
 @Suite("Searching a locked keychain", .serialized)

@@ -4,7 +4,7 @@ import Security
 import Testing
 
 // Keys, identities, generic passwords, PKCS#12 and unlocking through the Apple-compatible
-// API on the default keychain (issue 4 §6 and its Swift acceptance item), and the same items
+// API on the default keychain (PINs and private objects), and the same items
 // through the built PKCS#11 module.
 
 @Suite("The identity flow: SecPKCS12Import, SecItemCopyMatching, SecKeyCreateSignature, openssl", .serialized)

@@ -3,7 +3,7 @@ import Keychain
 import Security
 import Testing
 
-// Issue 17 item 12: a password whose access control needs the PIN for each use is not changed
+// A password whose access control needs the PIN for each use is not changed
 // without that PIN. SecItemUpdate takes it from the query's kSecUseAuthenticationContext, as
 // SecItemCopyMatching does to read the value; the core checks it.
 

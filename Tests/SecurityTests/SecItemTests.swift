@@ -3,7 +3,7 @@ import Keychain
 import Security
 import Testing
 
-// Every rule of DESIGN §5 and each bad input of issue 3, through the Apple-compatible API on
+// Every rule of ARCHITECTURE.md §7 and each bad input it must refuse, through the Apple-compatible API on
 // the default keychain (a fresh P11KEYCHAIN_DIR per test).
 
 private var certificateClass: [String: Any] { [kSecClass as String: kSecClassCertificate] }

@@ -1,4 +1,4 @@
-// secitem-bench: the Swift API's speed on generic passwords (issue 10, "Speed"), run by
+// secitem-bench: the Swift API's speed on generic passwords, run by
 // bench/session.sh.
 //
 //     secitem-bench --pin PIN --sizes 1000,10000,100000 [--lookups N] [--stored N]

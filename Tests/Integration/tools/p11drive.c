@@ -36,7 +36,7 @@
  *                                      CKR_KEY_HANDLE_INVALID, 1 when it is
  *                                      another or never came in SECONDS
  *
- * The core rules of issue 8 (test_core_rules.sh):
+ * The core rules (test_core_rules.sh):
  *
  *   p11drive genkey-public TYPE LABEL  genkey with CKA_PRIVATE=FALSE; logs
  *                                      in only when $P11DRIVE_PIN is set
@@ -845,7 +845,7 @@ static int cmd_sign_until_refused(const char *label, const char *seconds)
     return EXIT_CHECK;
 }
 
-/* ---------------------------------------------------------------- core rules (issue 8) */
+/* ---------------------------------------------------------------- core rules */
 
 /* The attribute that holds a private key's secret, and its name. */
 static CK_ATTRIBUTE_TYPE secret_type(CK_KEY_TYPE kt, const char **name)

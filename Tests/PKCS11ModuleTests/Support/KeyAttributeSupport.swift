@@ -2,7 +2,7 @@ import CPKCS11
 import Foundation
 import Testing
 
-// What the tests of issue 17 items 6, 7, 15, 19 and 21 share: HKDF parameters, templates
+// What the tests of derived data, check values and CKA_ALLOWED_MECHANISMS share: HKDF parameters, templates
 // and the calls that read a key's usages.
 
 /// CKK_EC_MONTGOMERY and CKM_EC_MONTGOMERY_KEY_PAIR_GEN (v3.0), absent from p11-kit 0.24.
@@ -15,8 +15,8 @@ let x448OID: [UInt8] = [0x06, 0x03, 0x2B, 0x65, 0x6F]
 /// CKM_HKDF_DATA or CKM_HKDF_DERIVE with SHA-256, a fixed info and a data salt (or a salt key).
 func hkdfMechanism(_ type: UInt, saltKey: CK_OBJECT_HANDLE? = nil) -> MechanismBox {
     let box = MechanismBox(type)
-    let salt = box.copy(Array("issue 17 salt".utf8))
-    let info = box.copy(Array("issue 17 info".utf8))
+    let salt = box.copy(Array("the hkdf salt".utf8))
+    let info = box.copy(Array("the hkdf info".utf8))
     box.setParameter(
         CK_HKDF_PARAMS(
             bExtract: 1, bExpand: 1, prfHashMechanism: CK_MECHANISM_TYPE(CKM_SHA256),

@@ -34,7 +34,7 @@ struct FunctionTable<List>: @unchecked Sendable {
 }
 
 /// The built `libp11keychain-pkcs11.so`, opened with dlopen and driven only through the
-/// entry points it exports: the honest test of what users load (DESIGN §10).
+/// entry points it exports: the honest test of what users load (ARCHITECTURE.md §10).
 final class LoadedModule: @unchecked Sendable {
     // @unchecked: every property is set once in init and never changes.
     let path: String

@@ -5,7 +5,7 @@ import Foundation
 struct TestCertificate: Sendable {
     let der: [UInt8]
     /// From `openssl x509 -ext subjectKeyIdentifier`: OpenSSL's "hash" method is SHA-1 of
-    /// the subjectPublicKey BIT STRING contents, the module's default CKA_ID (DESIGN §4).
+    /// the subjectPublicKey BIT STRING contents, the module's default CKA_ID (ARCHITECTURE.md §3.4).
     let subjectKeyIdentifier: [UInt8]
     /// From `openssl x509 -fingerprint -sha1`.
     let sha1Fingerprint: [UInt8]

@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// CK_UNAVAILABLE_INFORMATION: a macro the importer does not bring over (DESIGN §9).
+/// CK_UNAVAILABLE_INFORMATION: a macro the importer does not bring over (ARCHITECTURE.md §11.1).
 let unavailableInformation = CK_ULONG.max
 
 /// CKF_SERIAL_SESSION | CKF_RW_SESSION and CKF_SERIAL_SESSION alone.
@@ -92,7 +92,7 @@ final class TestToken {
         return object
     }
 
-    /// The minimal certificate template of DESIGN §4: class, type, token flag and DER.
+    /// The minimal certificate template of ARCHITECTURE.md §3.4: class, type, token flag and DER.
     static func certificateTemplate(_ der: [UInt8], token: Bool = true) -> [Attribute] {
         [
             Attribute(CKA_CLASS, ulong: CKO_CERTIFICATE),
