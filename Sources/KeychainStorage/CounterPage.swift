@@ -11,7 +11,7 @@
 /// a check of its size before each read would be the very system call the mapping saves). So:
 ///
 /// - Every counter page of the process lies in one region reserved once (`CounterRegion`,
-///   64 pages) and never given back: an address in it is a counter's page or a reserved one,
+///   4096 pages) and never given back: an address in it is a counter's page or a reserved one,
 ///   never another owner's memory. A closed counter's page is reserved again, not unmapped.
 /// - A SIGBUS handler, installed with the region, replaces a faulting page of the region with
 ///   a page of zeros and returns; the CPU retries the read, which now gives (0, 0): a record
@@ -24,7 +24,7 @@
 ///   unloaded (`RTLD_NODELETE`), a host's `dlclose` notwithstanding.
 ///
 /// Limits: a host that installs its own SIGBUS handler later without passing ours on loses the
-/// guard (a counter cut short then faults as SQLite's `-shm` would); with 64 counters mapped,
+/// guard (a counter cut short then faults as SQLite's `-shm` would); with 4096 counters mapped,
 /// more are read with `pread`, as all were before.
 final class CounterPage {
     private let region: CounterRegion
@@ -66,11 +66,14 @@ final class CounterRegion: @unchecked Sendable {
     /// are then read with `pread`).
     static let shared = CounterRegion()
 
-    static let pages = 64
+    /// Reserved, not committed (PROT_NONE, MAP_NORESERVE): 16 MiB of address space and no
+    /// memory. Enough for every store a process keeps open: the Swift API keeps one token per
+    /// store file for the life of the process, so a long-lived host can hold hundreds.
+    static let pages = 4096
     let pageSize: Int
     private let start: UInt
     /// One bit per page: set while a counter maps it.
-    private var used: UInt64 = 0
+    private var used = [UInt64](repeating: 0, count: CounterRegion.pages / 64)
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     private init?() {
@@ -105,18 +108,19 @@ final class CounterRegion: @unchecked Sendable {
     func claim() -> Int? {
         lock()
         defer { unlock() }
-        guard used != .max else { return nil }
-        let slot = (~used).trailingZeroBitCount
-        used |= 1 << UInt64(slot)
-        return slot
+        guard let word = used.firstIndex(where: { $0 != .max }) else { return nil }
+        let bit = (~used[word]).trailingZeroBitCount
+        used[word] |= 1 << UInt64(bit)
+        return word * 64 + bit
     }
 
     /// Reserves the page again (the file's mapping goes) and frees it.
     func release(_ slot: Int) {
+        guard slot >= 0, slot < CounterRegion.pages else { return }
         _ = mmap(
             page(slot), pageSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0)
         lock()
-        used &= ~(UInt64(1) << UInt64(slot))
+        used[slot / 64] &= ~(UInt64(1) << UInt64(slot % 64))
         unlock()
     }
 }

@@ -90,7 +90,7 @@ struct MappedCounterTests {
     @Test("counters closed give their pages back: many stores opened one after another all map")
     func pagesAreReused() throws {
         try withTemporaryDirectory { directory throws in
-            for round in 0..<(CounterRegion.pages * 2) {
+            for round in 0..<(CounterRegion.pages + 64) {
                 let store = try ObjectStore(path: directory.file("store\(round % 3).sqlite3"), create: true)
                 #expect(store.changeCount != nil)
                 #expect(store.changes.isMapped, "round \(round)")
