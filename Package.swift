@@ -47,7 +47,7 @@ let package = Package(
             ]
         ),
         // Typed Swift API over KeychainCore; Foundation is allowed from here up (ARCHITECTURE.md §2.2).
-        .target(name: "Keychain", dependencies: ["KeychainCore", "KeychainCrypto"]),
+        .target(name: "Keychain", dependencies: ["KeychainCore"]),
         // The command-line tool over Keychain; KeychainCore only to count the objects of every
         // class a token holds and read the PIN state of tokens not opened (list-tokens), and for
         // the PIN length limits.

@@ -1,83 +1,20 @@
 public import KeychainCore
-internal import KeychainCrypto
 
-// Key agreement (ECDH) and Apple's ECIES, for keys in memory and stored EC private keys. A
-// stored key agrees on a secret only through the core's one key-use check, as PKCS#11's
-// C_DeriveKey with CKM_ECDH1_DERIVE does: it must be an EC private key with CKA_DERIVE TRUE
-// and, when it has a CKA_ALLOWED_MECHANISMS list, CKM_ECDH1_DERIVE (or COFACTOR) on it.
+// Key agreement (ECDH) and Apple's ECIES, for keys in memory and stored EC private keys: the
+// core's operations. A stored key agrees on a secret only through the core's one key-use
+// check, as PKCS#11's C_DeriveKey with CKM_ECDH1_DERIVE does: it must be an EC private key with
+// CKA_DERIVE TRUE and, when it has a CKA_ALLOWED_MECHANISMS list, CKM_ECDH1_DERIVE (or
+// COFACTOR) on it.
 
-/// What becomes of an ECDH shared secret before it is returned.
-public enum SharedSecretDerivation: Hashable, Sendable {
-    /// The ANSI X9.63 KDF (SEC 1 §3.6.1) with `digest` and `sharedInfo`, giving `length`
-    /// bytes: Apple's `ecdhKeyExchange…X963SHA256` and PKCS#11's CKD_SHA256_KDF.
-    case x963(DigestAlgorithm, sharedInfo: [UInt8], length: Int)
-
-    /// The most bytes one derivation gives: the output is keys, not a stream.
-    public static let maximumLength = 1 << 16
-}
+/// What becomes of an ECDH shared secret before it is returned: `.x963(digest, sharedInfo:,
+/// length:)`, the ANSI X9.63 KDF of Apple's `ecdhKeyExchange…X963SHA256` (at most
+/// `maximumLength` bytes). The core's type.
+public typealias SharedSecretDerivation = KeychainCore.SharedSecretDerivation
 
 /// One of Apple's ECIES algorithms (`eciesEncryptionCofactorVariableIVX963SHA256AESGCM`…):
 /// an ephemeral ECDH, the X9.63 KDF with `digest`, AES-GCM. Messages are the ephemeral public
-/// key ‖ ciphertext ‖ 16-byte tag, exactly as on Apple platforms.
-public struct ECIESAlgorithm: Hashable, Sendable {
-    /// The X9.63 KDF's hash.
-    public var digest: DigestAlgorithm
-    /// Cofactor ECDH (the same result on P-256/384/521, whose cofactor is 1).
-    public var cofactor: Bool
-    /// The GCM IV comes from the KDF (Apple's recommended VariableIV forms), rather than
-    /// being all zeros (the legacy forms).
-    public var variableIV: Bool
-
-    /// An algorithm; by default Apple's recommended form for `digest` (VariableIV, standard ECDH).
-    public init(digest: DigestAlgorithm, cofactor: Bool = false, variableIV: Bool = true) {
-        self.digest = digest
-        self.cofactor = cofactor
-        self.variableIV = variableIV
-    }
-
-    var scheme: ECIES { ECIES(digest: digest.crypto, variableIV: variableIV, cofactor: cofactor) }
-}
-
-extension SharedSecretDerivation {
-    /// Applies the KDF to a raw shared secret.
-    func derive(_ secret: SecretBytes) throws(KeychainError) -> [UInt8] {
-        switch self {
-        case .x963(let digest, let sharedInfo, let length):
-            guard (1...SharedSecretDerivation.maximumLength).contains(length) else {
-                throw KeychainError(
-                    .parameter,
-                    "the X9.63 KDF gives 1 to \(SharedSecretDerivation.maximumLength) bytes, not \(length)")
-            }
-            return try KeychainError.crypto { () throws(CryptoError) in
-                try KeyDerivationFunction.x963(
-                    secret, sharedInfo: sharedInfo, digest: digest.crypto, length: length
-                )
-                .copyBytes()
-            }
-        }
-    }
-}
-
-/// The curve of an EC key, or errSecParam naming what ECDH and ECIES need.
-private func curve(of key: AsymmetricKey, for action: String) throws(KeychainError) -> EllipticCurve {
-    guard case .ec(let curve) = key.algorithm else {
-        throw KeychainError(.parameter, "\(action) needs an EC key on P-256, P-384 or P-521")
-    }
-    return curve
-}
-
-/// The raw ECDH secret of `key` and `peer`, errors as the Swift faces report them.
-private func agree(_ key: AsymmetricKey, with peer: PublicKey, cofactor: Bool) throws(KeychainError)
-    -> SecretBytes
-{
-    _ = try curve(of: key, for: "a key agreement")
-    guard let point = peer.key.publicPoint, case .ec = peer.key.algorithm else {
-        throw KeychainError(.parameter, "the peer of a key agreement must be an EC public key")
-    }
-    return try KeychainError.crypto { () throws(CryptoError) in
-        try key.sharedSecret(withPeerPublicValue: point, cofactor: cofactor)
-    }
-}
+/// key ‖ ciphertext ‖ 16-byte tag, exactly as on Apple platforms. The core's type.
+public typealias ECIESAlgorithm = KeychainCore.ECIESAlgorithm
 
 extension PrivateKey {
     /// The ECDH shared secret of this key and `peer` (SEC 1 §3.3.1; with `cofactor`, §3.3.2),
@@ -88,9 +25,9 @@ extension PrivateKey {
     public func sharedSecret(
         with peer: PublicKey, cofactor: Bool = false, derivation: SharedSecretDerivation? = nil
     ) throws(KeychainError) -> [UInt8] {
-        let secret = try agree(key, with: peer, cofactor: cofactor)
-        guard let derivation else { return secret.copyBytes() }
-        return try derivation.derive(secret)
+        try KeychainError.mapping { () throws(CoreError) in
+            try material.sharedSecret(with: peer.material, cofactor: cofactor, derivation: derivation)
+        }
     }
 
     /// Decrypts an ECIES message made for this key's public key.
@@ -99,10 +36,7 @@ extension PrivateKey {
     ///   short or malformed, or one whose tag does not verify (as Apple's, which releases no
     ///   plaintext then).
     public func decrypt(_ message: [UInt8], algorithm: ECIESAlgorithm) throws(KeychainError) -> [UInt8] {
-        _ = try curve(of: key, for: "ECIES decryption")
-        return try KeychainError.crypto { () throws(CryptoError) in
-            try algorithm.scheme.decrypt(message, with: key)
-        }
+        try KeychainError.mapping { () throws(CoreError) in try algorithm.decrypt(message, with: material) }
     }
 }
 
@@ -112,10 +46,7 @@ extension PublicKey {
     ///
     /// - Throws: ``KeychainError/Code/parameter`` for a key that is not EC.
     public func encrypt(_ plaintext: [UInt8], algorithm: ECIESAlgorithm) throws(KeychainError) -> [UInt8] {
-        _ = try curve(of: key, for: "ECIES encryption")
-        return try KeychainError.crypto { () throws(CryptoError) in
-            try algorithm.scheme.encrypt(plaintext, to: key)
-        }
+        try KeychainError.mapping { () throws(CoreError) in try algorithm.encrypt(plaintext, to: material) }
     }
 }
 
@@ -133,9 +64,10 @@ extension Keychain {
         privateKey: KeyItem, with peer: PublicKey, cofactor: Bool = false,
         derivation: SharedSecretDerivation? = nil, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
-        let secret = try storedSecret(privateKey, with: peer, cofactor: cofactor, pin: pin)
-        guard let derivation else { return secret.copyBytes() }
-        return try derivation.derive(secret)
+        let agreement = try storedAgreement(privateKey, with: peer.material, cofactor: cofactor, pin: pin)
+        return try KeychainError.mapping { () throws(CoreError) in
+            try agreement.sharedSecret(derivation: derivation)
+        }
     }
 
     /// Decrypts an ECIES message with a stored EC private key: the key agreement runs in the
@@ -147,34 +79,23 @@ extension Keychain {
     public func decrypt(_ message: [UInt8], with key: KeyItem, algorithm: ECIESAlgorithm, pin: [UInt8]? = nil)
         throws(KeychainError) -> [UInt8]
     {
-        guard key.algorithm.type == .ellipticCurve,
-            let curve = EllipticCurve.allCases.first(where: { $0.bits == key.algorithm.sizeInBits })
-        else { throw KeychainError(.parameter, "ECIES decryption needs an EC key on P-256, P-384 or P-521") }
-        let scheme = algorithm.scheme
-        let ephemeralPoint = try KeychainError.crypto { () throws(CryptoError) in
-            try ECIES.ephemeralPublicKey(of: message, curve: curve)
+        let ephemeral = try KeychainError.mapping { () throws(CoreError) in
+            try algorithm.ephemeralKey(of: message, recipient: key.algorithm)
         }
-        let ephemeral: PublicKey
-        do {
-            ephemeral = try PublicKey(externalRepresentation: ephemeralPoint, type: .ellipticCurve)
-        } catch {
-            throw KeychainError(.parameter, "the ECIES message's ephemeral key is not a point of the curve")
-        }
-        let secret = try storedSecret(key, with: ephemeral, cofactor: algorithm.cofactor, pin: pin)
-        return try KeychainError.crypto { () throws(CryptoError) in
-            try scheme.open(message, sharedSecret: secret, curve: curve)
+        let agreement = try storedAgreement(key, with: ephemeral, cofactor: algorithm.cofactor, pin: pin)
+        return try KeychainError.mapping { () throws(CoreError) in
+            try algorithm.open(message, with: agreement, recipient: key.algorithm)
         }
     }
 
-    /// The raw ECDH secret of a stored private key, through the one key-use check.
-    private func storedSecret(_ key: KeyItem, with peer: PublicKey, cofactor: Bool, pin: [UInt8]?)
-        throws(KeychainError) -> SecretBytes
+    /// A stored private key's key agreement with `peer`, through the one key-use check, with
+    /// the PIN given when the key needs it for each use.
+    private func storedAgreement(_ key: KeyItem, with peer: KeyMaterial, cofactor: Bool, pin: [UInt8]?)
+        throws(KeychainError) -> DerivationOperation
     {
-        guard key.algorithm.type == .ellipticCurve else {
-            throw KeychainError(.parameter, "a key agreement needs an EC key on P-256, P-384 or P-521")
-        }
-        guard let point = peer.key.publicPoint, case .ec = peer.key.algorithm else {
-            throw KeychainError(.parameter, "the peer of a key agreement must be an EC public key")
+        let point = try KeychainError.mapping { () throws(CoreError) in
+            try key.algorithm.checkAgreement(for: "a key agreement")
+            return try peer.agreementPoint()
         }
         let reference = try privateKeyReference(key, to: "derive")
         let operation = try KeychainError.mapping { () throws(CoreError) in
@@ -183,8 +104,7 @@ extension Keychain {
                 parameters: .agreement(with: point), context: context)
         }
         try giveUsePIN(pin, to: operation.authentication)
-        var secret = try KeychainError.mapping { () throws(CoreError) in try operation.sharedSecret() }
-        return SecretBytes(wiping: &secret)
+        return operation
     }
 }
 

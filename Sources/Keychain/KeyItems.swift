@@ -1,5 +1,4 @@
-internal import KeychainCore
-internal import KeychainCrypto
+public import KeychainCore
 
 /// Whether a stored key is the public or the private half of its pair (Apple's
 /// kSecAttrKeyClass; PKCS#11's CKO_PUBLIC_KEY / CKO_PRIVATE_KEY).
@@ -127,8 +126,7 @@ extension Keychain {
     package func generateKeyPair(
         _ algorithm: KeyAlgorithm, privateKey: NewKeyAttributes, publicKey: NewKeyAttributes
     ) throws(KeychainError) -> KeyPair {
-        let coreKind = try algorithm.kind
-        let kind = try KeychainError.mapping { () throws(CoreError) in try coreKind.keyPairKind() }
+        let kind = try KeychainError.mapping { () throws(CoreError) in try algorithm.keyPairKind() }
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
@@ -317,7 +315,6 @@ extension Keychain {
         _ data: [UInt8], with key: KeyItem, algorithm: SignatureAlgorithm, pin: [UInt8]? = nil
     ) throws(KeychainError) -> [UInt8] {
         let reference = try privateKeyReference(key, to: "sign")
-        let algorithm = algorithm.core
         return try KeychainError.mapping { () throws(CoreError) in
             // The mechanism the algorithm amounts to, so that the key's CKA_ALLOWED_MECHANISMS
             // reads as it does for C_Sign.
@@ -343,9 +340,9 @@ extension Keychain {
     ) throws(KeychainError) -> [UInt8] {
         // The key's type first: only an RSA key has CKA_DECRYPT to check. The core refuses
         // PKCS#1 v1.5 decryption when the configuration turned it off.
-        try algorithm.check(key.algorithm.type)
+        try KeychainError.mapping { () throws(CoreError) in try algorithm.check(key.algorithm.type) }
         let reference = try privateKeyReference(key, to: "decrypt")
-        let (mechanism, parameters) = try algorithm.mechanism()
+        let (mechanism, parameters) = algorithm.mechanism
         let operation = try KeychainError.mapping { () throws(CoreError) in
             try token.startCipher(
                 reference, mechanism: mechanism, parameters: parameters, encrypting: false, context: context)
@@ -386,31 +383,6 @@ extension Keychain {
         return try PrivateKey(privateKey)
     }
 
-    /// A stored private key for one use, through the core's one key-use check (usage
-    /// attribute, key class, key type, allowed mechanisms, login, CKA_ALWAYS_AUTHENTICATE),
-    /// as the PKCS#11 face does. `mechanism` is the CKM code the use amounts to, for keys
-    /// with a CKA_ALLOWED_MECHANISMS list.
-    func use(
-        _ key: KeyItem, for usage: KeychainCore.KeyUse, keyType: KeychainCore.KeyType? = nil,
-        mechanism: UInt64? = nil, pin: [UInt8]?
-    ) throws(KeychainError) -> AsymmetricKey {
-        let reference = try privateKeyReference(key, to: "\(usage)")
-        let usable = try KeychainError.mapping { () throws(CoreError) in
-            try token.useKey(reference, for: usage, keyType: keyType, mechanism: mechanism, context: context)
-        }
-        if usable.needsPINForEachUse {
-            guard let pin else {
-                throw KeychainError(
-                    .interactionNotAllowed,
-                    "the key needs the user PIN for each use (CKA_ALWAYS_AUTHENTICATE): pass pin:")
-            }
-            try KeychainError.mapping { () throws(CoreError) in
-                try token.reauthenticateUser(pin: pin)
-            }
-        }
-        return usable.key
-    }
-
     // MARK: Matching keys
 
     private struct KeyMatch {
@@ -430,15 +402,7 @@ extension Keychain {
         if let applicationLabel = query.applicationLabel { template[.id] = applicationLabel }
         if let applicationTag = query.applicationTag { template[.applicationTag] = applicationTag }
         if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
-        if let type = query.type {
-            let coreType: KeychainCore.KeyType =
-                switch type {
-                case .rsa: .rsa
-                case .ellipticCurve: .ec
-                case .ed25519: .ecEdwards
-                }
-            template[.keyType] = AttributeValue.encode(coreType.rawValue)
-        }
+        if let type = query.type { template[.keyType] = AttributeValue.encode(type.pkcs11.rawValue) }
         let candidates = try KeychainError.mapping { () throws(CoreError) in
             try token.findObjects(template, context: context)
         }

@@ -1,4 +1,4 @@
-internal import KeychainCore
+public import KeychainCore
 
 // What selects keys (KeyQuery), changes them (KeyChanges) and describes new ones
 // (NewKeyAttributes), for the key functions of KeyItems.swift.

@@ -1,5 +1,4 @@
 public import KeychainCore
-internal import KeychainCrypto
 
 // What a stored secret key does: encrypt and decrypt (AES), compute and check MACs (HMAC,
 // CMAC), wrap and unwrap other keys (AES key wrap). Every use is the core's operation
@@ -12,14 +11,11 @@ internal import KeychainCrypto
 /// with their parameters. The core's type.
 public typealias CipherAlgorithm = KeychainCore.AESCipherMode
 
-/// How a message authentication code is computed: HMAC (RFC 2104) with a hash, or AES-CMAC
-/// (NIST SP 800-38B).
-public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
-    /// HMAC with `digest` (CKM_SHA256_HMAC…): with an HMAC key of that hash, or a generic secret.
-    case hmac(DigestAlgorithm)
-    /// AES-CMAC (CKM_AES_CMAC): with an AES key. The full 16-byte code.
-    case cmac
+/// How a message authentication code is computed: `.hmac(digest)` (RFC 2104), or `.cmac`
+/// (AES-CMAC, NIST SP 800-38B). The core's type.
+public typealias AuthenticationCodeAlgorithm = KeychainCore.AuthenticationCodeAlgorithm
 
+extension AuthenticationCodeAlgorithm {
     /// The algorithm a key's type implies: its hash for an HMAC key, CMAC for AES; nil for a
     /// generic secret, which works with any hash.
     init?(_ type: SecretKeyType) {
@@ -27,13 +23,6 @@ public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
         case .hmac(let digest): self = .hmac(digest)
         case .aes: self = .cmac
         case .generic: return nil
-        }
-    }
-
-    var crypto: MACAlgorithm {
-        switch self {
-        case .hmac(let digest): .hmac(digest.crypto)
-        case .cmac: .cmac
         }
     }
 }
@@ -132,7 +121,7 @@ extension Keychain {
         }
         let reference = try reference(of: key)
         return try KeychainError.mapping { () throws(CoreError) in
-            guard let mechanism = MACOperation.mechanism(of: algorithm.crypto) else {
+            guard let mechanism = algorithm.mechanism else {
                 throw CoreError(.mechanismInvalid, "no MAC mechanism computes this algorithm")
             }
             return try token.macOperation(reference, mechanism, .none, for: usage, context: context)
@@ -293,35 +282,4 @@ extension Keychain {
     /// The most bytes one ``randomBytes(_:)`` call gives: a bound on the memory a caller's
     /// number can make it allocate (far more than any IV, key or nonce needs).
     public static let maximumRandomBytes = 1 << 20
-
-    // MARK: Using a secret key
-
-    /// A stored secret key's value for one use, through the core's one key-use check: a key of
-    /// `keyTypes`, with the usage attribute TRUE and `mechanism` among its allowed mechanisms.
-    private func use(
-        _ key: SecretKeyItem, for usage: KeychainCore.KeyUse, keyTypes: [KeychainCore.KeyType],
-        mechanism: UInt64
-    ) throws(KeychainError) -> UsableSecretKey {
-        let reference = try reference(of: key)
-        return try KeychainError.mapping { () throws(CoreError) in
-            try token.useSecretKey(
-                reference, for: usage, keyTypes: keyTypes, mechanism: mechanism, context: context)
-        }
-    }
-}
-
-/// Runs `body` on the bytes of `input` (one part: the crypto layer takes any length) and
-/// returns what it gives.
-private func feed(_ input: [UInt8], _ body: (UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8])
-    throws(CryptoError) -> [UInt8]
-{
-    var result: Result<[UInt8], CryptoError> = .success([])
-    input.withUnsafeBytes { buffer in
-        do throws(CryptoError) {
-            result = .success(try body(buffer))
-        } catch {
-            result = .failure(error)
-        }
-    }
-    return try result.get()
 }

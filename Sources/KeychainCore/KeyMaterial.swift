@@ -5,33 +5,28 @@ package import KeychainCrypto
 /// typed API's `PublicKey` and `PrivateKey` hold, so that no face decodes or encodes keys
 /// itself. Errors are `CoreError`s whose message says what the bytes are not.
 package struct KeyMaterial: Sendable {
-    /// The kinds of key the typed API holds, with their sizes.
-    package enum Kind: Hashable, Sendable {
-        case rsa(bits: Int)
-        /// On a NIST prime curve: 256, 384 or 521 field bits.
-        case ec(bits: Int)
-        case ed25519
-    }
-
-    /// Which encoding a key's external representation is (Apple's `SecKeyCreateWithData`).
-    package enum Family: Sendable {
-        case rsa, ec, ed25519
-    }
-
     /// The crypto layer's key: for the core's operations on it.
     package let key: AsymmetricKey
 
     package init(_ key: AsymmetricKey) { self.key = key }
 
-    /// The key's kind and size; nil for a kind the typed API does not offer (Ed448, X25519,
+    /// The key's type and size; nil for a kind the Swift faces do not offer (Ed448, X25519,
     /// X448, DSA…).
-    package var kind: Kind? {
+    package var algorithm: AsymmetricKeyAlgorithm? {
         switch key.algorithm {
-        case .rsa(let bits): .rsa(bits: bits)
-        case .ec(let curve): .ec(bits: curve.bits)
+        case .rsa(let bits): AsymmetricKeyAlgorithm(type: .rsa, sizeInBits: bits)
+        case .ec(let curve): AsymmetricKeyAlgorithm(type: .ellipticCurve, sizeInBits: curve.bits)
         case .ed25519: .ed25519
         case .ed448, .x25519, .x448, nil: nil
         }
+    }
+
+    /// ``algorithm``, or ``CoreError/Code/invalidArgument`` for a kind the faces do not hold.
+    package func supportedAlgorithm() throws(CoreError) -> AsymmetricKeyAlgorithm {
+        guard let algorithm else {
+            throw CoreError(.invalidArgument, "only RSA, EC P-256/384/521 and Ed25519 keys are supported")
+        }
+        return algorithm
     }
 
     // MARK: Reading
@@ -52,15 +47,15 @@ package struct KeyMaterial: Sendable {
         self.init(try Self.reading { () throws(CryptoError) in try AsymmetricKey(privateKeyDER: der) })
     }
 
-    /// Apple's external representation of a public key of `family`: a PKCS#1 RSAPublicKey,
+    /// Apple's external representation of a public key of `type`: a PKCS#1 RSAPublicKey,
     /// an X9.63 uncompressed point (its length names the curve), or 32 raw Ed25519 bytes.
-    package init(externalPublicKey bytes: [UInt8], family: Family) throws(CoreError) {
+    package init(externalPublicKey bytes: [UInt8], type: AsymmetricKeyType) throws(CoreError) {
         let components: KeyComponents
-        switch family {
+        switch type {
         case .rsa:
             try self.init(rsaPublicKey: bytes)
             return
-        case .ec:
+        case .ellipticCurve:
             guard let curve = EllipticCurve.allCases.first(where: { 1 + 2 * $0.fieldLength == bytes.count }),
                 bytes.first == 0x04
             else {
@@ -77,16 +72,16 @@ package struct KeyMaterial: Sendable {
         }
     }
 
-    /// Apple's external representation of a private key of `family`: a PKCS#1
+    /// Apple's external representation of a private key of `type`: a PKCS#1
     /// RSAPrivateKey, 04 ‖ X ‖ Y ‖ K (its length names the curve; the point must be K's), or
     /// 32 raw Ed25519 bytes.
-    package init(externalPrivateKey bytes: [UInt8], family: Family) throws(CoreError) {
+    package init(externalPrivateKey bytes: [UInt8], type: AsymmetricKeyType) throws(CoreError) {
         let components: KeyComponents
-        switch family {
+        switch type {
         case .rsa:
             try self.init(privateKeyDER: bytes)
             return
-        case .ec:
+        case .ellipticCurve:
             guard let curve = EllipticCurve.allCases.first(where: { 1 + 3 * $0.fieldLength == bytes.count }),
                 bytes.first == 0x04
             else { throw CoreError(.attributeValueInvalid, "not an X9.63 P-256, P-384 or P-521 private key") }
@@ -100,15 +95,15 @@ package struct KeyMaterial: Sendable {
         } catch {
             throw CoreError(.attributeValueInvalid, "not a valid private key: \(error.message)")
         }
-        if case .ec = family, key.publicPoint != Array(bytes.dropLast((bytes.count - 1) / 3)) {
+        if type == .ellipticCurve, key.publicPoint != Array(bytes.dropLast((bytes.count - 1) / 3)) {
             throw CoreError(.attributeValueInvalid, "the X9.63 private key's point is not its scalar's")
         }
         self.init(key)
     }
 
-    /// Generates a key of `kind` (checked with ``Kind/checked()``).
-    package static func generate(_ kind: Kind) throws(CoreError) -> KeyMaterial {
-        let algorithm = try kind.checked()
+    /// Generates a key of `algorithm` (checked with ``AsymmetricKeyAlgorithm/checked()``).
+    package static func generate(_ algorithm: AsymmetricKeyAlgorithm) throws(CoreError) -> KeyMaterial {
+        let algorithm = try algorithm.checked()
         return KeyMaterial(try operation { () throws(CryptoError) in try AsymmetricKey.generate(algorithm) })
     }
 
@@ -174,54 +169,6 @@ package struct KeyMaterial: Sendable {
             return try body()
         } catch {
             throw CoreError(.attributeValueInvalid, error.message)
-        }
-    }
-}
-
-extension KeyMaterial.Kind {
-    /// The kind of `family` with `bits`; ``CoreError/Code/keySizeRange`` for an Ed25519 size
-    /// other than 256 (RSA and EC sizes are checked where a key is made, ``checked()``).
-    package init(family: KeyMaterial.Family, bits: Int) throws(CoreError) {
-        switch family {
-        case .rsa: self = .rsa(bits: bits)
-        case .ec: self = .ec(bits: bits)
-        case .ed25519:
-            guard bits == 256 else {
-                throw CoreError(.keySizeRange, "Ed25519 keys have 256 bits, not \(bits)")
-            }
-            self = .ed25519
-        }
-    }
-
-    /// The crypto layer's algorithm, or ``CoreError/Code/keySizeRange`` naming the sizes the
-    /// typed API offers.
-    func checked() throws(CoreError) -> KeychainCrypto.KeyAlgorithm {
-        switch self {
-        case .rsa(let bits):
-            guard (2048...4096).contains(bits) else {
-                throw CoreError(.keySizeRange, "RSA keys have 2048 to 4096 bits, not \(bits)")
-            }
-            return .rsa(bits: bits)
-        case .ec(let bits):
-            guard let curve = EllipticCurve.allCases.first(where: { $0.bits == bits }) else {
-                throw CoreError(
-                    .keySizeRange, "EC keys have 256, 384 or 521 bits (P-256, P-384, P-521), not \(bits)")
-            }
-            return .ec(curve)
-        case .ed25519:
-            return .ed25519
-        }
-    }
-
-    /// What ``Token/generateKeyPair(_:publicTemplate:privateTemplate:context:)`` makes for
-    /// this kind, or ``CoreError/Code/keySizeRange`` as ``checked()``.
-    package func keyPairKind() throws(CoreError) -> KeyPairKind {
-        switch try checked() {
-        case .rsa(let bits): return .rsa(bits: bits)
-        case .ec(let curve): return .ec(curveParameters: curve.parameters)
-        case .ed25519: return .ed25519(curveParameters: Edwards25519.parameters)
-        case .ed448, .x25519, .x448:
-            throw CoreError(.keySizeRange, "only RSA, EC and Ed25519 key pairs are generated here")
         }
     }
 }

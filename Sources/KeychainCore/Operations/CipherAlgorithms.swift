@@ -60,20 +60,31 @@ public enum AESKeyWrapMode: Hashable, Sendable {
 }
 
 /// How an RSA key encrypts, as Apple's `rsaEncryptionPKCS1` and `rsaEncryptionOAEPSHA256`…
-/// name it: the mechanism and its parameter. OAEP uses MGF1 of its hash and no label.
-public enum RSAEncryptionMechanism {
-    /// CKM_RSA_PKCS.
-    public static let pkcs1: (mechanism: UInt64, parameters: CipherParameters) = (0x0001, .none)
+/// name it (`Keychain.EncryptionAlgorithm` is this type).
+public enum RSAEncryptionAlgorithm: Hashable, Sendable {
+    /// RSAES-PKCS1-v1_5 (`rsaEncryptionPKCS1`, CKM_RSA_PKCS).
+    case rsaPKCS1
+    /// RSAES-OAEP with MGF1 of the same hash and no label (`rsaEncryptionOAEPSHA256`…,
+    /// CKM_RSA_PKCS_OAEP).
+    case rsaOAEP(HashAlgorithm)
 
-    /// CKM_RSA_PKCS_OAEP with the SHA of `hashLength` bytes (20: SHA-1; 28, 32, 48, 64:
-    /// SHA-2); nil for another length.
-    public static func oaep(hashLength: Int) -> (mechanism: UInt64, parameters: CipherParameters)? {
-        let hashes: [Int: (hash: UInt64, mgf: UInt64)] = [
-            20: (0x220, 1), 28: (0x255, 5), 32: (0x250, 2), 48: (0x260, 3), 64: (0x270, 4),
-        ]
-        guard let hash = hashes[hashLength] else { return nil }
+    /// The PKCS#11 mechanism (CKM_RSA_PKCS, CKM_RSA_PKCS_OAEP) and its parameter, for the
+    /// core's operation (whose key-use check also reads the key's allowed mechanisms).
+    public var mechanism: (type: UInt64, parameters: CipherParameters) {
+        switch self {
+        case .rsaPKCS1: (0x0001, .none)
         // CKZ_DATA_SPECIFIED with an empty label.
-        return (0x0009, .oaep(hash: hash.hash, mgf: hash.mgf, source: 1, label: []))
+        case .rsaOAEP(let digest):
+            (0x0009, .oaep(hash: digest.mechanism, mgf: digest.mgf1, source: 1, label: []))
+        }
+    }
+
+    /// Checks that a key of `type` encrypts: only RSA keys do
+    /// (``CoreError/Code/keyTypeInconsistent``).
+    package func check(_ type: AsymmetricKeyType) throws(CoreError) {
+        guard type == .rsa else {
+            throw CoreError(.keyTypeInconsistent, "only RSA keys encrypt and decrypt, not \(type) keys")
+        }
     }
 }
 

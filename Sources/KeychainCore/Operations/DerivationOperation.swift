@@ -102,14 +102,15 @@ public final class DerivationOperation {
         }
     }
 
-    /// The raw shared secret of an ECDH operation, for a face that returns it (Apple's key
-    /// exchange): no KDF, nothing stored.
-    public func sharedSecret() throws(CoreError) -> [UInt8] {
+    /// The raw shared secret of an ECDH operation, self-wiping, for a face that returns it
+    /// (``sharedSecret(derivation:)``, ``ECIESAlgorithm/open(_:with:recipient:)``): nothing
+    /// stored.
+    func agreedSecret() throws(CoreError) -> SecretBytes {
         guard case .ecdh(let key, let cofactor, _, _, let peer) = method else {
             throw CoreError(.mechanismInvalid, "only ECDH agrees on a shared secret")
         }
         try authentication.spend("key agreement")
-        return try Self.agree(key, peer: peer, cofactor: cofactor).copyBytes()
+        return try Self.agree(key, peer: peer, cofactor: cofactor)
     }
 
     private static func agree(_ key: AsymmetricKey, peer: [UInt8], cofactor: Bool) throws(CoreError)

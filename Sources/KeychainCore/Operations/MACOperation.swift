@@ -1,7 +1,27 @@
-public import KeychainCrypto
+internal import KeychainCrypto
 
 // Message authentication codes (v2.40 §2.10.5 AES-CMAC, §2.20–2.24 HMAC; v3.0 §2.15) with a
 // stored secret key, single- or multi-part, for every face.
+
+/// How the Swift faces name a message authentication code: HMAC (RFC 2104) with a hash, or
+/// AES-CMAC (NIST SP 800-38B). `Keychain.AuthenticationCodeAlgorithm` is this type.
+public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
+    /// HMAC with `digest` (CKM_SHA256_HMAC…): with an HMAC key of that hash, or a generic secret.
+    case hmac(HashAlgorithm)
+    /// AES-CMAC (CKM_AES_CMAC): with an AES key. The full 16-byte code.
+    case cmac
+
+    /// The registry mechanism of the full-length MAC (CKM_SHA256_HMAC, CKM_AES_CMAC…), which
+    /// the Swift faces name for the key-use check; nil when the registry has none.
+    public var mechanism: UInt64? {
+        let hash: DigestAlgorithm? =
+            switch self {
+            case .hmac(let digest): digest.crypto
+            case .cmac: nil
+            }
+        return MechanismRegistry.all.first { $0.family == .mac(general: false) && $0.digest == hash }?.type
+    }
+}
 
 /// A MAC in progress: the key's value opened through the one key-use check, the MAC's length
 /// (the full one, or a *_GENERAL mechanism's), and the parts fed so far.
@@ -39,17 +59,6 @@ public final class MACOperation {
             throw CoreError(.mechanismParameterInvalid, "the MAC length is 1 to \(mac.macLength) bytes")
         }
         usesPrivateObject = usable.attributes.bool(.private) == true
-    }
-
-    /// The registry mechanism of `algorithm`'s full-length MAC (CKM_SHA256_HMAC, CKM_AES_CMAC…),
-    /// which the Swift faces name for the key-use check.
-    public static func mechanism(of algorithm: MACAlgorithm) -> UInt64? {
-        let hash: DigestAlgorithm? =
-            switch algorithm {
-            case .hmac(let digest): digest
-            case .cmac: nil
-            }
-        return MechanismRegistry.all.first { $0.family == .mac(general: false) && $0.digest == hash }?.type
     }
 
     /// True when `type` is a MAC mechanism of the registry (C_SignInit and C_VerifyInit start

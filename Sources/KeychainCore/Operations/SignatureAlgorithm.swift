@@ -1,35 +1,45 @@
-public import KeychainCrypto
+internal import KeychainCrypto
 
 /// A signature as Apple's `SecKeyAlgorithm` constants name them, and the registry mechanism
 /// each amounts to: the Swift faces sign and verify through the same ``SignatureOperation``
 /// as C_Sign, with that mechanism, so a key's CKA_ALLOWED_MECHANISMS reads the same on both.
+/// `Keychain.SignatureAlgorithm` is this type.
 ///
 /// "Message" algorithms hash the data; "digest" ones take the hash the caller computed.
 /// RSA-PSS uses MGF1 with the same hash and a salt as long as the hash, as Apple's does.
 /// ECDSA signatures are DER (X9.62 ECDSA-Sig-Value), as Apple and OpenSSL write them.
 public enum SignatureAlgorithm: Hashable, Sendable {
     /// RSASSA-PKCS1-v1_5 over the message: CKM_SHA*_RSA_PKCS.
-    case rsaPKCS1v15(DigestAlgorithm)
+    case rsaPKCS1v15(HashAlgorithm)
     /// RSASSA-PKCS1-v1_5 over a digest: CKM_RSA_PKCS over the digest's DigestInfo.
-    case rsaPKCS1v15Digest(DigestAlgorithm)
+    case rsaPKCS1v15Digest(HashAlgorithm)
     /// PKCS#1 v1.5 padding of the data as given, typically a DigestInfo: CKM_RSA_PKCS.
     case rsaPKCS1v15Raw
     /// RSASSA-PSS over the message: CKM_SHA*_RSA_PKCS_PSS.
-    case rsaPSS(DigestAlgorithm)
+    case rsaPSS(HashAlgorithm)
     /// RSASSA-PSS over a digest: CKM_RSA_PKCS_PSS.
-    case rsaPSSDigest(DigestAlgorithm)
+    case rsaPSSDigest(HashAlgorithm)
     /// ECDSA over the message: CKM_ECDSA_SHA*.
-    case ecdsa(DigestAlgorithm)
+    case ecdsa(HashAlgorithm)
     /// ECDSA over a digest (nil: of any length): CKM_ECDSA.
-    case ecdsaDigest(DigestAlgorithm?)
+    case ecdsaDigest(HashAlgorithm?)
     /// Pure Ed25519 over the message (RFC 8032): CKM_EDDSA.
     case ed25519
+
+    /// The type of key that makes and checks these signatures.
+    public var keyType: AsymmetricKeyType {
+        switch self {
+        case .rsaPKCS1v15, .rsaPKCS1v15Digest, .rsaPKCS1v15Raw, .rsaPSS, .rsaPSSDigest: .rsa
+        case .ecdsa, .ecdsaDigest: .ellipticCurve
+        case .ed25519: .ed25519
+        }
+    }
 
     /// The registry mechanism and its parameters.
     var mechanism: (type: UInt64, parameters: SignatureParameters) {
         // The registry's values: CKM_RSA_PKCS, CKM_RSA_PKCS_PSS, CKM_ECDSA, CKM_EDDSA, and the
         // hashing mechanisms of each hash.
-        func pss(_ digest: DigestAlgorithm) -> SignatureParameters {
+        func pss(_ digest: HashAlgorithm) -> SignatureParameters {
             .pss(hash: digest.mechanism, mgf: digest.mgf1, saltLength: digest.length)
         }
         switch self {
@@ -44,8 +54,8 @@ public enum SignatureAlgorithm: Hashable, Sendable {
     }
 
     /// The registry's hashing mechanism of `family` and `digest`.
-    private static func hashing(_ family: MechanismFamily, _ digest: DigestAlgorithm) -> UInt64 {
-        MechanismRegistry.all.first { $0.family == family && $0.digest == digest }?.type ?? 0
+    private static func hashing(_ family: MechanismFamily, _ digest: HashAlgorithm) -> UInt64 {
+        MechanismRegistry.all.first { $0.family == family && $0.digest == digest.crypto }?.type ?? 0
     }
 
     /// The length of the digest a "digest" algorithm signs; nil for one that takes any input.
@@ -69,14 +79,15 @@ public enum SignatureAlgorithm: Hashable, Sendable {
     /// The mechanism checked for `function`, for ``Token/signatureOperation(_:_:for:context:kept:)``.
     public func checked(for function: MechanismFunctions) throws(CoreError) -> SignatureMechanism {
         if case .rsaPKCS1v15Digest(let digest) = self {
-            return try SignatureMechanism(pkcs1DigestOf: digest, for: function)
+            return try SignatureMechanism(pkcs1DigestOf: digest.crypto, for: function)
         }
         let (type, parameters) = mechanism
         return try SignatureMechanism(type, parameters, for: function)
     }
 
     /// Signs `data` with a key held in memory (no keychain item), the same way as a stored one.
-    public func sign(_ data: [UInt8], with key: AsymmetricKey) throws(CoreError) -> [UInt8] {
+    package func sign(_ data: [UInt8], with material: KeyMaterial) throws(CoreError) -> [UInt8] {
+        let key = material.key
         let mechanism = try checked(for: .sign)
         try checkKeyType(key, mechanism)
         let operation = try SignatureOperation(
@@ -97,9 +108,10 @@ public enum SignatureAlgorithm: Hashable, Sendable {
 
     /// Whether `signature` (DER for ECDSA) is `key`'s signature of `data`: false for a wrong or
     /// malformed one; throws only when the algorithm does not fit the key or the data.
-    public func verify(_ signature: [UInt8], for data: [UInt8], with key: AsymmetricKey) throws(CoreError)
-        -> Bool
+    package func verify(_ signature: [UInt8], for data: [UInt8], with material: KeyMaterial)
+        throws(CoreError) -> Bool
     {
+        let key = material.key
         let mechanism = try checked(for: .verify)
         try checkKeyType(key, mechanism)
         let operation = try SignatureOperation(
@@ -157,14 +169,14 @@ public enum SignatureAlgorithm: Hashable, Sendable {
     }
 }
 
-extension DigestAlgorithm {
+extension HashAlgorithm {
     /// The CKM_SHA* value of this hash in the registry.
     var mechanism: UInt64 {
-        MechanismRegistry.all.first { $0.family == .digest && $0.digest == self }?.type ?? 0
+        MechanismRegistry.all.first { $0.family == .digest && $0.digest == crypto }?.type ?? 0
     }
 
     /// The CKG_MGF1_* value of MGF1 with this hash.
     var mgf1: UInt64 {
-        [UInt64](1...5).first { MechanismRegistry.hash(mgf1: $0) == self } ?? 0
+        [UInt64](1...5).first { MechanismRegistry.hash(mgf1: $0) == crypto } ?? 0
     }
 }
