@@ -46,6 +46,14 @@ struct Option: Sendable {
 
     /// `-h`/`--help`: handled by the parser itself, in every command's table.
     static let help = Option(short: "h", long: "help", help: "show this help")
+
+    /// The same option with a one-letter spelling too: security(1)'s letter for it in one
+    /// command (`unlock-keychain -p PIN`) where other commands use the letter otherwise.
+    func spelled(_ letter: Character) -> Option {
+        var copy = self
+        copy.short = letter
+        return copy
+    }
 }
 
 /// How many operands a command takes and what they are called in help.

@@ -96,11 +96,12 @@ enum CertificateCommands {
     // MARK: find-certificate
 
     static let findCertificate = Command(
-        name: "find-certificate", synopsis: "[-a] [-c NAME] [-l LABEL] [-e EMAIL] [-Z] [-p]",
+        name: "find-certificate", synopsis: "[-a] [-c NAME] [-l LABEL] [-e EMAIL] [-m] [-Z] [-p]",
         summary: "Show the first certificate that matches, or every one with -a",
         options: [
             Option(short: "a", help: "every match, not only the first"),
             commonName, label, email,
+            Option(short: "m", help: "print the e-mail addresses too"),
             Option(short: "Z", help: "print the SHA-1 and SHA-256 hashes"),
             Option(short: "p", help: "print the certificates as PEM instead of a summary"),
         ],
@@ -121,10 +122,11 @@ enum CertificateCommands {
         for (index, item) in items.enumerated() {
             if invocation.flag("p") {
                 if invocation.flag("Z") { text += hashLines(item.certificate) }
+                if invocation.flag("m") { text += emailLines(item.certificate) }
                 text += item.certificate.pemEncoded
             } else {
                 if index > 0 { text += "\n" }
-                text += summary(of: item, hashes: invocation.flag("Z"))
+                text += summary(of: item, hashes: invocation.flag("Z"), emails: invocation.flag("m"))
             }
         }
         Console.print(text)
@@ -136,7 +138,12 @@ enum CertificateCommands {
             + "SHA-1 hash: \(Format.hex(certificate.sha1Fingerprint))\n"
     }
 
-    private static func summary(of item: CertificateItem, hashes: Bool) -> String {
+    /// `security find-certificate -m`'s lines: one per address, none for a certificate without.
+    private static func emailLines(_ certificate: Certificate) -> String {
+        certificate.emailAddresses.map { "e-mail: \($0)\n" }.joined()
+    }
+
+    private static func summary(of item: CertificateItem, hashes: Bool, emails: Bool) -> String {
         let certificate = item.certificate
         var fields = [
             ("label", item.label),
@@ -148,6 +155,10 @@ enum CertificateCommands {
             ("SHA-1", Format.hex(certificate.sha1Fingerprint)),
         ]
         if hashes { fields.append(("SHA-256", Format.hex(certificate.sha256Fingerprint))) }
+        if emails {
+            let addresses = certificate.emailAddresses
+            fields.append(("e-mail", addresses.isEmpty ? "(none)" : addresses.joined(separator: ", ")))
+        }
         return table(fields, indent: "")
     }
 
@@ -161,11 +172,16 @@ enum CertificateCommands {
     // MARK: delete-certificate
 
     static let deleteCertificate = Command(
-        name: "delete-certificate", synopsis: "(-l LABEL | -Z HASH) [-a]",
+        name: "delete-certificate", synopsis: "(-c NAME | -l LABEL | -Z HASH) [-a] [-t]",
         summary: "Delete the certificate that matches",
         options: [
+            Option(
+                short: "c", value: "NAME", help: "the certificate whose common name contains NAME (any case)"),
             label, hash,
             Option(short: "a", help: "delete every match instead of refusing when several match"),
+            Option(
+                short: "t", help: "remove its trust settings too (they need the user PIN when one is set)"),
+            PINs.pin, PINs.pinFile,
         ],
         notes: [
             """
@@ -178,7 +194,7 @@ enum CertificateCommands {
 
     private static func delete(_ invocation: Invocation) throws(Failure) {
         let selection = try Selection(invocation, hashOption: "Z")
-        guard !selection.isEmpty else { throw .usage("say which certificate: -l LABEL or -Z HASH") }
+        guard !selection.isEmpty else { throw .usage("say which certificate: -c NAME, -l LABEL or -Z HASH") }
         let keychain = try invocation.openKeychain()
         let everyMatch = invocation.flag("a")
         // Two are enough to know the choice is ambiguous.
@@ -190,9 +206,15 @@ enum CertificateCommands {
                     + "then delete one with -Z SHA1, or all with -a)"
             )
         }
+        if invocation.flag("t") {
+            try TrustCommands.unlockIfPINSet(keychain, invocation)
+        }
         var text = ""
         for item in items {
             do {
+                if invocation.flag("t"), try !keychain.trustSettings(for: item.certificate).isUnspecified {
+                    try keychain.removeTrustSettings(for: item.certificate)
+                }
                 try keychain.delete(item)
             } catch  where error.code == .itemNotFound {
                 continue  // another process deleted it meanwhile: the goal is reached
@@ -209,12 +231,14 @@ enum CertificateCommands {
     // MARK: export
 
     static let export = Command(
-        name: "export", synopsis: "[-f pem|der] [-o FILE] [-l LABEL | -Z HASH]",
+        name: "export", synopsis: "[-t certs] [-f pem|der|pemseq|x509] [-p] [-o FILE] [-l LABEL | -Z HASH]",
         summary: "Write certificates as PEM or DER: all of them, or those that match",
         options: [
+            Option(short: "t", value: "TYPE", help: "certs, the only type exported (security(1)'s option)"),
             Option(
                 short: "f", value: "FORMAT",
-                help: "pem (default; any number of certificates) or der (exactly one)"),
+                help: "pem or pemseq (default; any number of certificates), der or x509 (exactly one)"),
+            Option(short: "p", help: "PEM armour: with -f x509, one certificate as PEM"),
             Option(short: "o", value: "FILE", help: "write to FILE instead of standard output"),
             label, hash,
         ],
@@ -228,25 +252,36 @@ enum CertificateCommands {
         run: { invocation throws(Failure) in try exportCertificates(invocation) })
 
     private static func exportCertificates(_ invocation: Invocation) throws(Failure) {
-        let format = invocation.value("f") ?? "pem"
-        guard format == "pem" || format == "der" else {
-            throw .usage("-f takes pem or der, not \(Format.quoted(format))")
+        if let type = invocation.value("t"), type != "certs" {
+            throw .failed(
+                "export -t \(Format.quoted(type)): only certificates are exported (-t certs); keys stay in the "
+                    + "token (back one up: p11keychain wrap-key)")
+        }
+        // x509 is one certificate: DER, or PEM with security(1)'s -p.
+        let single: Bool
+        let pem: Bool
+        switch invocation.value("f") ?? "pem" {
+        case "pem", "pemseq": (single, pem) = (false, true)
+        case "der": (single, pem) = (true, false)
+        case "x509": (single, pem) = (true, invocation.flag("p"))
+        case let other:
+            throw .usage("-f takes pem or der (or security(1)'s pemseq, x509), not \(Format.quoted(other))")
         }
         let output = invocation.value("o")
-        if format == "der", output == nil, Console.isTerminal(Console.output) {
+        if !pem, output == nil, Console.isTerminal(Console.output) {
             throw .usage("DER is binary: write it with -o FILE or redirect standard output")
         }
         let selection = try Selection(invocation, hashOption: "Z")
         let keychain = try invocation.openKeychain()
-        let items = try selection.items(in: keychain, limit: format == "der" ? 2 : nil)
+        let items = try selection.items(in: keychain, limit: single ? 2 : nil)
         let bytes: [UInt8]
-        if format == "der" {
+        if single {
             guard items.count == 1, let item = items.first else {
                 throw .failed(
                     "\(selection.isEmpty ? "the keychain" : selection.description) has several certificates, "
                         + "and DER holds one (choose one with -l LABEL or -Z HASH, or use -f pem)")
             }
-            bytes = item.certificate.derEncoded
+            bytes = pem ? Array(item.certificate.pemEncoded.utf8) : item.certificate.derEncoded
         } else {
             bytes = Array(items.map(\.certificate.pemEncoded).joined().utf8)
         }

@@ -19,10 +19,13 @@ enum IdentityCommands {
 
     static let importPKCS12 = Command(
         name: "import",
-        synopsis: "[--passphrase PASSPHRASE | --passphrase-file FILE] [-l LABEL] FILE.p12",
+        synopsis: "[-P | --passphrase PASSPHRASE | --passphrase-file FILE] [-l LABEL] FILE.p12",
         summary: "Import a PKCS#12 file: its private key, certificate and chain",
         options: [
             passphrase, passphraseFile,
+            Option(
+                short: "P",
+                help: "ask for the passphrase on the terminal, ignoring $P11KEYCHAIN_P12_PASSPHRASE"),
             Option(
                 short: "l", value: "LABEL",
                 help:
@@ -52,9 +55,16 @@ enum IdentityCommands {
         guard let file = invocation.operands.first else { throw .usage("missing FILE") }
         let name = file == "-" ? "standard input" : file
         let bytes = try Files.read(file)
+        // security(1)'s -P: the passphrase is asked on the terminal, not taken from elsewhere.
+        let prompted = invocation.flag("P")
+        if prompted,
+            let given = [passphrase, passphraseFile].first(where: { invocation.value($0.key) != nil })
+        {
+            throw .usage("-P asks for the passphrase and \(given.name) gives it; give one")
+        }
         let secret = Secret(
             name: "passphrase", option: passphrase, fileOption: passphraseFile,
-            environmentVariable: passphraseEnvironment, prompt: "Passphrase for \(name): ")
+            environmentVariable: prompted ? nil : passphraseEnvironment, prompt: "Passphrase for \(name): ")
         let password = try secret.required(invocation)
         let bundle: PKCS12Bundle
         do {

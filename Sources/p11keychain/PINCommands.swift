@@ -113,7 +113,7 @@ enum PINCommands {
     // MARK: set-pin
 
     static let setPIN = Command(
-        name: "set-pin",
+        name: "set-pin", aliases: ["set-keychain-password"],
         synopsis: "[--so | --reset] [--pin PIN | --pin-file FILE] [--so-pin PIN | --so-pin-file FILE] "
             + "[--new-pin PIN | --new-pin-file FILE]",
         summary: "Change the user PIN, the SO PIN (--so), or reset the user PIN (--reset)",
@@ -122,8 +122,8 @@ enum PINCommands {
             Option(
                 long: "reset",
                 help: "set a new user PIN with the SO PIN: a first one, a forgotten or a locked one"),
-            PINs.pin, PINs.pinFile, PINs.securityOfficerPIN, PINs.securityOfficerPINFile, PINs.newPIN,
-            PINs.newPINFile,
+            PINs.pin.spelled("o"), PINs.pinFile, PINs.securityOfficerPIN, PINs.securityOfficerPINFile,
+            PINs.newPIN.spelled("p"), PINs.newPINFile,
         ],
         notes: [
             """
@@ -200,7 +200,7 @@ enum PINCommands {
     // MARK: token-info
 
     static let tokenInfo = Command(
-        name: "token-info", synopsis: "",
+        name: "token-info", aliases: ["show-keychain-info"], synopsis: "",
         summary: "Show the token's label, store, access, objects and PINs",
         notes: [
             """

@@ -10,6 +10,7 @@ enum PasswordCommands {
     private static let account = Option(short: "a", value: "ACCOUNT", help: "the account, exactly")
     private static let password = Option(
         short: "w", value: "PASSWORD", help: "the password (other users may see it in ps: prefer the prompt)")
+    private static let label = Option(short: "l", value: "LABEL", help: "the item's label, exactly")
     private static let passwordFile = Option(
         long: "password-file", value: "FILE",
         help: "read the password from the first line of FILE (- for stdin)")
@@ -83,10 +84,10 @@ enum PasswordCommands {
     // MARK: find-generic-password
 
     static let findGenericPassword = Command(
-        name: "find-generic-password", synopsis: "-s SERVICE [-a ACCOUNT] [-w | -g]",
+        name: "find-generic-password", synopsis: "(-s SERVICE | -l LABEL) [-a ACCOUNT] [-w | -g]",
         summary: "Show the generic password of a service (and account)",
         options: [
-            service, account,
+            service, account, label,
             Option(short: "w", help: "print only the password"),
             Option(short: "g", help: "show the password too"),
         ] + PINs.unlockOptions,
@@ -103,7 +104,11 @@ enum PasswordCommands {
         run: { invocation throws(Failure) in try find(invocation) })
 
     private static func find(_ invocation: Invocation) throws(Failure) {
-        guard let service = invocation.value("s") else { throw .usage("say which service: -s SERVICE") }
+        let service = invocation.value("s")
+        let label = invocation.value("l")
+        guard service != nil || label != nil else {
+            throw .usage("say which password: -s SERVICE or -l LABEL")
+        }
         if invocation.flag("w"), invocation.flag("g") {
             throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
         }
@@ -112,14 +117,14 @@ enum PasswordCommands {
         let found: GenericPasswordItem?
         do {
             found = try keychain.firstGenericPassword(
-                matching: GenericPasswordQuery(service: service, account: account))
+                matching: GenericPasswordQuery(service: service, account: account, label: label))
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
         guard let item = found else {
             throw .failed(
-                "no generic password for \(describe(service, account)) (add one: p11keychain "
-                    + "add-generic-password -s \(Selection.shellQuoted(service)) -a "
+                "no generic password for \(describe(service, account, label)) (add one: p11keychain "
+                    + "add-generic-password -s \(service.map(Selection.shellQuoted) ?? "SERVICE") -a "
                     + "\(account.map(Selection.shellQuoted) ?? "ACCOUNT"))")
         }
         let secret: [UInt8]
@@ -143,7 +148,7 @@ enum PasswordCommands {
     }
 
     /// A password for -g: quoted text, or `0x…` hexadecimal when it is not printable UTF-8.
-    private static func shown(_ secret: [UInt8]) -> String {
+    static func shown(_ secret: [UInt8]) -> String {
         if let text = String(bytes: secret, encoding: .utf8),
             !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         {
@@ -155,9 +160,9 @@ enum PasswordCommands {
     // MARK: delete-generic-password
 
     static let deleteGenericPassword = Command(
-        name: "delete-generic-password", synopsis: "-s SERVICE [-a ACCOUNT]",
+        name: "delete-generic-password", synopsis: "(-s SERVICE | -l LABEL) [-a ACCOUNT]",
         summary: "Delete the generic password of a service (and account)",
-        options: [service, account] + PINs.unlockOptions,
+        options: [service, account, label] + PINs.unlockOptions,
         notes: [
             """
             Exactly one password must match: when the service has passwords for several
@@ -169,23 +174,27 @@ enum PasswordCommands {
         run: { invocation throws(Failure) in try delete(invocation) })
 
     private static func delete(_ invocation: Invocation) throws(Failure) {
-        guard let service = invocation.value("s") else { throw .usage("say which service: -s SERVICE") }
+        let service = invocation.value("s")
+        let label = invocation.value("l")
+        guard service != nil || label != nil else {
+            throw .usage("say which password: -s SERVICE or -l LABEL")
+        }
         let account = invocation.value("a")
         let keychain = try invocation.unlockedKeychain()
         let matches: [GenericPasswordItem]
         do {
             matches = try keychain.genericPasswords(
                 matching: GenericPasswordQuery(
-                    service: service, account: account, limit: .maximum(2)))
+                    service: service, account: account, label: label, limit: .maximum(2)))
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
         guard let item = matches.first else {
-            throw .failed("no generic password for \(describe(service, account))")
+            throw .failed("no generic password for \(describe(service, account, label))")
         }
         guard matches.count == 1 else {
             throw .failed(
-                "service \(Format.quoted(service)) has passwords for several accounts and nothing was deleted "
+                "\(describe(service, nil, label)) has passwords for several accounts and nothing was deleted "
                     + "(say which: -a ACCOUNT)")
         }
         do {
@@ -199,8 +208,11 @@ enum PasswordCommands {
                 + "(service \(Format.quoted(item.service)), account \(Format.quoted(item.account)))\n")
     }
 
-    /// `service "S"` or `service "S" and account "A"`.
-    private static func describe(_ service: String, _ account: String?) -> String {
-        "service \(Format.quoted(service))" + (account.map { " and account \(Format.quoted($0))" } ?? "")
+    /// `service "S"`, `service "S" and account "A"`, `label "L"`…: the criteria given.
+    static func describe(_ service: String?, _ account: String?, _ label: String? = nil) -> String {
+        [
+            service.map { "service \(Format.quoted($0))" }, label.map { "label \(Format.quoted($0))" },
+            account.map { "account \(Format.quoted($0))" },
+        ].compactMap { $0 }.joined(separator: " and ")
     }
 }

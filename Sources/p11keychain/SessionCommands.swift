@@ -23,10 +23,10 @@ enum SessionCommands {
     // MARK: unlock
 
     static let unlock = Command(
-        name: "unlock",
+        name: "unlock", aliases: ["unlock-keychain"],
         synopsis: "[--timeout SECONDS] [--pin-file FILE | --pin-fd N | --pin PIN]",
         summary: "Unlock the token for every process of this login session",
-        options: [timeoutOption, PINs.pinFile, pinDescriptor, PINs.pin],
+        options: [timeoutOption, PINs.pinFile, pinDescriptor, PINs.pin.spelled("p")],
         notes: [
             """
             Checks the user PIN (a wrong one is counted, as every unlock counts it) and puts
@@ -101,7 +101,7 @@ enum SessionCommands {
     // MARK: lock
 
     static let lock = Command(
-        name: "lock", synopsis: "",
+        name: "lock", aliases: ["lock-keychain"], synopsis: "",
         summary: "Lock the token again for every process of this login session",
         notes: [
             """

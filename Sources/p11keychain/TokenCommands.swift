@@ -7,7 +7,7 @@ enum TokenCommands {
     static let all = [listTokens]
 
     static let listTokens = Command(
-        name: "list-tokens", synopsis: "",
+        name: "list-tokens", aliases: ["list-keychains"], synopsis: "",
         summary: "List the configured tokens: name, access, objects, PINs, store file",
         notes: [
             """

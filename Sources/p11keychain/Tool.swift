@@ -4,6 +4,9 @@ import Keychain
 /// One command: its name, what help says about it, the options it takes and what it does.
 struct Command: Sendable {
     var name: String
+    /// Other names that run it: macOS `security(1)`'s, where it names the command otherwise
+    /// (`unlock-keychain` for `unlock`).
+    var aliases: [String] = []
     /// What follows the name in the usage line, e.g. `[-l LABEL] FILE...`.
     var synopsis: String
     /// One line for the list of commands.
@@ -24,10 +27,14 @@ struct Invocation {
     func value(_ key: String) -> String? { arguments.value(key) }
     var operands: [String] { arguments.operands }
 
-    /// `--token NAME`, if given.
-    var tokenName: String? { value(Tool.tokenOption.key) }
-    /// `--store PATH`, if given.
-    var storePath: String? { value(Tool.storeOption.key) }
+    /// `--token NAME`, or `-k NAME` without a slash, if given.
+    var tokenName: String? {
+        value(Tool.tokenOption.key) ?? value(Tool.keychainOption.key).flatMap { $0.contains("/") ? nil : $0 }
+    }
+    /// `--store PATH`, or `-k PATH` with a slash, if given.
+    var storePath: String? {
+        value(Tool.storeOption.key) ?? value(Tool.keychainOption.key).flatMap { $0.contains("/") ? $0 : nil }
+    }
 
     /// The keychain the global options choose: `--store PATH`, else `--token NAME`, else the
     /// default `login` token (created on first use, like the PKCS#11 module creates it).
@@ -86,16 +93,26 @@ enum Tool {
     )
     static let storeOption = Option(
         long: "store", value: "PATH", help: "use the keychain stored in the file PATH")
+    /// security(1)'s `-k KEYCHAIN`: a path (it has a slash: `./work.sqlite3`) is `--store`,
+    /// anything else a token name, `--token`.
+    static let keychainOption = Option(
+        short: "k", long: "keychain", value: "KEYCHAIN",
+        help: "security(1)'s spelling: a store PATH (with a slash) or a token NAME")
     static let versionOption = Option(long: "version", help: "print the version")
 
     /// Valid with every command, before or after its name.
-    static let globalOptions = [tokenOption, storeOption]
+    static let globalOptions = [tokenOption, storeOption, keychainOption]
+
+    /// The command called `name`, by its name or one of its aliases.
+    static func command(named name: String) -> Command? {
+        commands.first { $0.name == name || $0.aliases.contains(name) }
+    }
 
     /// Every command, in the order help lists them.
     static let commands: [Command] =
         CertificateCommands.all + TrustCommands.all + IdentityCommands.all + KeyCommands.all
         + SecretKeyCommands.all
-        + PasswordCommands.all
+        + PasswordCommands.all + InternetPasswordCommands.all
         + PINCommands.all + SessionCommands.all + TokenCommands.all + MechanismCommands.all
         + ModuleCommands.all
 
@@ -122,7 +139,7 @@ enum Tool {
                 return 2
             }
             if name == "help" { return help(for: before.operands.dropFirst()) }
-            guard let command = commands.first(where: { $0.name == name }) else {
+            guard let command = command(named: name) else {
                 Console.printError(
                     "p11keychain: unknown command \(Format.quoted(name)) (see: p11keychain help)")
                 return 2
@@ -166,8 +183,11 @@ enum Tool {
     }
 
     private static func check(_ arguments: ParsedArguments, for command: Command) throws(Failure) {
-        if arguments.value(tokenOption.key) != nil, arguments.value(storeOption.key) != nil {
-            throw .usage("--token and --store choose the keychain two ways; give one")
+        let choosers = [tokenOption, storeOption, keychainOption].filter { arguments.value($0.key) != nil }
+        if choosers.count > 1 {
+            throw .usage(
+                choosers.map { $0.long.map { "--\($0)" } ?? $0.name }.joined(separator: " and ")
+                    + " choose the keychain \(choosers.count) ways; give one")
         }
         // A file option or operand of `-` reads standard input, which holds one thing only.
         let readers =
@@ -200,7 +220,7 @@ enum Tool {
             Console.print(overview())
             return 0
         }
-        guard let command = commands.first(where: { $0.name == name }) else {
+        guard let command = command(named: name) else {
             Console.printError(
                 "p11keychain: help: unknown command \(Format.quoted(name)) (see: p11keychain help)")
             return 2
@@ -212,7 +232,7 @@ enum Tool {
     static func overview() -> String {
         let width = (commands.map(\.name.count).max() ?? 0) + 2
         var text = """
-            usage: p11keychain [--token NAME | --store PATH] COMMAND [OPTIONS] [ARGUMENTS]
+            usage: p11keychain [--token NAME | --store PATH | -k KEYCHAIN] COMMAND [OPTIONS] [ARGUMENTS]
 
             Manage the certificates, keys, identities and passwords of the p11keychain store,
             the one the PKCS#11 module (libp11keychain-pkcs11.so) and the Swift API serve.
@@ -224,6 +244,11 @@ enum Tool {
             text +=
                 "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + command.summary
                 + "\n"
+        }
+        let aliased = commands.filter { !$0.aliases.isEmpty }
+        text += "\nsecurity(1)'s names, also understood:\n"
+        for command in aliased {
+            text += "  " + command.aliases.joined(separator: ", ") + " (\(command.name))\n"
         }
         text += "\nglobal options (valid with every command):\n"
         text += optionLines(globalOptions + [Option.help, versionOption])

@@ -11,7 +11,8 @@ enum TrustCommands {
 
     static let verifyCertificate = Command(
         name: "verify-cert",
-        synopsis: "-c FILE [-c FILE...] [-p POLICY] [-s HOSTNAME] [-d DATE] [-k ANCHORFILE...] [-q]",
+        synopsis:
+            "-c FILE [-c FILE...] [-p POLICY] [-C] [-n HOSTNAME] [-d DATE] [-r ANCHORFILE...] [-N] [-L] [-q]",
         summary: "Verify a certificate chain with the keychain's and the system's anchors",
         options: [
             Option(
@@ -19,21 +20,27 @@ enum TrustCommands {
                 help: "certificates to verify, leaf first (PEM or DER; may be repeated)",
                 repeatable: true),
             Option(short: "p", value: "POLICY", help: "basic (default), ssl, ssl-client, smime or codeSign"),
+            Option(short: "C", help: "the leaf is a client's: with -p ssl, as -p ssl-client"),
             Option(
-                short: "s", value: "HOSTNAME", help: "the DNS name or IP address the leaf must carry (ssl)"),
+                short: "n", long: "host", value: "HOSTNAME",
+                help: "the DNS name or IP address the leaf must carry (ssl)"),
             Option(
                 short: "d", value: "DATE",
                 help: "verify at DATE, in UTC: YYYY-MM-DD[-hh:mm:ss] or YYYY-MM-DDThh:mm:ssZ (default: now)"),
             Option(
-                short: "k", value: "ANCHORFILE",
+                short: "r", long: "anchor-file", value: "ANCHORFILE",
                 help: "trust only the certificates of ANCHORFILE as anchors (may be repeated)",
                 repeatable: true),
+            Option(
+                short: "N", help: "search no keychain for intermediates: only the -c files build the chain"),
+            Option(short: "L", help: "use local certificates only (always so: nothing is fetched)"),
             Option(short: "q", help: "print nothing; the exit status says it"),
         ],
         notes: [
             """
-            The first certificate of the first FILE is the leaf; every other one may help
-            build the chain. The anchors are the keychain's certificates marked trusted
+            The first certificate of the first FILE is the leaf; every other one, and
+            the keychain's certificates (unless -N), may help build the chain, as security(1)
+            searches the keychain for intermediates. The anchors are the keychain's certificates marked trusted
             (add-trusted-cert) for the policy's purpose and the system's CA bundle
             (/etc/ssl/certs/ca-certificates.crt), or, with -k, only those of ANCHORFILE.
             A certificate the keychain distrusts fails every chain it is in. Revocation is
@@ -50,11 +57,19 @@ enum TrustCommands {
         var chain: [Certificate] = []
         for file in files { chain += try certificates(in: file) }
         var anchors: [Certificate] = []
-        let anchorFiles = invocation.arguments.values("k")
+        let anchorFiles = invocation.arguments.values("anchor-file")
         for file in anchorFiles { anchors += try certificates(in: file) }
-        let policy = try policy(invocation.value("p") ?? "basic", hostName: invocation.value("s"))
+        var policyName = invocation.value("p") ?? "basic"
+        if invocation.flag("C") {
+            guard policyName == "ssl" || policyName == "ssl-client" else {
+                throw .usage("-C (a client's certificate) needs -p ssl")
+            }
+            policyName = "ssl-client"
+        }
+        let policy = try policy(policyName, hostName: invocation.value("host"))
         let date = try invocation.value("d").map { (text) throws(Failure) in try parseDate(text) }
         let keychain = try invocation.openKeychain()
+        if !invocation.flag("N") { chain += try IssuerSearch.intermediates(for: chain, in: keychain) }
         let result: TrustEvaluation
         do {
             // With -k only the given anchors, as macOS's `-r` does; the keychain's distrust still counts.
@@ -94,7 +109,7 @@ enum TrustCommands {
     private static func policy(_ name: String, hostName: String?) throws(Failure) -> TrustPolicy {
         switch name {
         case "basic":
-            if hostName != nil { throw .usage("-s HOSTNAME needs -p ssl") }
+            if hostName != nil { throw .usage("-n HOSTNAME needs -p ssl") }
             return .basic
         case "ssl": return .ssl(server: true, hostName: hostName)
         case "ssl-client": return TrustPolicy(purpose: .clientAuth, hostName: hostName)
@@ -231,7 +246,7 @@ enum TrustCommands {
 
     /// Trust is a security decision: a keychain with a user PIN takes trust changes only
     /// unlocked (KeychainCore's rule); one without a PIN takes them from its owner as is.
-    private static func unlockIfPINSet(_ keychain: Keychain, _ invocation: Invocation) throws(Failure) {
+    static func unlockIfPINSet(_ keychain: Keychain, _ invocation: Invocation) throws(Failure) {
         if try Authentication.status(of: keychain).hasUserPIN {
             try Authentication.unlock(keychain, invocation)
         }

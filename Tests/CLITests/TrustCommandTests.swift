@@ -37,10 +37,10 @@ struct TrustCommandTests {
     static let agreements = [
         Agreement(name: "a good chain", leaf: "leaf", trusted: true),
         Agreement(
-            name: "ssl with the right host", leaf: "leaf", options: ["-p", "ssl", "-s", "www.example.test"],
+            name: "ssl with the right host", leaf: "leaf", options: ["-p", "ssl", "-n", "www.example.test"],
             opensslOptions: ["-purpose", "sslserver", "-verify_hostname", "www.example.test"], trusted: true),
         Agreement(
-            name: "ssl with a wrong host", leaf: "leaf", options: ["-p", "ssl", "-s", "other.example.test"],
+            name: "ssl with a wrong host", leaf: "leaf", options: ["-p", "ssl", "-n", "other.example.test"],
             opensslOptions: ["-purpose", "sslserver", "-verify_hostname", "other.example.test"],
             trusted: false),
         Agreement(name: "an expired leaf", leaf: "expired", trusted: false),
@@ -55,12 +55,12 @@ struct TrustCommandTests {
         Agreement(name: "a leaf under another root", leaf: "other-leaf", untrusted: [], trusted: false),
     ]
 
-    @Test("verify-cert with -k agrees with openssl verify -CAfile", arguments: agreements)
+    @Test("verify-cert with -r agrees with openssl verify -CAfile", arguments: agreements)
     func agreesWithOpenSSL(_ agreement: Agreement) throws {
         let sandbox = try sandbox()
         var arguments = ["verify-cert", "-c", trust(agreement.leaf)]
         for helper in agreement.untrusted { arguments += ["-c", trust(helper)] }
-        arguments += ["-k", trust("root")] + agreement.options
+        arguments += ["-r", trust("root")] + agreement.options
         let ours = try sandbox.run(Built.program, arguments)
         var openssl = ["verify", "-partial_chain", "-CAfile", trust("root")] + agreement.opensslOptions
         if !agreement.untrusted.isEmpty {
@@ -112,7 +112,7 @@ struct TrustCommandTests {
         #expect(refused.status == 1)
         #expect(refused.output.contains("distrusted"))
         // Deny also wins over an anchor given with -k.
-        #expect(try sandbox.run(Built.program, chain + ["-k", trust("root")]).status == 1)
+        #expect(try sandbox.run(Built.program, chain + ["-r", trust("root")]).status == 1)
     }
 
     @Test("a setting for one policy counts only for that policy")
@@ -123,7 +123,7 @@ struct TrustCommandTests {
         #expect(try sandbox.run(Built.program, chain + ["-p", "ssl"]).status == 1)
         #expect(try sandbox.run(Built.program, chain + ["-p", "basic"]).status == 1)
         #expect(try sandbox.p11keychain("add-trusted-cert", "-p", "ssl", trust("root")).status == 0)
-        #expect(try sandbox.run(Built.program, chain + ["-p", "ssl", "-s", "www.example.test"]).status == 0)
+        #expect(try sandbox.run(Built.program, chain + ["-p", "ssl", "-n", "www.example.test"]).status == 0)
     }
 
     @Test("trustAsRoot makes an intermediate an anchor; trustRoot refuses it, and adds nothing")
@@ -181,7 +181,7 @@ struct TrustCommandTests {
             try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-d", "yesterday").failed(with: 2))
         #expect(
             try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-d", "2020-02-30").failed(with: 2))
-        #expect(try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-s", "x.test").failed(with: 2))
+        #expect(try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-n", "x.test").failed(with: 2))
         #expect(try sandbox.p11keychain("add-trusted-cert", "-r", "always", trust("root")).failed(with: 2))
         #expect(try sandbox.p11keychain("add-trusted-cert", "-p", "nonsense", trust("root")).failed(with: 2))
         #expect(try sandbox.p11keychain("add-trusted-cert").failed(with: 2))
@@ -194,7 +194,7 @@ struct TrustCommandTests {
         let sandbox = try sandbox()
         let junk = try sandbox.write("junk.pem", Array("not a certificate".utf8))
         #expect(try sandbox.p11keychain("verify-cert", "-c", junk).failed(with: 1))
-        #expect(try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-k", junk).failed(with: 1))
+        #expect(try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-r", junk).failed(with: 1))
         #expect(try sandbox.p11keychain("add-trusted-cert", junk).failed(with: 1))
         #expect(try sandbox.p11keychain("remove-trusted-cert", sandbox.path + "/missing.pem").failed(with: 1))
         #expect(
