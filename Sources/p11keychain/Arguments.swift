@@ -20,6 +20,9 @@ struct Failure: Error {
 
     static func usage(_ message: String) -> Failure { Failure(kind: .usage, message: message) }
     static func failed(_ message: String) -> Failure { Failure(kind: .operation, message: message) }
+    /// The command did its job and its answer is "no" (`status` of a locked token): exit
+    /// status 1, with what it printed as the whole answer and nothing on standard error.
+    static let negativeAnswer = Failure(kind: .operation, message: "")
 
     var exitStatus: Int32 { kind == .usage ? 2 : 1 }
 }

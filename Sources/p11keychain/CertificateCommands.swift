@@ -104,6 +104,7 @@ enum CertificateCommands {
             Option(short: "m", help: "print the e-mail addresses too"),
             Option(short: "Z", help: "print the SHA-1 and SHA-256 hashes"),
             Option(short: "p", help: "print the certificates as PEM instead of a summary"),
+            JSONOutput.option,
         ],
         notes: [
             """
@@ -115,9 +116,14 @@ enum CertificateCommands {
         run: { invocation throws(Failure) in try find(invocation) })
 
     private static func find(_ invocation: Invocation) throws(Failure) {
+        if invocation.json, invocation.flag("p") { throw .usage("--json and -p: give one") }
         let selection = try Selection(invocation, hashOption: nil)
         let keychain = try invocation.openKeychain()
         let items = try selection.items(in: keychain, limit: invocation.flag("a") ? nil : 1)
+        if invocation.json {
+            try JSONOutput.print(items.map(jsonItem), command: "find-certificate")
+            return
+        }
         var text = ""
         for (index, item) in items.enumerated() {
             if invocation.flag("p") {
@@ -136,6 +142,29 @@ enum CertificateCommands {
     private static func hashLines(_ certificate: Certificate) -> String {
         "SHA-256 hash: \(Format.hex(certificate.sha256Fingerprint))\n"
             + "SHA-1 hash: \(Format.hex(certificate.sha1Fingerprint))\n"
+    }
+
+    /// A certificate as a `--json` item (class "certificate").
+    static func jsonItem(_ item: CertificateItem) -> JSONOutput.Item {
+        let certificate = item.certificate
+        return [
+            "class": "certificate",
+            "label": item.label,
+            "subject": certificate.subjectDescription,
+            "issuer": certificate.issuerDescription,
+            "serial": Format.serial(certificate.serialNumber),
+            "not_before": JSONOutput.date(certificate.notValidBefore),
+            "not_after": JSONOutput.date(certificate.notValidAfter),
+            "emails": certificate.emailAddresses,
+            "key_algorithm": certificate.publicKeyAlgorithm,
+            "key_bits": certificate.publicKeySize,
+            "id": Format.hex(item.publicKeyHash),
+            "subject_key_id": JSONOutput.optional(certificate.subjectKeyIdentifier.map { Format.hex($0) }),
+            "ca": certificate.isCertificateAuthority,
+            "self_signed": certificate.isSelfSigned,
+            "sha1": Format.hex(certificate.sha1Fingerprint),
+            "sha256": Format.hex(certificate.sha256Fingerprint),
+        ]
     }
 
     /// `security find-certificate -m`'s lines: one per address, none for a certificate without.
@@ -295,8 +324,9 @@ enum CertificateCommands {
     // MARK: dump-keychain
 
     static let dumpKeychain = Command(
-        name: "dump-keychain", synopsis: "",
+        name: "dump-keychain", synopsis: "[--json]",
         summary: "Show every item of the keychain with its attributes",
+        options: [JSONOutput.option],
         run: { invocation throws(Failure) in try dump(invocation) })
 
     private static func dump(_ invocation: Invocation) throws(Failure) {
@@ -306,6 +336,10 @@ enum CertificateCommands {
             items = try keychain.certificates()
         } catch {
             throw Failure(error, doing: "cannot read the keychain")
+        }
+        if invocation.json {
+            try JSONOutput.print(items.map(jsonItem), command: "dump-keychain")
+            return
         }
         var text = "keychain \(Format.quoted(keychain.name)) at \(keychain.path)"
         text += keychain.isReadOnly ? " (read-only)" : ""

@@ -117,6 +117,7 @@ enum IdentityCommands {
         options: [
             Option(short: "v", help: "only valid identities: certificates valid today"),
             Option(short: "l", value: "LABEL", help: "identities whose certificate has this label"),
+            JSONOutput.option,
         ] + PINs.unlockOptions,
         notes: [
             """
@@ -142,6 +143,23 @@ enum IdentityCommands {
             identities = try keychain.identities(matching: query)
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
+        }
+        if invocation.json {
+            try JSONOutput.print(
+                identities.map { identity in
+                    let certificate = identity.certificate.certificate
+                    let validity =
+                        certificate.notValidAfter < now
+                        ? "expired" : certificate.notValidBefore > now ? "not yet valid" : "valid"
+                    return [
+                        "class": "identity", "label": identity.certificate.label,
+                        "subject": certificate.subjectDescription,
+                        "sha1": Format.hex(certificate.sha1Fingerprint),
+                        "id": Format.hex(identity.privateKey.applicationLabel),
+                        "key_type": KeyCommands.describe(identity.privateKey.algorithm), "validity": validity,
+                    ]
+                }, command: "find-identity")
+            return
         }
         var text = ""
         for (index, identity) in identities.enumerated() {

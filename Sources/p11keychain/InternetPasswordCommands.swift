@@ -108,6 +108,7 @@ enum InternetPasswordCommands {
             label,
             Option(short: "w", help: "print only the password"),
             Option(short: "g", help: "show the password too"),
+            JSONOutput.option,
         ] + PINs.unlockOptions,
         notes: [
             """
@@ -123,6 +124,9 @@ enum InternetPasswordCommands {
     private static func find(_ invocation: Invocation) throws(Failure) {
         if invocation.flag("w"), invocation.flag("g") {
             throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
+        }
+        if invocation.flag("w"), invocation.json {
+            throw .usage("-w prints the password alone, not JSON; give one")
         }
         let query = try query(invocation, limit: .one)
         let keychain = try invocation.unlockedKeychain()
@@ -144,6 +148,18 @@ enum InternetPasswordCommands {
         if invocation.flag("w") {
             Console.write(
                 secret + (Console.isTerminal(Console.output) ? [UInt8(ascii: "\n")] : []), to: Console.output)
+            return
+        }
+        if invocation.json {
+            var object: JSONOutput.Item = [
+                "class": "internet-password", "server": item.server, "account": item.account,
+                "protocol": JSONOutput.optional(item.protocol), "port": JSONOutput.optional(item.port),
+                "path": JSONOutput.optional(item.path),
+                "authentication_type": JSONOutput.optional(item.authenticationType),
+                "security_domain": JSONOutput.optional(item.securityDomain), "label": item.label,
+            ]
+            if invocation.flag("g") { object["password"] = JSONOutput.password(secret) }
+            try JSONOutput.print([object], command: "find-internet-password")
             return
         }
         var fields = [("server", item.server), ("account", item.account)]

@@ -158,7 +158,7 @@ enum KeyCommands {
         synopsis:
             "[-l LABEL] [--id HEX] [--type rsa|ec|ed25519|aes|hmac-sha256|generic] [--class secret|private|public]",
         summary: "List the keys that match: class, type, ID and label",
-        options: [label, id, type, keyClass] + PINs.unlockOptions,
+        options: [label, id, type, keyClass, JSONOutput.option] + PINs.unlockOptions,
         notes: [
             """
             With no criteria, every key matches: those made by generate-key or import, and those
@@ -180,6 +180,18 @@ enum KeyCommands {
         let selection = try KeySelection(invocation)
         let keychain = try invocation.keychainUnlockedIfPINSet()
         let (keys, secretKeys) = try selection.matches(in: keychain)
+        if invocation.json {
+            let pairs: [JSONOutput.Item] = keys.map { key in
+                [
+                    "class": key.keyClass == .private ? "private-key" : "public-key",
+                    "key_type": describe(key.algorithm), "bits": key.algorithm.sizeInBits,
+                    "id": Format.hex(key.applicationLabel), "label": key.label,
+                    "extractable": key.isExtractable, "sensitive": key.isSensitive,
+                ]
+            }
+            try JSONOutput.print(pairs + secretKeys.map(SecretKeyCommands.jsonItem), command: "find-key")
+            return
+        }
         var tables: [String] = []
         if !keys.isEmpty {
             var rows = [["CLASS", "TYPE", "ID", "LABEL"]]

@@ -7,8 +7,9 @@ enum MechanismCommands {
     static let all = [listMechanisms]
 
     static let listMechanisms = Command(
-        name: "list-mechanisms", synopsis: "",
+        name: "list-mechanisms", synopsis: "[--json]",
         summary: "List the mechanisms the token implements: what each does, key types and sizes",
+        options: [JSONOutput.option],
         notes: [
             """
             The list C_GetMechanismList reports, in its order. KEY SIZES are bits of an RSA
@@ -17,9 +18,23 @@ enum MechanismCommands {
             RSA size. FUNCTIONS are the CKF_* flags: what the mechanism may do.
             """
         ],
-        run: { _ throws(Failure) in list() })
+        run: { invocation throws(Failure) in try list(invocation) })
 
-    private static func list() {
+    private static func list(_ invocation: Invocation) throws(Failure) {
+        if invocation.json {
+            try JSONOutput.print(
+                MechanismRegistry.all.map { mechanism in
+                    [
+                        "class": "mechanism", "name": mechanism.name, "value": Int(clamping: mechanism.type),
+                        "key_types": mechanism.keyTypes.map { PKCS11Names.keyType($0.rawValue) },
+                        "key_sizes": JSONOutput.optional(
+                            mechanism.keySizes.map { ["minimum": $0.lowerBound, "maximum": $0.upperBound] }),
+                        "functions": mechanism.functions.names == "nothing"
+                            ? [] : mechanism.functions.names.components(separatedBy: ", "),
+                    ]
+                }, command: "list-mechanisms")
+            return
+        }
         var rows = [["MECHANISM", "VALUE", "KEY TYPES", "KEY SIZES", "FUNCTIONS"]]
         for mechanism in MechanismRegistry.all {
             let keyTypes = mechanism.keyTypes.map { PKCS11Names.keyType($0.rawValue) }

@@ -200,8 +200,9 @@ enum PINCommands {
     // MARK: token-info
 
     static let tokenInfo = Command(
-        name: "token-info", aliases: ["show-keychain-info"], synopsis: "",
+        name: "token-info", aliases: ["show-keychain-info"], synopsis: "[--json]",
         summary: "Show the token's label, store, access, objects and PINs",
+        options: [JSONOutput.option],
         notes: [
             """
             The object count is that of the public objects (certificates, public keys): private
@@ -245,6 +246,28 @@ enum PINCommands {
                         : "not set (first: p11keychain init)")
             ),
         ]
+        if invocation.json {
+            try JSONOutput.print(
+                [
+                    [
+                        "class": "token-info", "name": keychain.name,
+                        "label": JSONOutput.optional(status.label),
+                        "store": keychain.path, "access": keychain.isReadOnly ? "read-only" : "read-write",
+                        "public_objects": JSONOutput.optional(objects),
+                        "so_pin": [
+                            "set": status.hasSecurityOfficerPIN,
+                            "failed_attempts": status.failedSecurityOfficerAttempts,
+                            "locked": status.isSecurityOfficerPINLocked,
+                        ],
+                        "user_pin": [
+                            "set": status.hasUserPIN, "failed_attempts": status.failedUnlockAttempts,
+                            "locked": status.isUserPINLocked,
+                        ],
+                        "maximum_failed_attempts": status.maximumFailedAttempts,
+                    ]
+                ], command: "token-info")
+            return
+        }
         let width = (fields.map(\.0.count).max() ?? 0) + 2
         Console.print(
             fields.map { name, value in

@@ -90,6 +90,7 @@ enum PasswordCommands {
             service, account, label,
             Option(short: "w", help: "print only the password"),
             Option(short: "g", help: "show the password too"),
+            JSONOutput.option,
         ] + PINs.unlockOptions,
         notes: [
             """
@@ -111,6 +112,9 @@ enum PasswordCommands {
         }
         if invocation.flag("w"), invocation.flag("g") {
             throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
+        }
+        if invocation.flag("w"), invocation.json {
+            throw .usage("-w prints the password alone, not JSON; give one")
         }
         let account = invocation.value("a")
         let keychain = try invocation.unlockedKeychain()
@@ -136,6 +140,15 @@ enum PasswordCommands {
         if invocation.flag("w") {
             Console.write(
                 secret + (Console.isTerminal(Console.output) ? [UInt8(ascii: "\n")] : []), to: Console.output)
+            return
+        }
+        if invocation.json {
+            var object: JSONOutput.Item = [
+                "class": "generic-password", "service": item.service, "account": item.account,
+                "label": item.label,
+            ]
+            if invocation.flag("g") { object["password"] = JSONOutput.password(secret) }
+            try JSONOutput.print([object], command: "find-generic-password")
             return
         }
         var fields = [("service", item.service), ("account", item.account), ("label", item.label)]

@@ -151,14 +151,28 @@ enum SecretKeyCommands {
         return Format.table(rows)
     }
 
-    /// What a key may do, and whether it may leave the token: `encrypt,decrypt,extractable`.
-    private static func flags(of key: SecretKeyItem) -> String {
+    /// A secret key as a `--json` item (class "secret-key"): `usage` lists what it may do.
+    static func jsonItem(_ key: SecretKeyItem) -> JSONOutput.Item {
+        [
+            "class": "secret-key", "key_type": "\(key.type)", "bits": key.sizeInBits,
+            "id": Format.hex(key.applicationLabel), "label": key.label,
+            "check_value": Format.hex(key.checkValue),
+            "usage": usageWords(of: key), "extractable": key.isExtractable, "sensitive": key.isSensitive,
+        ]
+    }
+
+    /// What a key may do: `encrypt`, `decrypt`…
+    private static func usageWords(of key: SecretKeyItem) -> [String] {
         let uses: [(KeyUsage, String)] = [
             (.encrypt, "encrypt"), (.decrypt, "decrypt"), (.sign, "sign"), (.verify, "verify"),
-            (.wrap, "wrap"),
-            (.unwrap, "unwrap"), (.derive, "derive"),
+            (.wrap, "wrap"), (.unwrap, "unwrap"), (.derive, "derive"),
         ]
-        var words = uses.filter { key.usage.contains($0.0) }.map(\.1)
+        return uses.filter { key.usage.contains($0.0) }.map(\.1)
+    }
+
+    /// What a key may do, and whether it may leave the token: `encrypt,decrypt,extractable`.
+    private static func flags(of key: SecretKeyItem) -> String {
+        var words = usageWords(of: key)
         if key.isExtractable { words.append("extractable") }
         return words.isEmpty ? "-" : words.joined(separator: ",")
     }

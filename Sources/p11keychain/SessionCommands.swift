@@ -131,8 +131,17 @@ enum SessionCommands {
     // MARK: status
 
     static let status = Command(
-        name: "status", synopsis: "",
+        name: "status", synopsis: "[--json]",
         summary: "Say whether the token is unlocked for this login session, and until when",
+        options: [JSONOutput.option],
+        notes: [
+            """
+            exit status: 0 unlocked for this login session; 1 locked (or its PIN changed
+            since the unlock), or the state cannot be read; 2 usage error. With --json one item
+            of class "session": token, state (unlocked, locked or stale) and expires (null: until
+            p11keychain lock or logout).
+            """
+        ],
         run: { invocation throws(Failure) in try showStatus(invocation) })
 
     private static func showStatus(_ invocation: Invocation) throws(Failure) {
@@ -144,16 +153,34 @@ enum SessionCommands {
         } catch {
             throw Failure(error, doing: "cannot read the session state of token \(token)")
         }
+        if invocation.json {
+            var state = "locked"
+            var expires: Any = NSNull()
+            switch status.state {
+            case .unlocked(let seconds):
+                state = "unlocked"
+                if let seconds { expires = JSONOutput.date(Date(timeIntervalSince1970: Double(seconds))) }
+            case .locked: state = "locked"
+            case .stale: state = "stale"
+            }
+            try JSONOutput.print(
+                [["class": "session", "token": keychain.name, "state": state, "expires": expires]],
+                command: "status")
+            if state != "unlocked" { throw .negativeAnswer }
+            return
+        }
         switch status.state {
         case .unlocked:
             Console.print("token \(token): unlocked for this login session \(until(status))\n")
             if status.inUserDefaultKeyring { Console.printError(userDefaultNote) }
         case .locked:
             Console.print("token \(token): locked (unlock it for this login session: p11keychain unlock)\n")
+            throw .negativeAnswer
         case .stale:
             Console.print(
                 "token \(token): locked (its PIN changed since it was unlocked for this session: "
                     + "p11keychain unlock)\n")
+            throw .negativeAnswer
         }
     }
 

@@ -7,8 +7,9 @@ enum TokenCommands {
     static let all = [listTokens]
 
     static let listTokens = Command(
-        name: "list-tokens", aliases: ["list-keychains"], synopsis: "",
+        name: "list-tokens", aliases: ["list-keychains"], synopsis: "[--json]",
         summary: "List the configured tokens: name, access, objects, PINs, store file",
+        options: [JSONOutput.option],
         notes: [
             """
             The tokens are the PKCS#11 module's slots, in slot order: login first, then the
@@ -49,6 +50,7 @@ enum TokenCommands {
             }
         }
         var rows = [["NAME", "ACCESS", "OBJECTS", "PINS", "STORE"]]
+        var items: [JSONOutput.Item] = []
         for token in tokens {
             let exists = Files.exists(token.path)
             var access = token.readOnly ? "read-only" : "read-write"
@@ -68,6 +70,15 @@ enum TokenCommands {
             rows.append([
                 token.name, access, objects, pins, token.path + (exists ? "" : " (not created yet)"),
             ])
+            items.append([
+                "class": "token", "name": token.name, "access": access,
+                "objects": JSONOutput.optional(Int(objects)), "pins": exists ? pins : NSNull(),
+                "store": token.path, "created": exists,
+            ])
+        }
+        if invocation.json {
+            try JSONOutput.print(items, command: "list-tokens")
+            return
         }
         let columns = 4
         let widths = (0..<columns).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }

@@ -159,6 +159,7 @@ enum Tool {
             try command.run(Invocation(arguments: parsed, environment: environment))
             return 0
         } catch {
+            if error.message.isEmpty { return error.exitStatus }
             let context = commandName.map { "\($0): " } ?? ""
             let hint =
                 error.kind == .usage ? " (see: p11keychain \(commandName.map { "\($0) " } ?? "")--help)" : ""

@@ -286,8 +286,9 @@ enum TrustCommands {
     // MARK: dump-trust-settings
 
     static let dumpTrustSettings = Command(
-        name: "dump-trust-settings", synopsis: "",
+        name: "dump-trust-settings", synopsis: "[--json]",
         summary: "List the certificates with trust settings, and the settings",
+        options: [JSONOutput.option],
         notes: ["No certificate with trust settings is a failure (exit status 1), as on macOS."],
         run: { invocation throws(Failure) in try dump(invocation) })
 
@@ -298,6 +299,23 @@ enum TrustCommands {
             found = try keychain.certificatesWithTrustSettings()
         } catch {
             throw Failure(error, doing: "cannot read the trust settings")
+        }
+        if invocation.json {
+            try JSONOutput.print(
+                found.map { entry in
+                    let certificate = entry.certificate
+                    let settings = TrustPurpose.allCases.compactMap { purpose in
+                        entry.settings.dispositions[purpose].map {
+                            ["policy": policyName(purpose), "result": resultName($0, certificate)]
+                        }
+                    }
+                    return [
+                        "class": "trust-settings",
+                        "subject": certificate.subjectSummary ?? certificate.subjectDescription,
+                        "sha1": Format.hex(certificate.sha1Fingerprint), "settings": settings,
+                    ]
+                }, command: "dump-trust-settings")
+            return
         }
         guard !found.isEmpty else { throw .failed("No Trust Settings were found.") }
         var text = "Number of trusted certs = \(found.count)\n"

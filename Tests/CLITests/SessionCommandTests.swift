@@ -61,7 +61,7 @@ struct SessionCommandTests {
         let text = outcome.output
         #expect(
             section("before", of: text)
-                == "token \"login\": locked (unlock it for this login session: p11keychain unlock)\nexit 0")
+                == "token \"login\": locked (unlock it for this login session: p11keychain unlock)\nexit 1")
         let unlock = section("unlock", of: text)
         #expect(unlock.hasPrefix("unlocked token \"login\" for this login session until 20"), "\(unlock)")
         #expect(unlock.contains(" UTC (in 2h 0m 0s)") || unlock.contains(" UTC (in 1h 59m 59s)"), "\(unlock)")

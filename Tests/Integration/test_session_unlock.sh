@@ -60,7 +60,7 @@ test_apple_style_code_without_an_unlock_call_works_after_p11keychain_unlock_and_
     example before
     assert_eq 1 "$RUN_STATUS" "the example's exit status in a locked session"
     assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd before unlock"
-    ok "$CLI" status
+    run "$CLI" status; assert_eq 1 "$RUN_STATUS" "status of a locked token"
     assert_line "$RUN_OUT" '^token "login": locked' "status before unlock"
 
     ok "$CLI" unlock --pin-file "$TEST_TMP/pin"
@@ -96,7 +96,7 @@ test_apple_style_code_without_an_unlock_call_works_after_p11keychain_unlock_and_
     # Apple's, not errSecItemNotFound.
     assert_line "$RUN_OUT" '^SecItemCopyMatching: -25308 ' "SecItemCopyMatching after lock"
     assert_line "$RUN_OUT" '^password: does not match$' "the password after lock"
-    ok "$CLI" status
+    run "$CLI" status; assert_eq 1 "$RUN_STATUS" "status of a locked token"
     assert_line "$RUN_OUT" '^token "login": locked' "status after lock"
     assert_eq "" "$(entry_id)" "the session keyring's entry after lock"
 }
@@ -150,7 +150,7 @@ test_a_timeout_locks_the_session_again_and_status_says_until_when() {
     sleep $((unlocked_at + 10 - SECONDS))
     example expired
     assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd after the timeout"
-    ok "$CLI" status
+    run "$CLI" status; assert_eq 1 "$RUN_STATUS" "status of a locked token"
     assert_line "$RUN_OUT" '^token "login": locked' "status after the timeout"
 }
 
@@ -190,7 +190,7 @@ test_c_login_without_a_pin_logs_in_through_the_unlocked_session_and_a_wrong_pin_
     printf 'wrong-pin-2\n' >"$TEST_TMP/wrong"
     refused "$CLI" unlock --pin-file "$TEST_TMP/wrong"
     assert_contains "$RUN_OUT" "wrong PIN (9 attempts left" "unlock with a wrong PIN"
-    ok "$CLI" status
+    run "$CLI" status; assert_eq 1 "$RUN_STATUS" "status of a locked token"
     assert_line "$RUN_OUT" '^token "login": locked' "status after a wrong unlock"
     note "locked again: a C_Login without a PIN is refused and counts nothing"
     refused pkcs11-tool --module "$P11KEYCHAIN_MODULE" --login --pin "" -O --type data
@@ -205,7 +205,7 @@ test_a_changed_pin_makes_the_unlock_stale_and_sec_keychain_lock_keeps_its_proces
     assert_eq 0 "$RUN_STATUS" "the example's exit status in the unlocked session"
     printf 'new-pin-5150\n' >"$TEST_TMP/new-pin"
     ok "$CLI" set-pin --pin-file "$TEST_TMP/pin" --new-pin-file "$TEST_TMP/new-pin"
-    ok "$CLI" status
+    run "$CLI" status; assert_eq 1 "$RUN_STATUS" "status of a locked token"
     assert_line "$RUN_OUT" '^token "login": locked \(its PIN changed since it was unlocked' "status after set-pin"
     example after-change
     assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd after the PIN changed"
