@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The kernel key retention service: the session keyring `p11keychain unlock` fills.
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        // libp11-kit's RFC 7512 URI parser and formatter, for the CLI's pkcs11: URIs.
+        .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
         // The only C in the project: function tables and the C_Get*Interface* entry points.
         .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
         .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
@@ -57,7 +59,7 @@ let package = Package(
         // Foundation too, whose module names what it needs (CoreFoundation, ICU) to the linker.
         // Debug builds stay dynamic (fast links for the tests).
         .executableTarget(
-            name: "p11keychain", dependencies: ["Keychain", "KeychainCore"],
+            name: "p11keychain", dependencies: ["Keychain", "KeychainCore", "CP11Kit"],
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.

@@ -87,6 +87,14 @@ struct ParsedArguments {
         return copy
     }
 
+    /// A copy without an option's value.
+    func removing(_ key: String) -> ParsedArguments {
+        var copy = self
+        copy.values[key] = nil
+        copy.repeated[key] = nil
+        return copy
+    }
+
     /// The outcome of parsing: arguments, or a request for help.
     enum Outcome {
         case arguments(ParsedArguments)

@@ -121,7 +121,8 @@ enum CertificateCommands {
         let keychain = try invocation.openKeychain()
         let items = try selection.items(in: keychain, limit: invocation.flag("a") ? nil : 1)
         if invocation.json {
-            try JSONOutput.print(items.map(jsonItem), command: "find-certificate")
+            let token = KeyCommands.uriTokenLabel(keychain)
+            try JSONOutput.print(items.map { jsonItem($0, token: token) }, command: "find-certificate")
             return
         }
         var text = ""
@@ -145,9 +146,10 @@ enum CertificateCommands {
     }
 
     /// A certificate as a `--json` item (class "certificate").
-    static func jsonItem(_ item: CertificateItem) -> JSONOutput.Item {
+    static func jsonItem(_ item: CertificateItem, token: String) -> JSONOutput.Item {
         let certificate = item.certificate
         return [
+            "uri": Format.pkcs11URI(token: token, object: item.label, id: item.publicKeyHash, type: "cert"),
             "class": "certificate",
             "label": item.label,
             "subject": certificate.subjectDescription,
@@ -338,7 +340,8 @@ enum CertificateCommands {
             throw Failure(error, doing: "cannot read the keychain")
         }
         if invocation.json {
-            try JSONOutput.print(items.map(jsonItem), command: "dump-keychain")
+            let token = KeyCommands.uriTokenLabel(keychain)
+            try JSONOutput.print(items.map { jsonItem($0, token: token) }, command: "dump-keychain")
             return
         }
         var text = "keychain \(Format.quoted(keychain.name)) at \(keychain.path)"
@@ -403,6 +406,10 @@ struct Selection {
             query.emailAddress = email
             terms.append("e-mail \(Format.quoted(email))")
             spelled.append("-e \(Selection.shellQuoted(email))")
+        }
+        if let text = invocation.value(URIArguments.certificateIDKey), let id = Format.bytes(fromHex: text) {
+            query.publicKeyHash = id
+            terms.append("id \(text)")
         }
         if let key = hashOption, let text = invocation.value(key) {
             let bytes = Format.bytes(fromHex: text)

@@ -151,6 +151,11 @@ enum KeyCommands {
         algorithm.type == .ellipticCurve ? "EC-P\(algorithm.sizeInBits)" : describe(algorithm)
     }
 
+    /// The token as URIs name it: its label (what C_GetTokenInfo shows), else its name.
+    static func uriTokenLabel(_ keychain: Keychain) -> String {
+        ((try? keychain.authenticationStatus.label) ?? nil) ?? keychain.name
+    }
+
     // MARK: find-key
 
     static let findKey = Command(
@@ -181,15 +186,20 @@ enum KeyCommands {
         let keychain = try invocation.keychainUnlockedIfPINSet()
         let (keys, secretKeys) = try selection.matches(in: keychain)
         if invocation.json {
+            let token = uriTokenLabel(keychain)
             let pairs: [JSONOutput.Item] = keys.map { key in
-                [
+                let type = key.keyClass == .private ? "private" : "public"
+                return [
+                    "uri": Format.pkcs11URI(
+                        token: token, object: key.label, id: key.applicationLabel, type: type),
                     "class": key.keyClass == .private ? "private-key" : "public-key",
                     "key_type": describe(key.algorithm), "bits": key.algorithm.sizeInBits,
                     "id": Format.hex(key.applicationLabel), "label": key.label,
                     "extractable": key.isExtractable, "sensitive": key.isSensitive,
                 ]
             }
-            try JSONOutput.print(pairs + secretKeys.map(SecretKeyCommands.jsonItem), command: "find-key")
+            try JSONOutput.print(
+                pairs + secretKeys.map { SecretKeyCommands.jsonItem($0, token: token) }, command: "find-key")
             return
         }
         var tables: [String] = []
@@ -398,24 +408,18 @@ extension Format {
         }.joined()
     }
 
-    /// A PKCS#11 URI (RFC 7512) naming an object of a token by their labels. The token label
-    /// is cut to the 32 bytes CK_TOKEN_INFO holds, as the module shows it.
-    static func pkcs11URI(token: String, object: String, type: String) -> String {
+    /// A PKCS#11 URI (RFC 7512) naming an object of a token by their labels, formatted by
+    /// libp11-kit (PKCS11URI). The token label is cut to the 32 bytes CK_TOKEN_INFO holds, at
+    /// a character boundary, as the module shows it.
+    static func pkcs11URI(token: String, object: String, id: [UInt8]? = nil, type: String) -> String {
         var tokenBytes = Array(token.utf8)
         if tokenBytes.count > 32 {
             var end = 32
             while end > 0, tokenBytes[end] & 0xC0 == 0x80 { end -= 1 }
             tokenBytes = Array(tokenBytes[..<end])
         }
-        return "pkcs11:token=\(uriEncoded(tokenBytes));object=\(uriEncoded(Array(object.utf8)));type=\(type)"
-    }
-
-    /// An RFC 7512 attribute value: unreserved characters as they are, every other byte
-    /// percent-encoded (as p11-kit writes them: safe in a shell word and in every parser).
-    private static func uriEncoded(_ bytes: [UInt8]) -> String {
-        let plain = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
-        return bytes.map { byte in
-            plain.contains(byte) ? String(UnicodeScalar(byte)) : "%" + hex([byte])
-        }.joined()
+        let uri = PKCS11URI(
+            token: String(decoding: tokenBytes, as: UTF8.self), object: object, id: id, type: type)
+        return uri.formatted ?? "pkcs11:"
     }
 }

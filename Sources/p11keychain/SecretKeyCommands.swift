@@ -152,8 +152,10 @@ enum SecretKeyCommands {
     }
 
     /// A secret key as a `--json` item (class "secret-key"): `usage` lists what it may do.
-    static func jsonItem(_ key: SecretKeyItem) -> JSONOutput.Item {
+    static func jsonItem(_ key: SecretKeyItem, token: String) -> JSONOutput.Item {
         [
+            "uri": Format.pkcs11URI(
+                token: token, object: key.label, id: key.applicationLabel, type: "secret-key"),
             "class": "secret-key", "key_type": "\(key.type)", "bits": key.sizeInBits,
             "id": Format.hex(key.applicationLabel), "label": key.label,
             "check_value": Format.hex(key.checkValue),

@@ -55,6 +55,13 @@ struct Invocation {
                     "no keychain at \(path) (check the path; to create one there: "
                         + "p11keychain --store \(path) add-certificates FILE)")
             }
+            if error.code == .noSuchKeychain, storePath == nil, let name = tokenName {
+                // An unknown name, not a directory problem: say which names there are.
+                throw .failed(
+                    Format.oneLine(
+                        "cannot open token \(Format.quoted(name)): \(error.message) (see: p11keychain list-tokens)"
+                    ))
+            }
             throw Failure(error, doing: "cannot open the keychain")
         }
     }
@@ -154,7 +161,8 @@ enum Tool {
                 return 0
             case .arguments(let parsed): after = parsed
             }
-            let parsed = try merge(before, after)
+            let parsed = try URIArguments.resolve(
+                try merge(before, after), for: command, environment: environment)
             try check(parsed, for: command)
             try command.run(Invocation(arguments: parsed, environment: environment))
             return 0

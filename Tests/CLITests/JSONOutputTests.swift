@@ -9,13 +9,13 @@ import Testing
 private let schema: [String: [String]] = [
     "certificate": [
         "class", "label", "subject", "issuer", "serial", "not_before", "not_after", "emails", "key_algorithm",
-        "key_bits", "id", "subject_key_id", "ca", "self_signed", "sha1", "sha256",
+        "key_bits", "id", "subject_key_id", "ca", "self_signed", "sha1", "sha256", "uri",
     ],
     "identity": ["class", "label", "subject", "sha1", "id", "key_type", "validity"],
-    "private-key": ["class", "key_type", "bits", "id", "label", "extractable", "sensitive"],
-    "public-key": ["class", "key_type", "bits", "id", "label", "extractable", "sensitive"],
+    "private-key": ["class", "key_type", "bits", "id", "label", "extractable", "sensitive", "uri"],
+    "public-key": ["class", "key_type", "bits", "id", "label", "extractable", "sensitive", "uri"],
     "secret-key": [
-        "class", "key_type", "bits", "id", "label", "check_value", "usage", "extractable", "sensitive",
+        "class", "key_type", "bits", "id", "label", "check_value", "usage", "extractable", "sensitive", "uri",
     ],
     "generic-password": ["class", "service", "account", "label"],
     "internet-password": [
