@@ -3,7 +3,7 @@ import Keychain
 
 /// The commands on certificates, named and shaped like macOS `security(1)`'s.
 enum CertificateCommands {
-    static let all = [addCertificates, findCertificate, deleteCertificate, export, dumpKeychain]
+    static let all = [addCertificates, findCertificate, deleteCertificate, export, DumpKeychain.command]
 
     private static let label = Option(short: "l", value: "LABEL", help: "the item's label, exactly")
     private static let commonName = Option(
@@ -193,7 +193,7 @@ enum CertificateCommands {
         return table(fields, indent: "")
     }
 
-    private static func table(_ fields: [(String, String)], indent: String) -> String {
+    static func table(_ fields: [(String, String)], indent: String) -> String {
         let width = (fields.map(\.0.count).max() ?? 0) + 2
         return fields.map { name, value in
             indent + (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value + "\n"
@@ -321,64 +321,6 @@ enum CertificateCommands {
         } else {
             Console.write(bytes, to: Console.output)
         }
-    }
-
-    // MARK: dump-keychain
-
-    static let dumpKeychain = Command(
-        name: "dump-keychain", synopsis: "[--json]",
-        summary: "Show every item of the keychain with its attributes",
-        options: [JSONOutput.option],
-        run: { invocation throws(Failure) in try dump(invocation) })
-
-    private static func dump(_ invocation: Invocation) throws(Failure) {
-        let keychain = try invocation.openKeychain()
-        let items: [CertificateItem]
-        do {
-            items = try keychain.certificates()
-        } catch {
-            throw Failure(error, doing: "cannot read the keychain")
-        }
-        if invocation.json {
-            let token = KeyCommands.uriTokenLabel(keychain)
-            try JSONOutput.print(items.map { jsonItem($0, token: token) }, command: "dump-keychain")
-            return
-        }
-        var text = "keychain \(Format.quoted(keychain.name)) at \(keychain.path)"
-        text += keychain.isReadOnly ? " (read-only)" : ""
-        text += ": \(Format.count(items.count, "certificate"))\n"
-        for (index, item) in items.enumerated() {
-            let certificate = item.certificate
-            let emails = certificate.emailAddresses
-            let key = "\(certificate.publicKeyAlgorithm), \(certificate.publicKeySize) bits"
-            let fields = [
-                ("class", "certificate (X.509 v\(certificate.version))"),
-                ("label", item.label),
-                ("subject", certificate.subjectDescription),
-                ("issuer", certificate.issuerDescription),
-                ("serial", Format.serial(certificate.serialNumber)),
-                ("not before", Format.date(certificate.notValidBefore)),
-                ("not after", Format.date(certificate.notValidAfter)),
-                ("e-mail", emails.isEmpty ? "(none)" : emails.joined(separator: ", ")),
-                ("public key", key),
-                ("public-key hash", Format.hex(item.publicKeyHash)),
-                ("subject key id", certificate.subjectKeyIdentifier.map { Format.hex($0) } ?? "(none)"),
-                ("authority", certificate.isCertificateAuthority ? "yes (CA)" : "no"),
-                ("self-signed", certificate.isSelfSigned ? "yes" : "no"),
-                ("SHA-1", Format.hex(certificate.sha1Fingerprint)),
-                ("SHA-256", Format.hex(certificate.sha256Fingerprint)),
-                ("unique id", String(decoding: item.persistentReference, as: UTF8.self)),
-            ]
-            text += "\nitem \(index + 1):\n" + table(fields, indent: "    ")
-        }
-        if let objects = try? TokenCommands.objectCount(path: keychain.path, readOnly: true),
-            objects > items.count
-        {
-            text +=
-                "\nand \(Format.count(objects - items.count, "other object")) "
-                + "(not certificates; see: p11tool --list-all)\n"
-        }
-        Console.print(text)
     }
 }
 

@@ -151,13 +151,7 @@ enum InternetPasswordCommands {
             return
         }
         if invocation.json {
-            var object: JSONOutput.Item = [
-                "class": "internet-password", "server": item.server, "account": item.account,
-                "protocol": JSONOutput.optional(item.protocol), "port": JSONOutput.optional(item.port),
-                "path": JSONOutput.optional(item.path),
-                "authentication_type": JSONOutput.optional(item.authenticationType),
-                "security_domain": JSONOutput.optional(item.securityDomain), "label": item.label,
-            ]
+            var object = jsonItem(item)
             if invocation.flag("g") { object["password"] = JSONOutput.password(secret) }
             try JSONOutput.print([object], command: "find-internet-password")
             return
@@ -225,6 +219,17 @@ enum InternetPasswordCommands {
         Console.print(
             "deleted internet password \(Format.quoted(item.label)) "
                 + "(server \(Format.quoted(item.server)), account \(Format.quoted(item.account)))\n")
+    }
+
+    /// An internet password's attributes as a `--json` item (class "internet-password").
+    static func jsonItem(_ item: InternetPasswordItem) -> JSONOutput.Item {
+        [
+            "class": "internet-password", "server": item.server, "account": item.account,
+            "protocol": JSONOutput.optional(item.protocol), "port": JSONOutput.optional(item.port),
+            "path": JSONOutput.optional(item.path),
+            "authentication_type": JSONOutput.optional(item.authenticationType),
+            "security_domain": JSONOutput.optional(item.securityDomain), "label": item.label,
+        ]
     }
 
     // MARK: The address

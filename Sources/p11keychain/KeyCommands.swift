@@ -151,6 +151,17 @@ enum KeyCommands {
         algorithm.type == .ellipticCurve ? "EC-P\(algorithm.sizeInBits)" : describe(algorithm)
     }
 
+    /// A private or public key as a `--json` item (class "private-key" or "public-key").
+    static func jsonItem(_ key: KeyItem, token: String) -> JSONOutput.Item {
+        let type = key.keyClass == .private ? "private" : "public"
+        return [
+            "class": "\(type)-key", "key_type": describe(key.algorithm), "bits": key.algorithm.sizeInBits,
+            "id": Format.hex(key.applicationLabel), "label": key.label, "extractable": key.isExtractable,
+            "sensitive": key.isSensitive,
+            "uri": Format.pkcs11URI(token: token, object: key.label, id: key.applicationLabel, type: type),
+        ]
+    }
+
     /// The token as URIs name it: its label (what C_GetTokenInfo shows), else its name.
     static func uriTokenLabel(_ keychain: Keychain) -> String {
         ((try? keychain.authenticationStatus.label) ?? nil) ?? keychain.name
@@ -187,17 +198,7 @@ enum KeyCommands {
         let (keys, secretKeys) = try selection.matches(in: keychain)
         if invocation.json {
             let token = uriTokenLabel(keychain)
-            let pairs: [JSONOutput.Item] = keys.map { key in
-                let type = key.keyClass == .private ? "private" : "public"
-                return [
-                    "uri": Format.pkcs11URI(
-                        token: token, object: key.label, id: key.applicationLabel, type: type),
-                    "class": key.keyClass == .private ? "private-key" : "public-key",
-                    "key_type": describe(key.algorithm), "bits": key.algorithm.sizeInBits,
-                    "id": Format.hex(key.applicationLabel), "label": key.label,
-                    "extractable": key.isExtractable, "sensitive": key.isSensitive,
-                ]
-            }
+            let pairs = keys.map { jsonItem($0, token: token) }
             try JSONOutput.print(
                 pairs + secretKeys.map { SecretKeyCommands.jsonItem($0, token: token) }, command: "find-key")
             return

@@ -143,10 +143,7 @@ enum PasswordCommands {
             return
         }
         if invocation.json {
-            var object: JSONOutput.Item = [
-                "class": "generic-password", "service": item.service, "account": item.account,
-                "label": item.label,
-            ]
+            var object = jsonItem(item)
             if invocation.flag("g") { object["password"] = JSONOutput.password(secret) }
             try JSONOutput.print([object], command: "find-generic-password")
             return
@@ -158,6 +155,11 @@ enum PasswordCommands {
             fields.map { name, value in
                 (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value + "\n"
             }.joined())
+    }
+
+    /// A generic password's attributes as a `--json` item (class "generic-password").
+    static func jsonItem(_ item: GenericPasswordItem) -> JSONOutput.Item {
+        ["class": "generic-password", "service": item.service, "account": item.account, "label": item.label]
     }
 
     /// A password for -g: quoted text, or `0x…` hexadecimal when it is not printable UTF-8.
