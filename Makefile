@@ -3,6 +3,10 @@
 
 all: release
 
+# The Swift toolchain, found as scripts/setup.sh finds it: swift on PATH, else /opt/swift,
+# else /usr/share/swift (make SWIFT=/path/to/swift overrides).
+SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift /usr/share/swift/usr/bin/swift)),swift)
+
 ## The main job: build, register with p11-kit, store a certificate through the Swift API,
 ## show it with p11tool --list-all.
 demo:
@@ -17,10 +21,10 @@ bench:
 	bash bench/run.sh
 
 module:
-	swift build -c release --product p11keychain-pkcs11
+	$(SWIFT) build -c release --product p11keychain-pkcs11
 
 cli:
-	swift build -c release --product p11keychain
+	$(SWIFT) build -c release --product p11keychain
 
 ## The two release products that install: the module and the CLI.
 release: module cli
@@ -29,10 +33,10 @@ register: release
 	bash scripts/register-module.sh .build/release/libp11keychain-pkcs11.so
 
 lint:
-	swift format lint --strict -r Package.swift Sources Tests $(wildcard Examples)
+	$(SWIFT) format lint --strict -r Package.swift Sources Tests $(wildcard Examples)
 
 format:
-	swift format -i -r Package.swift Sources Tests $(wildcard Examples)
+	$(SWIFT) format -i -r Package.swift Sources Tests $(wildcard Examples)
 
 clean:
 	rm -rf .build bench/build
@@ -73,10 +77,10 @@ INSTALLED = \
 	$(DOCDIR)/p11keychain.conf
 
 $(RELEASE_MODULE):
-	swift build -c release --product p11keychain-pkcs11
+	$(SWIFT) build -c release --product p11keychain-pkcs11
 
 $(RELEASE_CLI):
-	swift build -c release --product p11keychain
+	$(SWIFT) build -c release --product p11keychain
 
 install: $(RELEASE_MODULE) $(RELEASE_CLI)
 	install -D -m 0644 $(RELEASE_MODULE) $(DESTDIR)$(MODULE_DIR)/libp11keychain-pkcs11.so

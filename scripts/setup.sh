@@ -38,8 +38,12 @@ if ((${#missing[@]} > 0)); then
     echo "setup: installing ${missing[*]}"
     sudo=""
     [[ $(id -u) == 0 ]] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Another apt (unattended-upgrades on a fresh machine) may hold the dpkg lock: wait for it
+    # rather than fail at once (apt 1.9.11+ waits up to the timeout, in seconds).
+    lock_wait=(-o DPkg::Lock::Timeout=600)
+    $sudo apt-get "${lock_wait[@]}" update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get "${lock_wait[@]}" install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
 fi
 
 # The Swift toolchain: /opt/swift on the project's machines.

@@ -87,7 +87,15 @@ enum KeyCommands {
                 + "id:  \(id)\n"
                 + "uri: \(Format.pkcs11URI(token: tokenLabel ?? keychain.name, object: label, type: "private"))\n"
         )
+        if pair.privateKey.algorithm.type == .ed25519 { Console.printError(ed25519Note) }
     }
+
+    /// Debian 12's libp11 (0.4.12, OpenSSL's `pkcs11` engine) cannot enumerate a token that
+    /// holds an EdDSA key: every key of the token fails through the engine, not only this one.
+    static let ed25519Note =
+        "note: Debian 12's OpenSSL pkcs11 engine (libp11 0.4.12) fails every key of a token that holds an "
+        + "Ed25519 key; use the key through GnuTLS, p11-kit or pkcs11-tool, or keep Ed25519 keys in a token "
+        + "of their own (--token NAME) apart from keys the engine uses"
 
     /// The algorithm --type, --bits and --curve ask for.
     private static func requestedAlgorithm(_ invocation: Invocation) throws(Failure) -> KeyAlgorithm {
