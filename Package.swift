@@ -29,7 +29,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The kernel key retention service: the session keyring `p11keychain unlock` fills.
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
-        // The only C in the project: function tables and the C_Get*Interface* entry points.
+        // The PKCS#11 module's C: function tables and the C_Get*Interface* entry points.
         .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
         .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
         .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
