@@ -172,14 +172,16 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
     (void)flags;
     (void)argc;
     (void)argv;
+    /* PAM_SUCCESS whatever happens, as pam_gnome_keyring does: a stack whose session modules
+       all return PAM_IGNORE fails the session (PAM_PERM_DENIED), and ours must never. */
     const void *data = NULL;
     /* No password (a key-based ssh login, su from root): nothing to unlock with. */
-    if (pam_get_data(pamh, password_data, &data) != PAM_SUCCESS || data == NULL) return PAM_IGNORE;
+    if (pam_get_data(pamh, password_data, &data) != PAM_SUCCESS || data == NULL) return PAM_SUCCESS;
     struct work work = {"open_session", data, NULL};
-    int result = run_as_user(pamh, &work);
+    run_as_user(pamh, &work); /* logs its own failure */
     /* Replacing the data runs its cleanup: the password is wiped now, not at pam_end. */
     pam_set_data(pamh, password_data, NULL, NULL);
-    return result == P11K_PAM_FAILED ? PAM_IGNORE : PAM_SUCCESS;
+    return PAM_SUCCESS;
 }
 
 PAM_EXTERN int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv)

@@ -135,3 +135,19 @@ test_a_pam_login_unlocks_the_login_keychain_for_apple_code_and_a_password_change
         [[ -z $found ]] || fail "a password is on disk in: $found"
     done
 }
+
+test_a_pam_login_succeeds_and_leaves_the_keychain_locked_when_its_PIN_is_not_the_password() {
+    pam_setup
+    note "the user's keychain, made by hand with another PIN"
+    as_user sh -c 'printf "so-pin-pam-other\n" >so; printf "pin-pam-other\n" >pin;
+        "$0" init --so-pin-file so --pin-file pin; status=$?; rm -f so pin; exit $status' "$CLI"
+    assert_eq 0 "$RUN_STATUS" "p11keychain init as the user ($RUN_OUT)"
+
+    run pamtester -v "$PAM_SERVICE" "$PAM_USER" authenticate open_session < <(printf "%s\n" "$PAM_OLD_PASSWORD")
+    assert_eq 0 "$RUN_STATUS" "pamtester's exit status: our failure never fails the login ($RUN_OUT)"
+    assert_contains "$RUN_OUT" "successfully opened a session" "pamtester's report"
+
+    as_user "$EXAMPLE" pam.example alice pw-pam
+    assert_eq 1 "$RUN_STATUS" "the example in a session the module could not unlock"
+    assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd in the locked session"
+}
