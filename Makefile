@@ -1,5 +1,5 @@
 # Convenience targets; each is a script under scripts/ or bench/ that works on its own.
-.PHONY: all demo test bench module cli release register lint format clean install uninstall deb
+.PHONY: all demo test bench module cli pam release register lint format clean install uninstall deb
 
 all: release
 
@@ -26,8 +26,12 @@ module:
 cli:
 	$(SWIFT) build -c release --product p11keychain
 
-## The two release products that install: the module and the CLI.
-release: module cli
+## The PAM module (docs/pam.md).
+pam:
+	swift build -c release --product pam_p11keychain
+
+## The release products that install: the module, the CLI and the PAM module.
+release: module cli pam
 
 register: release
 	bash scripts/register-module.sh .build/release/libp11keychain-pkcs11.so
@@ -62,10 +66,13 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 # p11-kit reads the module files of its package directory whatever PREFIX is.
 P11KIT_MODULE_DIR ?= $(or $(shell pkg-config --variable p11_module_configs p11-kit-1 2>/dev/null),/usr/share/p11-kit/modules)
 MODULE_DIR = $(LIBDIR)/pkcs11
+# libpam loads modules from its own directory only, whatever PREFIX is (docs/pam.md).
+PAM_DIR ?= /lib$(if $(MULTIARCH),/$(MULTIARCH))/security
 
 # The products installed; the tests point these at the build under test.
 RELEASE_MODULE ?= .build/release/libp11keychain-pkcs11.so
 RELEASE_CLI ?= .build/release/p11keychain
+RELEASE_PAM ?= .build/release/libpam_p11keychain.so
 
 INSTALLED = \
 	$(MODULE_DIR)/libp11keychain-pkcs11.so \
@@ -74,7 +81,8 @@ INSTALLED = \
 	$(MANDIR)/man1/p11keychain.1 \
 	$(MANDIR)/man5/p11keychain.conf.5 \
 	$(COMPLETIONDIR)/p11keychain \
-	$(DOCDIR)/p11keychain.conf
+	$(DOCDIR)/p11keychain.conf \
+	$(PAM_DIR)/pam_p11keychain.so
 
 $(RELEASE_MODULE):
 	$(SWIFT) build -c release --product p11keychain-pkcs11
@@ -82,7 +90,10 @@ $(RELEASE_MODULE):
 $(RELEASE_CLI):
 	$(SWIFT) build -c release --product p11keychain
 
-install: $(RELEASE_MODULE) $(RELEASE_CLI)
+$(RELEASE_PAM):
+	swift build -c release --product pam_p11keychain
+
+install: $(RELEASE_MODULE) $(RELEASE_CLI) $(RELEASE_PAM)
 	install -D -m 0644 $(RELEASE_MODULE) $(DESTDIR)$(MODULE_DIR)/libp11keychain-pkcs11.so
 	install -d $(DESTDIR)$(P11KIT_MODULE_DIR)
 	sed 's|^module:.*|module: $(MODULE_DIR)/libp11keychain-pkcs11.so|' conf/p11keychain.module \
@@ -93,6 +104,7 @@ install: $(RELEASE_MODULE) $(RELEASE_CLI)
 	install -D -m 0644 man/p11keychain.conf.5 $(DESTDIR)$(MANDIR)/man5/p11keychain.conf.5
 	install -D -m 0644 conf/p11keychain.bash-completion $(DESTDIR)$(COMPLETIONDIR)/p11keychain
 	install -D -m 0644 conf/p11keychain.conf $(DESTDIR)$(DOCDIR)/p11keychain.conf
+	install -D -m 0644 $(RELEASE_PAM) $(DESTDIR)$(PAM_DIR)/pam_p11keychain.so
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -20,6 +20,9 @@ let package = Package(
         // The command-line tool: .build/<config>/p11keychain
         .executable(name: "p11keychain", targets: ["p11keychain"]),
         .library(name: "Security", targets: ["Security"]),
+        // The PAM module (docs/pam.md): .build/<config>/libpam_p11keychain.so, installed as
+        // pam_p11keychain.so.
+        .library(name: "pam_p11keychain", type: .dynamic, targets: ["PAMModule"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -28,7 +31,7 @@ let package = Package(
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         // libp11-kit's RFC 7512 URI parser and formatter, for the CLI's pkcs11: URIs.
         .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
-        // The only C in the project: function tables and the C_Get*Interface* entry points.
+        // The PKCS#11 module's C: function tables and the C_Get*Interface* entry points.
         .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
         .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
         .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
@@ -43,6 +46,24 @@ let package = Package(
                 .unsafeFlags([
                     "-static-stdlib",
                     "-Xlinker", "--version-script=\(root)/p11/exports.map",
+                    "-Xlinker", "-Bsymbolic",
+                    "-Xlinker", "-z", "-Xlinker", "now",
+                ])
+            ]
+        ),
+        // The PAM module's C entry points (pam_sm_*): the password kept from auth to the
+        // session, the fork to the target user, the system log.
+        .target(name: "CPAM", path: "pam", exclude: ["exports.map"], linkerSettings: [.linkedLibrary("pam")]),
+        // The PAM face: C arguments in, one KeychainCore call (LoginKeychain.swift), a log line out.
+        .target(name: "PAMKeychain", dependencies: ["KeychainCore", "CPAM"]),
+        // Carries pam_p11keychain.so's linker flags, as P11KeychainModule does the PKCS#11 module's.
+        .target(
+            name: "PAMModule",
+            dependencies: ["PAMKeychain"],
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-stdlib",
+                    "-Xlinker", "--version-script=\(root)/pam/exports.map",
                     "-Xlinker", "-Bsymbolic",
                     "-Xlinker", "-z", "-Xlinker", "now",
                 ])

@@ -27,6 +27,8 @@ packages=(
     dpkg-dev man-db groff-base
     # the session keyring `p11keychain unlock` uses (libkeyutils) and the keyctl tool its tests drive
     libkeyutils-dev keyutils
+    # the PAM module (pam/, libpam) and the pamtester its test drives (test_pam.sh)
+    libpam0g-dev pamtester
 )
 
 missing=()

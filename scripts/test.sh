@@ -74,6 +74,21 @@ release_module() {
     swift build -c release --product p11keychain-pkcs11 -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
     # The release CLI too: test_install.sh installs and packages it beside the module.
     swift build -c release --product p11keychain -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
+    # The release PAM module too: test_install.sh installs it, test_pam.sh loads it.
+    swift build -c release --product pam_p11keychain -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
+    local pam=.build/release/libpam_p11keychain.so
+    [[ -f $pam ]] || { echo "no $pam"; return 1; }
+    if ldd "$pam" | grep -i swift; then
+        echo "the PAM module needs a Swift runtime library"
+        return 1
+    fi
+    local pam_exports
+    pam_exports=$(nm -D --defined-only "$pam" | awk '$2 ~ /[A-Z]/ {print $3}' | grep -v '^pam_sm_' || true)
+    if [[ -n $pam_exports ]]; then
+        echo "the PAM module exports more than pam_sm_* symbols:"
+        echo "$pam_exports" | head
+        return 1
+    fi
     local so=.build/release/libp11keychain-pkcs11.so
     [[ -f $so ]] || { echo "no $so"; return 1; }
     if ldd "$so" | grep -i swift; then

@@ -9,7 +9,8 @@
 //
 // It adds a generic password (or updates it when it is there), reads it back by service and
 // account, and prints each OSStatus. Exit status 0 when both succeed and the password read is
-// the one written, else 1.
+// the one written, else 1. With --key it also makes a permanent P-256 key tagged SERVICE.key,
+// finds it again by its tag and signs with what it found (docs/pam.md: after a PAM login).
 
 import Foundation
 import Security
@@ -19,9 +20,11 @@ var arguments = CommandLine.arguments
 // the session says, until it calls SecKeychainUnlock.
 let lockFirst = arguments.count > 1 && arguments[1] == "--lock-first"
 if lockFirst { arguments.remove(at: 1) }
+let withKey = arguments.count > 1 && arguments[1] == "--key"
+if withKey { arguments.remove(at: 1) }
 guard arguments.count == 4 else {
     FileHandle.standardError.write(
-        Data("usage: session-unlock-example [--lock-first] SERVICE ACCOUNT PASSWORD\n".utf8))
+        Data("usage: session-unlock-example [--lock-first] [--key] SERVICE ACCOUNT PASSWORD\n".utf8))
     exit(2)
 }
 let service = arguments[1]
@@ -58,4 +61,38 @@ report("SecItemCopyMatching", readStatus)
 
 let matches = (item as? Data) == password
 print("password: \(matches ? "matches" : "does not match")")
-exit(addStatus == errSecSuccess && readStatus == errSecSuccess && matches ? 0 : 1)
+var keyWorks = true
+if withKey {
+    // A key, as Apple's "Generating New Cryptographic Keys" makes one, then found by its tag.
+    let tag = Data("\(service).key".utf8)
+    let keyAttributes: [String: Any] = [
+        kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+        kSecAttrKeySizeInBits as String: 256,
+        kSecPrivateKeyAttrs as String: [
+            kSecAttrIsPermanent as String: true,
+            kSecAttrApplicationTag as String: tag,
+        ],
+    ]
+    var error: Unmanaged<CFError>?
+    let created = SecKeyCreateRandomKey(keyAttributes as CFDictionary, &error)
+    print("SecKeyCreateRandomKey: \(created == nil ? "failed" : "ok")")
+    var found: CFTypeRef?
+    let keyQuery: [String: Any] = [
+        kSecClass as String: kSecClassKey,
+        kSecAttrApplicationTag as String: tag,
+        kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+        kSecReturnRef as String: true,
+    ]
+    let keyStatus = SecItemCopyMatching(keyQuery as CFDictionary, &found)
+    report("SecItemCopyMatching(key)", keyStatus)
+    var signature: CFData?
+    if keyStatus == errSecSuccess, let found {
+        let key = found as! SecKey
+        signature = SecKeyCreateSignature(
+            key, .ecdsaSignatureMessageX962SHA256, Data("signed".utf8) as CFData, &error)
+    }
+    print("signature: \(signature == nil ? "none" : "made")")
+    keyWorks = created != nil && keyStatus == errSecSuccess && signature != nil
+}
+
+exit(addStatus == errSecSuccess && readStatus == errSecSuccess && matches && keyWorks ? 0 : 1)

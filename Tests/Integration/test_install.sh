@@ -18,7 +18,8 @@ install_cli() {
 make_install() {
     local cli
     cli=$(install_cli)
-    ok make -s -C "$IT_REPO" RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" "$@"
+    ok make -s -C "$IT_REPO" RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" \
+        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" "$@"
 }
 
 multiarch() { dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch; }
@@ -40,6 +41,7 @@ documented_files_usr() {
 644 usr/share/man/man5/p11keychain.conf.5
 644 usr/share/bash-completion/completions/p11keychain
 644 usr/share/doc/p11keychain/p11keychain.conf
+644 lib/$arch/security/pam_p11keychain.so
 FILES
 }
 
@@ -68,6 +70,7 @@ test_make_install_lays_out_exactly_the_documented_files() {
 644 usr/local/share/man/man5/p11keychain.conf.5
 644 usr/local/share/bash-completion/completions/p11keychain
 644 usr/local/share/doc/p11keychain/p11keychain.conf
+644 lib/$arch/security/pam_p11keychain.so
 FILES
     )" "$(installed_files "$local_root")" "make install DESTDIR=\$tmp (PREFIX=/usr/local)"
     assert_eq "module: /usr/local/lib/pkcs11/libp11keychain-pkcs11.so" \
@@ -121,6 +124,7 @@ test_the_deb_installs_works_without_the_toolchain_and_purges_cleanly() {
     arch=$(multiarch)
     cli=$(install_cli)
     ok env RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" \
+        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" \
         bash "$IT_REPO/scripts/build-deb.sh" "$TEST_TMP/deb"
     deb=$TEST_TMP/deb/p11keychain_${version}_amd64.deb
     [[ -f $deb ]] || fail "scripts/build-deb.sh printed '$RUN_OUT', and no $deb exists"
