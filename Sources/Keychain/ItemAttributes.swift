@@ -82,6 +82,11 @@ public struct ItemAttributes: Hashable, Sendable {
     /// kSecAttrModificationDate: when the item last changed, to the millisecond. Set by the
     /// keychain: ignored when adding or changing; in a query, matched exactly.
     public var modificationDate: Date?
+    /// Which attributes were given as another type than their usual one (an account as
+    /// bytes, `generic` as text): each comes back as it was given, as Apple's keychain returns
+    /// it. Never matched: a query finds an item by the value's bytes, whichever type either
+    /// was given as (a text's bytes are its UTF-8), as Apple's queries do.
+    public var valueTypes: [ItemValueAttribute: ItemValueType] = [:]
 
     /// Creates a set of attributes; nil leaves each to its default.
     public init(
@@ -119,6 +124,7 @@ public struct ItemAttributes: Hashable, Sendable {
         isNegative = attributes.bool(.isNegative)
         creationDate = attributes.ulong(.creationDate).map(Self.date)
         modificationDate = attributes.ulong(.modificationDate).map(Self.date)
+        valueTypes = Self.valueTypes(stored: attributes)
     }
 
     /// The set attributes as PKCS#11 vendor attributes (the dates are never written).
@@ -135,6 +141,7 @@ public struct ItemAttributes: Hashable, Sendable {
         if let type { template[.itemType] = AttributeValue.encode(UInt64(type)) }
         if let isInvisible { template[.isInvisible] = [isInvisible ? 1 : 0] }
         if let isNegative { template[.isNegative] = [isNegative ? 1 : 0] }
+        if let valueTypesRecord { template[.valueTypes] = valueTypesRecord }
         return template
     }
 
@@ -146,6 +153,7 @@ public struct ItemAttributes: Hashable, Sendable {
         var wanted = template
         wanted[.accessControl] = nil
         wanted[.synchronizable] = nil
+        wanted[.valueTypes] = nil
         let isSynchronizable = stored.bool(.synchronizable) ?? false
         if let synchronizable {
             guard isSynchronizable == synchronizable else { return false }

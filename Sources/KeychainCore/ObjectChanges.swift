@@ -130,6 +130,7 @@ extension Token {
                 policy.settleHistory(&changed, after: .update, before: current)
                 var changes = template
                 changes[.modificationDate] = Token.now()
+                AppleValueTypes.settle(&changes, current: current)
                 for type: AttributeType in [.alwaysSensitive, .neverExtractable]
                 where changed[type] != current[type] {
                     changes[type] = changed[type]

@@ -570,6 +570,8 @@ extension ObjectPolicy {
             type: .synchronizable, kind: .bool, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
         AttributeSpec(type: .creationDate, kind: .ulong, rules: [], defaultValue: nil),
         AttributeSpec(type: .modificationDate, kind: .ulong, rules: [], defaultValue: nil),
+        AttributeSpec(
+            type: .valueTypes, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
     ]
 
     /// kSecAttrAccessControl, which only the classes whose use the token can guard have: data

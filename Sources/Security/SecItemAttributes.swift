@@ -103,9 +103,10 @@ struct ItemAttributeRequest {
             }
             attributes.accessibility = control.protection
             attributes.accessControl = control.flags
-        case kSecAttrGeneric: attributes.generic = Array(try typed(value, name, "CFData") as Data)
-        case kSecAttrComment: attributes.comment = try typed(value, name, "a CFString") as String
-        case kSecAttrDescription: attributes.itemDescription = try typed(value, name, "a CFString") as String
+        case kSecAttrGeneric: attributes.generic = try bytes(value, name, .generic, into: &attributes)
+        case kSecAttrComment: attributes.comment = try text(value, name, .comment, into: &attributes)
+        case kSecAttrDescription:
+            attributes.itemDescription = try text(value, name, .itemDescription, into: &attributes)
         case kSecAttrCreator: attributes.creator = try fourCharCode(value, name)
         case kSecAttrType: attributes.type = try fourCharCode(value, name)
         case kSecAttrIsInvisible: attributes.isInvisible = try boolean(value, name)
@@ -170,11 +171,54 @@ func returnedItemAttributes(_ attributes: ItemAttributes) -> [String: Any] {
         dictionary[kSecAttrAccessControl] = SecAccessControl(
             protection: attributes.accessibility ?? .whenUnlocked, flags: flags)
     }
-    if let value = attributes.comment { dictionary[kSecAttrComment] = value }
-    if let value = attributes.itemDescription { dictionary[kSecAttrDescription] = value }
+    if let value = attributes.comment { dictionary[kSecAttrComment] = returned(value, .comment, attributes) }
+    if let value = attributes.itemDescription {
+        dictionary[kSecAttrDescription] = returned(value, .itemDescription, attributes)
+    }
+    if let value = attributes.generic { dictionary[kSecAttrGeneric] = returned(value, .generic, attributes) }
     if let value = attributes.creator { dictionary[kSecAttrCreator] = Int(value) }
     if let value = attributes.type { dictionary[kSecAttrType] = Int(value) }
     if let value = attributes.isInvisible { dictionary[kSecAttrIsInvisible] = value }
     if let value = attributes.isNegative { dictionary[kSecAttrIsNegative] = value }
     return dictionary
+}
+
+/// A value Apple takes as CFString or CFData (an account, a label…), as text, its type kept
+/// in `attributes` so that it comes back as given.
+func text(
+    _ value: Any, _ name: String, _ attribute: ItemValueAttribute, into attributes: inout ItemAttributes
+)
+    throws(KeychainError) -> String
+{
+    let string = try text(value, name)
+    attributes.valueTypes[attribute] = value is Data ? .data : .string
+    return string
+}
+
+/// A value Apple takes as CFData or CFString (kSecAttrGeneric), as bytes, its type kept in
+/// `attributes`.
+func bytes(
+    _ value: Any, _ name: String, _ attribute: ItemValueAttribute, into attributes: inout ItemAttributes
+)
+    throws(KeychainError) -> [UInt8]
+{
+    if let data = value as? Data {
+        attributes.valueTypes[attribute] = .data
+        return Array(data)
+    }
+    if let string = value as? String {
+        attributes.valueTypes[attribute] = .string
+        return Array(string.utf8)
+    }
+    throw KeychainError(.parameter, "\(name) must be CFData or a CFString, not \(typeName(value))")
+}
+
+/// A stored text as `kSecReturnAttributes` gives it: as the type it was given.
+func returned(_ value: String, _ attribute: ItemValueAttribute, _ attributes: ItemAttributes) -> Any {
+    attributes.valueType(of: attribute) == .data ? Data(value.utf8) : value
+}
+
+/// Stored bytes as `kSecReturnAttributes` gives them: as the type they were given.
+func returned(_ value: [UInt8], _ attribute: ItemValueAttribute, _ attributes: ItemAttributes) -> Any {
+    attributes.valueType(of: attribute) == .string ? String(decoding: value, as: UTF8.self) : Data(value)
 }

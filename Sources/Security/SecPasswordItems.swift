@@ -60,18 +60,19 @@ struct PasswordItemRequest {
             if try readReturnType(key, name, value, into: &returnTypes) { continue }
             if try common.read(key, name, value, for: operation) { continue }
             switch key {
-            case kSecAttrService, kSecAttrServer: service = try text(value, name)
-            case kSecAttrAccount: account = try text(value, name)
-            case kSecAttrLabel: label = try typed(value, name, "a CFString") as String
+            case kSecAttrService, kSecAttrServer:
+                service = try text(value, name, .service, into: &common.attributes)
+            case kSecAttrAccount: account = try text(value, name, .account, into: &common.attributes)
+            case kSecAttrLabel: label = try text(value, name, .label, into: &common.attributes)
             case kSecAttrProtocol:
                 address.protocol = try typed(value, name, "a kSecAttrProtocol… value") as String
             case kSecAttrPort: address.port = try integer(value, name)
-            case kSecAttrPath: address.path = try typed(value, name, "a CFString") as String
+            case kSecAttrPath: address.path = try text(value, name, .path, into: &common.attributes)
             case kSecAttrAuthenticationType:
                 address.authenticationType =
                     try typed(value, name, "a kSecAttrAuthenticationType… value") as String
             case kSecAttrSecurityDomain:
-                address.securityDomain = try typed(value, name, "a CFString") as String
+                address.securityDomain = try text(value, name, .securityDomain, into: &common.attributes)
             case kSecValueData: valueData = try typed(value, name, "CFData") as Data
             case kSecValuePersistentRef: valuePersistentRef = Array(try typed(value, name, "CFData") as Data)
             case kSecMatchLimit: limit = try matchLimit(value)
@@ -267,20 +268,21 @@ struct PasswordItem {
         switch kind {
         case .generic(let item):
             dictionary[kSecClass] = kSecClassGenericPassword
-            dictionary[kSecAttrService] = item.service
-            dictionary[kSecAttrAccount] = item.account
-            dictionary[kSecAttrLabel] = item.label
-            if let generic = item.attributes.generic { dictionary[kSecAttrGeneric] = Data(generic) }
+            dictionary[kSecAttrService] = returned(item.service, .service, item.attributes)
+            dictionary[kSecAttrAccount] = returned(item.account, .account, item.attributes)
+            dictionary[kSecAttrLabel] = returned(item.label, .label, item.attributes)
         case .internet(let item):
             dictionary[kSecClass] = kSecClassInternetPassword
-            dictionary[kSecAttrServer] = item.server
-            dictionary[kSecAttrAccount] = item.account
-            dictionary[kSecAttrLabel] = item.label
+            dictionary[kSecAttrServer] = returned(item.server, .service, item.attributes)
+            dictionary[kSecAttrAccount] = returned(item.account, .account, item.attributes)
+            dictionary[kSecAttrLabel] = returned(item.label, .label, item.attributes)
             if let value = item.protocol { dictionary[kSecAttrProtocol] = value }
             if let value = item.port { dictionary[kSecAttrPort] = value }
-            if let value = item.path { dictionary[kSecAttrPath] = value }
+            if let value = item.path { dictionary[kSecAttrPath] = returned(value, .path, item.attributes) }
             if let value = item.authenticationType { dictionary[kSecAttrAuthenticationType] = value }
-            if let value = item.securityDomain { dictionary[kSecAttrSecurityDomain] = value }
+            if let value = item.securityDomain {
+                dictionary[kSecAttrSecurityDomain] = returned(value, .securityDomain, item.attributes)
+            }
         }
         return dictionary
     }

@@ -117,7 +117,8 @@ struct ItemAttributeSnippetsTests {
                     Data("local".utf8), Data("cloud".utf8),
                 ])
             for item in all {
-                #expect(item[kSecAttrAccount as String] as? String == "alice")
+                // Given as Data (saveToken), the account comes back as Data, as on Apple platforms.
+                #expect(item[kSecAttrAccount as String] as? Data == Data("alice".utf8))
                 #expect(
                     item[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock
                         as String)

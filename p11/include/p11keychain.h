@@ -160,6 +160,8 @@ typedef struct CK_EDDSA_PARAMS {
 #define CKA_P11K_PATH 0x80504B30UL                /* kSecAttrPath, UTF-8 */
 #define CKA_P11K_AUTHENTICATION_TYPE 0x80504B31UL /* kSecAttrAuthenticationType, four ASCII letters ("dflt") */
 #define CKA_P11K_SECURITY_DOMAIN 0x80504B32UL     /* kSecAttrSecurityDomain, UTF-8 */
+#define CKA_P11K_VALUE_TYPES 0x80504B33UL         /* which attributes were given as CFData/CFString other than usual:
+                                                    * per entry a CK_ULONG type and one byte (0 text, 1 data) */
 /* Access control flags that make reading a password's CKA_VALUE need the PIN each time:
  * through PKCS#11 such a value reads as CKR_ATTRIBUTE_SENSITIVE; a private key with them has
  * CKA_ALWAYS_AUTHENTICATE = TRUE. */
