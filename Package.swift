@@ -23,6 +23,8 @@ let package = Package(
         // The PAM module (docs/pam.md): .build/<config>/libpam_p11keychain.so, installed as
         // pam_p11keychain.so.
         .library(name: "pam_p11keychain", type: .dynamic, targets: ["PAMModule"]),
+        // Apple's LAContext over the keychain PIN (ARCHITECTURE.md §7.4).
+        .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -84,7 +86,9 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // Apple-compatible façade (SecItem*, SecCertificate*, kSec*, OSStatus) over Keychain.
-        .target(name: "Security", dependencies: ["Keychain"]),
+        .target(name: "Security", dependencies: ["Keychain", "LocalAuthentication"]),
+        // Apple's LocalAuthentication: the device owner is the keychain's user, asked through pinentry.
+        .target(name: "LocalAuthentication", dependencies: ["Keychain"]),
         // Apple's "Storing a Certificate in the Keychain", written as on Apple platforms.
         .executableTarget(
             name: "store-certificate-example", dependencies: ["Security"],
@@ -125,7 +129,13 @@ let package = Package(
         .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain", "TestSupport"]),
         // Apple's documented snippets, compiled with only `import Foundation` and `import Security`
         // (the tests beside them also use TestSupport's trust fixtures and `openssl verify`).
-        .testTarget(name: "AppleSnippetsTests", dependencies: ["Security", "TestSupport"]),
+        .testTarget(
+            name: "AppleSnippetsTests", dependencies: ["Security", "LocalAuthentication", "TestSupport"]),
+        // The same Apple-style snippets (symbolic links to AppleSnippetsTests' files) compiled in
+        // Swift 5 language mode: Apple code is written in both.
+        .testTarget(
+            name: "AppleSnippetsSwift5Tests", dependencies: ["Security", "LocalAuthentication"],
+            swiftSettings: [.swiftLanguageMode(.v5)]),
         // bench/trust.sh: SecTrustEvaluateWithError in a loop, beside bench/trust.c's X509_verify_cert.
         .executableTarget(name: "trust-bench", dependencies: ["Security"], path: "bench/TrustBench"),
         // Apple-style files that import only Foundation: on Apple platforms Foundation brings

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import Keychain
+internal import LocalAuthentication
 
 // The attributes and `kSecUse…` keys every item class takes: parsed once here,
 // returned once here, so that each class's request only adds its own keys.
@@ -127,16 +128,24 @@ struct ItemAttributeRequest {
                     .parameter, "kSecUseAuthenticationUI must be a kSecUseAuthenticationUI… value")
             }
         case kSecUseAuthenticationContext:
-            // Apple's LAContext; on Linux the user's PIN, as text or bytes.
+            // Apple's LAContext (LocalAuthentication's, holding the PIN as its
+            // .applicationPassword credential), or the user's PIN itself, as text or bytes.
             var pin: [UInt8]
-            if let text = value as? String {
+            if let context = value as? LAContext {
+                // A context without a credential authenticates nothing, as one not evaluated.
+                guard let credential = context.keychainPIN() else {
+                    authentication = nil
+                    return true
+                }
+                pin = credential
+            } else if let text = value as? String {
                 pin = Array(text.utf8)
             } else if let data = value as? Data {
                 pin = Array(data)
             } else {
                 throw KeychainError(
                     .parameter,
-                    "kSecUseAuthenticationContext must be the user PIN as a CFString or CFData on Linux, not "
+                    "kSecUseAuthenticationContext must be an LAContext, or the user PIN as a CFString or CFData, not "
                         + typeName(value))
             }
             authentication = AuthenticationContext(pin)

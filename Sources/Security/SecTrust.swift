@@ -328,18 +328,27 @@ public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutableP
     }
 }
 
-/// What `SecTrustEvaluateAsyncWithError` calls with the outcome.
-public typealias SecTrustWithErrorCallback = @Sendable (SecTrust, Bool, CFError?) -> Void
+/// What `SecTrustEvaluateAsyncWithError` calls with the outcome. Not `@Sendable`, as in
+/// Apple's SDK: Swift 6 code passes closures that capture its own state.
+public typealias SecTrustWithErrorCallback = (SecTrust, Bool, CFError?) -> Void
+
+/// The caller's callback, carried to the queue it named.
+private struct QueuedCallback: @unchecked Sendable {
+    // @unchecked: Apple's contract, kept here: the callback runs once, on the queue the caller
+    // gave, and the caller answers for what it captures (the SDK's type is not @Sendable).
+    let call: SecTrustWithErrorCallback
+}
 
 /// Evaluates the trust on `queue` and calls `result` there with the outcome.
 @discardableResult
 public func SecTrustEvaluateAsyncWithError(
     _ trust: SecTrust, _ queue: DispatchQueue, _ result: @escaping SecTrustWithErrorCallback
 ) -> OSStatus {
+    let callback = QueuedCallback(call: result)
     queue.async {
         var error: CFError?
         let trusted = SecTrustEvaluateWithError(trust, &error)
-        result(trust, trusted, error)
+        callback.call(trust, trusted, error)
     }
     return errSecSuccess
 }

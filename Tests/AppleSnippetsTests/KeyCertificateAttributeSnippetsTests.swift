@@ -14,7 +14,7 @@ private var sampleCertificate: Data {
 
 /// A PKCS#12 file of a new P-256 key and its self-signed certificate (CN=Shared), made by
 /// `openssl` in `directory`, with password "secret".
-private func makeP12(in directory: String) throws -> Data {
+func makeP12(in directory: String) throws -> Data {
     for arguments in [
         [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",

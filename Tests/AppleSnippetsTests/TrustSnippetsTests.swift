@@ -9,7 +9,7 @@ import Testing
 
 /// Runs `body` with a fresh default keychain and a "system" CA bundle of `systemAnchors`
 /// fixtures (none by default), holding the environment lock every test target takes.
-private func withTrustKeychain(systemAnchors: [String] = [], _ body: () throws -> Void) throws {
+func withTrustKeychain(systemAnchors: [String] = [], _ body: () throws -> Void) throws {
     let lock = open(
         NSTemporaryDirectory() + "/p11keychain-tests-environment.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
     guard lock >= 0 else { throw TestFailure("cannot open the environment lock") }
@@ -37,7 +37,7 @@ private func withTrustKeychain(systemAnchors: [String] = [], _ body: () throws -
 }
 
 /// The fixture's certificates as SecCertificates.
-private func certificates(_ names: String...) throws -> [SecCertificate] {
+func certificates(_ names: String...) throws -> [SecCertificate] {
     try names.flatMap { try TrustFixtures.certificates($0) }.map { der in
         try #require(SecCertificateCreateWithData(nil, Data(der) as CFData))
     }

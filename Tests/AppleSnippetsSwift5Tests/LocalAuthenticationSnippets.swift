@@ -1,0 +1,1 @@
+../AppleSnippetsTests/LocalAuthenticationSnippets.swift
