@@ -10,7 +10,7 @@ public enum ItemValueType: Hashable, Sendable {
     case data
 }
 
-/// The Apple attributes of password items whose value may be given as text or as bytes.
+/// The Apple attributes whose value may be given as text or as bytes.
 public enum ItemValueAttribute: Hashable, Sendable, CaseIterable {
     /// kSecAttrService of a generic password, kSecAttrServer of an internet password.
     case service
@@ -28,6 +28,8 @@ public enum ItemValueAttribute: Hashable, Sendable, CaseIterable {
     case path
     /// kSecAttrSecurityDomain.
     case securityDomain
+    /// kSecAttrApplicationTag of a key: bytes unless given as text.
+    case applicationTag
 
     var attributeType: AttributeType {
         switch self {
@@ -39,6 +41,7 @@ public enum ItemValueAttribute: Hashable, Sendable, CaseIterable {
         case .itemDescription: .itemDescription
         case .path: .path
         case .securityDomain: .securityDomain
+        case .applicationTag: .applicationTag
         }
     }
 

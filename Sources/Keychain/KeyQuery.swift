@@ -165,7 +165,7 @@ package struct NewKeyAttributes: Sendable {
             for (type, flag) in flags { template[type] = [usage.contains(flag) ? 1 : 0] }
         }
         let common = self.common.template
-        for type: AttributeType in [.accessible, .accessGroup, .synchronizable, .accessControl] {
+        for type: AttributeType in [.accessible, .accessGroup, .synchronizable, .accessControl, .valueTypes] {
             if let value = common[type] { template[type] = value }
         }
         if keyClass == .private {

@@ -373,7 +373,7 @@ func keyAttributes(of item: KeyItem) -> [String: Any] {
         kSecAttrKeyType as String: keyTypeConstant(item.algorithm.type),
         kSecAttrKeySizeInBits as String: item.algorithm.sizeInBits,
         kSecAttrEffectiveKeySize as String: item.algorithm.sizeInBits,
-        kSecAttrLabel as String: item.label,
+        kSecAttrLabel as String: returned(item.label, .label, item.attributes),
         kSecAttrApplicationLabel as String: Data(item.applicationLabel),
         kSecAttrIsPermanent as String: true,
         kSecAttrIsSensitive as String: item.isSensitive,
@@ -386,7 +386,9 @@ func keyAttributes(of item: KeyItem) -> [String: Any] {
         kSecAttrCanWrap as String: item.usage.contains(.wrap),
         kSecAttrCanUnwrap as String: item.usage.contains(.unwrap),
     ]) { _, own in own }
-    if let tag = item.applicationTag { attributes[kSecAttrApplicationTag] = Data(tag) }
+    if let tag = item.applicationTag {
+        attributes[kSecAttrApplicationTag] = returned(tag, .applicationTag, item.attributes)
+    }
     if item.keyClass == .public { attributes[kSecValueData] = Data(item.publicKey.externalRepresentation) }
     return attributes
 }

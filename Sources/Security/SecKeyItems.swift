@@ -125,9 +125,11 @@ struct KeyItemRequest {
                 throw KeychainError(.parameter, "kSecAttrKeySizeInBits and kSecAttrEffectiveKeySize disagree")
             }
             sizeInBits = size
-        case kSecAttrLabel: label = try typed(value, name, "a CFString") as String
+        case kSecAttrLabel: label = try text(value, name, .label, into: &common.attributes)
         case kSecAttrApplicationLabel: applicationLabel = Array(try typed(value, name, "CFData") as Data)
-        case kSecAttrApplicationTag: applicationTag = try Security.applicationTag(value)
+        case kSecAttrApplicationTag:
+            applicationTag = try Security.applicationTag(value)
+            common.attributes.valueTypes[.applicationTag] = value is Data ? .data : .string
         case kSecAttrIsPermanent: isPermanent = try boolean(value, name)
         case kSecAttrIsSensitive: isSensitive = try boolean(value, name)
         case kSecAttrIsExtractable: isExtractable = try boolean(value, name)

@@ -47,7 +47,7 @@ func secretKeyAttributes(of item: SecretKeyItem) -> [String: Any] {
         kSecAttrKeyType as String: secretKeyTypeConstant(item.type),
         kSecAttrKeySizeInBits as String: item.sizeInBits,
         kSecAttrEffectiveKeySize as String: item.sizeInBits,
-        kSecAttrLabel as String: item.label,
+        kSecAttrLabel as String: returned(item.label, .label, item.attributes),
         kSecAttrApplicationLabel as String: Data(item.applicationLabel),
         kSecAttrIsPermanent as String: true,
         kSecAttrIsSensitive as String: item.isSensitive,
@@ -60,7 +60,9 @@ func secretKeyAttributes(of item: SecretKeyItem) -> [String: Any] {
         kSecAttrCanWrap as String: item.usage.contains(.wrap),
         kSecAttrCanUnwrap as String: item.usage.contains(.unwrap),
     ]
-    if let tag = item.applicationTag { attributes[kSecAttrApplicationTag] = Data(tag) }
+    if let tag = item.applicationTag {
+        attributes[kSecAttrApplicationTag] = returned(tag, .applicationTag, item.attributes)
+    }
     return attributes
 }
 

@@ -48,4 +48,21 @@ struct IdentityCreateSnippetsTests {
             #expect(identity(for: certificate, in: "login" as CFString).0 == errSecParam)
         }
     }
+
+    @Test("the validity dates and descriptions of a certificate read as Apple's functions give them")
+    func datesAndDescriptions() throws {
+        try withPINKeychain { directory in
+            let (certificate, _) = try #require(
+                certificateAndKey(p12: try makeP12(in: directory), password: "secret"))
+            let notBefore = try #require(SecCertificateCopyNotValidBeforeDate(certificate) as Date?)
+            let notAfter = try #require(SecCertificateCopyNotValidAfterDate(certificate) as Date?)
+            #expect(notBefore <= Date())
+            #expect(notAfter > Date())
+            #expect(notAfter.timeIntervalSince(notBefore) == 2 * 86_400)
+            #expect(SecCertificateCopyShortDescription(nil, certificate, nil) as String? == "Shared")
+            #expect(
+                (SecCertificateCopyLongDescription(nil, certificate, nil) as String?)?.contains("Shared")
+                    == true)
+        }
+    }
 }

@@ -56,3 +56,27 @@ func update(service: String, _ changes: [String: Any]) -> OSStatus {
     ]
     return SecItemUpdate(query as CFDictionary, changes as CFDictionary)
 }
+
+/// A key filed under a tag given as String and a label given as Data, as some wrappers do.
+func storeKey(_ key: SecKey, tag: String, label: Data) -> OSStatus {
+    let query: [String: Any] = [
+        kSecClass as String: kSecClassKey,
+        kSecValueRef as String: key,
+        kSecAttrApplicationTag as String: tag,
+        kSecAttrLabel as String: label,
+    ]
+    return SecItemAdd(query as CFDictionary, nil)
+}
+
+/// The attributes of the private key with `tag`, the tag given as Data.
+func privateKeyAttributes(tag: Data) -> [String: Any]? {
+    let query: [String: Any] = [
+        kSecClass as String: kSecClassKey,
+        kSecAttrKeyClass as String: kSecAttrKeyClassPrivate,
+        kSecAttrApplicationTag as String: tag,
+        kSecReturnAttributes as String: true,
+    ]
+    var result: CFTypeRef?
+    guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return nil }
+    return result as? [String: Any]
+}

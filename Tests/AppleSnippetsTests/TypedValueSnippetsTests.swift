@@ -81,4 +81,17 @@ struct TypedValueSnippetsTests {
             #expect(item?[kSecAttrLabel as String] as? Data == Data("tag".utf8))
         }
     }
+
+    @Test("a key's tag given as String and label given as Data come back so; a Data tag finds it")
+    func keyAttributesKeepTheirTypes() throws {
+        try withPINKeychain { _ in
+            try unlockKeychain(password: TestPIN.user)
+            #expect(
+                storeKey(try makeEphemeralKey(), tag: "com.example.tag", label: Data("key".utf8))
+                    == errSecSuccess)
+            let item = privateKeyAttributes(tag: Data("com.example.tag".utf8))
+            #expect(item?[kSecAttrApplicationTag as String] as? String == "com.example.tag")
+            #expect(item?[kSecAttrLabel as String] as? Data == Data("key".utf8))
+        }
+    }
 }
