@@ -181,9 +181,11 @@ final class PostgresConnection {
         case "23505": .constraint  // unique_violation
         case "25006": .readOnly  // read_only_sql_transaction (a standby)
         case "53100": .full  // disk_full
-        case "57014", "55P03", "40001", "40P01": .busy  // statement or lock timeout, conflicts
-        case _ where state.hasPrefix("08"), _ where state.hasPrefix("57P"): .failed  // connection, shutdown
-        case _ where state.hasPrefix("28"), _ where state.hasPrefix("42"): .cannotOpen  // credentials, privileges
+        // Statement or lock timeouts, conflicts.
+        case "57014", "55P03", "40001", "40P01": .busy
+        // Credentials, privileges, a missing object.
+        case _ where state.hasPrefix("28"), _ where state.hasPrefix("42"): .cannotOpen
+        // Connection failures (08), a shutdown (57P), anything else.
         default: .failed
         }
     }

@@ -82,6 +82,9 @@ public final class PostgresStore: StorageEngine {
         connection = PostgresConnection(
             conninfo: conninfo, label: "token \(token) (\(label))",
             setup: [("SELECT set_config('search_path', $1, false)", [.text(Self.quoted(token))])])
+        // Created (or checked) now when the server answers, as a file is at its opening;
+        // when it does not, the first call tries again and reports why.
+        try? prepare()
     }
 
     /// `name` as a quoted SQL identifier (for `search_path`, a bound value).
