@@ -7,6 +7,8 @@
 #                                               (a libpq connection string), run COMMAND, stop
 #   scripts/pg-test-cluster.sh start            start; print DIR and the connection string
 #   scripts/pg-test-cluster.sh stop DIR         stop the cluster in DIR and remove DIR
+#   scripts/pg-test-cluster.sh down DIR         stop its server only (an outage)
+#   scripts/pg-test-cluster.sh up DIR           start it again
 #
 # Every step is bounded: pg_ctl waits at most 30 s; the stop is immediate (the data is thrown
 # away). The status of `run` is COMMAND's.
@@ -29,12 +31,19 @@ start() {
     as_owner "$bin/initdb" -D "$dir/data" -U p11keychain -A trust -E UTF8 --no-locale --no-sync >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; return 1; }
     # No TCP at all; the socket is the owner's only (root passes by its privilege).
-    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/socket/server.log" -w -t 30 start \
-        -o "-c listen_addresses='' -c unix_socket_directories='$dir/socket' -c unix_socket_permissions=0700 -c fsync=off" \
-        >/dev/null || { cat "$dir/socket/server.log" >&2; return 1; }
+    up "$dir"
     echo "$dir"
     echo "host=$dir/socket user=p11keychain dbname=postgres"
 }
+
+up() {
+    local dir=$1
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/socket/server.log" -w -t 30 start \
+        -o "-c listen_addresses='' -c unix_socket_directories='$dir/socket' -c unix_socket_permissions=0700 -c fsync=off" \
+        >/dev/null || { cat "$dir/socket/server.log" >&2; return 1; }
+}
+
+down() { as_owner "$bin/pg_ctl" -D "$1/data" -m immediate -w -t 30 stop >/dev/null; }
 
 stop() {
     local dir=$1
@@ -45,6 +54,8 @@ stop() {
 case ${1:-} in
     start) start ;;
     stop) stop "$2" ;;
+    up) up "$2" ;;
+    down) down "$2" ;;
     run)
         shift
         out=$(start)
@@ -55,5 +66,5 @@ case ${1:-} in
         "$@" || status=$?
         exit "$status"
         ;;
-    *) echo "usage: $0 run COMMAND... | start | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 run COMMAND... | start | stop DIR | down DIR | up DIR" >&2; exit 2 ;;
 esac
