@@ -26,6 +26,13 @@ public struct TokenConfiguration: Sendable, Equatable {
     }
 
     var durability: Durability { synchronous ? .full : .normal }
+
+    /// True when the store is a database server's (`store = postgresql:…`), not a file.
+    public var isServerStore: Bool { ObjectStore.isServerLocation(path) }
+
+    /// The store fit for display: a file's path, or `postgresql:` and the server's host, port,
+    /// database and user, never the rest of the connection string (it may hold a password).
+    public var printableStore: String { ObjectStore.printable(path) }
 }
 
 /// The module's configuration (ARCHITECTURE.md §5): the tokens in slot order and diagnostics.

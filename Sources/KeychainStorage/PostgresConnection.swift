@@ -28,6 +28,10 @@ final class PostgresConnection {
     /// The statements that set up every new connection (the schema search path).
     private let setup: [(sql: String, parameters: [PostgresValue])]
     private var handle: OpaquePointer?
+    /// The last failed attempt to connect: when (monotonic seconds) and why. Within a second
+    /// of it, calls fail at once with the same reason, so that one operation's several
+    /// statements do not each wait out `connect_timeout` on a server that is down.
+    private var lastFailure: (time: Double, error: StorageError)?
 
     /// Defaults for bounded time, given before the connection string so that it may override
     /// them (libpq: the last value of a keyword wins).
@@ -77,6 +81,7 @@ final class PostgresConnection {
     private func connected() throws(StorageError) -> OpaquePointer {
         if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
         close()
+        if let lastFailure, Self.now() - lastFailure.time < 1 { throw lastFailure.error }
         let keywords = Self.defaults.map(\.0) + ["dbname"]
         let values = Self.defaults.map(\.1) + [conninfo]
         let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
@@ -86,12 +91,24 @@ final class PostgresConnection {
         guard PQstatus(made) == CONNECTION_OK else {
             let reason = Self.message(PQerrorMessage(made))
             PQfinish(made)
-            throw StorageError(.failed, "\(label): the server is unreachable: \(reason)")
+            let error = StorageError(.failed, "\(label): the server is unreachable: \(reason)")
+            lastFailure = (Self.now(), error)
+            throw error
         }
+        lastFailure = nil
         handle = made
         for step in setup { _ = try run(step.sql, step.parameters, on: made) }
         return made
     }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// True while a connection is open (it may still turn out broken at its next use).
+    var isOpen: Bool { handle != nil }
 
     /// True inside a transaction block the server knows of.
     var isInTransaction: Bool {

@@ -138,10 +138,10 @@ public final class PostgresStore: StorageEngine {
             try connection.execute("COMMIT")
             schemaOID = oid
         } catch let error as StorageError {
-            _ = try? connection.execute("ROLLBACK")
+            rollBack()
             throw error
         } catch {
-            _ = try? connection.execute("ROLLBACK")
+            rollBack()
             throw StorageError(.failed, "\(path): \(error)")
         }
     }
@@ -168,7 +168,7 @@ public final class PostgresStore: StorageEngine {
     private func transaction<T>(writing: Bool, _ body: () throws -> T) throws -> T {
         if inTransaction { return try body() }
         try prepare()
-        if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
+        if connection.isInTransaction { rollBack() }
         try connection.execute(writing ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         inTransaction = true
         self.writing = writing
@@ -183,9 +183,15 @@ public final class PostgresStore: StorageEngine {
             try connection.execute("COMMIT")
             return result
         } catch {
-            _ = try? connection.execute("ROLLBACK")
+            rollBack()
             throw error
         }
+    }
+
+    /// Ends the open transaction after a failure. A lost connection took its transaction with
+    /// it: nothing to roll back, and connecting again here would only add a wait.
+    private func rollBack() {
+        if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
     }
 
     /// Runs one statement of a public call: in the open transaction, or on its own (one

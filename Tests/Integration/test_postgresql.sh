@@ -7,6 +7,7 @@ TOKEN_LABEL=Fleet
 # Distinctive PINs, so that a raw scan can look for them.
 SO_PIN=so-pin-Qx7Wm2
 USER_PIN=user-pin-Kv83Zt
+PG_PASSWORD=never-shown-Zq1
 
 # pg_start: a cluster for this test; sets PG_DIR and PG_CONNINFO, and HOST_A and HOST_B,
 # two configuration files naming the same token on it.
@@ -18,7 +19,9 @@ pg_start() {
     PG_CONNINFO=$(sed -n 2p <<<"$out")
     defer "bash '$IT_REPO/scripts/pg-test-cluster.sh' stop '$PG_DIR'"
     for host in a b; do
-        printf '[token %s]\nstore = postgresql:%s\n' "$TOKEN_LABEL" "$PG_CONNINFO" >"$TEST_TMP/host-$host.conf"
+        # A password the server (trust) never asks for: no message or listing may show it.
+        printf '[token %s]\nstore = postgresql:%s password=%s\n' "$TOKEN_LABEL" "$PG_CONNINFO" "$PG_PASSWORD" \
+            >"$TEST_TMP/host-$host.conf"
     done
     HOST_A=$TEST_TMP/host-a.conf
     HOST_B=$TEST_TMP/host-b.conf
@@ -46,6 +49,9 @@ test_a_postgresql_token_works_with_p11tool_pkcs11tool_and_the_cli() {
     out=$(cli --token "$TOKEN_LABEL" find-certificate -c fleet.example.org 2>&1) ||
         fail "find-certificate failed: $(summarize "$out")"
     assert_contains "$out" "fleet.example.org" "the CLI finds the certificate it added"
+    out=$(cli list-tokens 2>&1) || fail "list-tokens failed: $(summarize "$out")"
+    assert_line "$out" "^$TOKEN_LABEL +read-write +[1-9][0-9]* +SO\+user +postgresql:" "list-tokens: the PostgreSQL token, its engine, its public objects"
+    assert_not_contains "$out" "$PG_PASSWORD" "list-tokens"
 }
 
 test_two_hosts_share_a_postgresql_token_and_a_key_destroyed_on_one_is_refused_on_the_other() {
@@ -114,6 +120,9 @@ test_a_server_down_leaves_the_module_loaded_and_the_token_usable_once_it_is_back
         fail "pkcs11-tool -L with the server down: $(summarize "$out")"
     assert_contains "$out" "p11keychain $TOKEN_LABEL" "the slot of the PostgreSQL token while its server is down"
     refused pk11 -O
+    out=$(P11KEYCHAIN_DEBUG=1 pkcs11-tool --module "$P11KEYCHAIN_MODULE" -L 2>&1 || true)
+    assert_contains "$out" "the server is unreachable" "the trace says why the token is missing"
+    assert_not_contains "$out" "$PG_PASSWORD" "the trace"
     bash "$IT_REPO/scripts/pg-test-cluster.sh" up "$PG_DIR" || fail "the test server did not start again"
     out=$(pk11 -O 2>&1) || fail "pkcs11-tool -O once the server is back: $(summarize "$out")"
     assert_contains "$out" "before-outage" "the object stored before the outage"
