@@ -59,7 +59,8 @@ enum TokenCommands {
             var pins = "-"
             if exists {
                 do {
-                    objects = String(try objectCount(path: token.path, readOnly: token.readOnly, token: token.name))
+                    objects = String(
+                        try objectCount(path: token.path, readOnly: token.readOnly, token: token.name))
                     if !token.readOnly, Token(configuration: token).isWriteProtected { access = "read-only" }
                     pins = summary(of: try Token(configuration: token).authenticationState())
                 } catch {
@@ -69,7 +70,8 @@ enum TokenCommands {
                 }
             }
             rows.append([
-                token.name, access, objects, pins, token.printableStore + (exists ? "" : " (not created yet)"),
+                token.name, access, objects, pins,
+                token.printableStore + (exists ? "" : " (not created yet)"),
             ])
             items.append([
                 "class": "token", "name": token.name, "access": access,
