@@ -60,6 +60,16 @@ final class PostgresConnection {
         handle = nil
     }
 
+    /// Lets go of this session's advisory locks, then drops the connection. The server would
+    /// drop them anyway when the connection ends, but only once its backend has exited, a
+    /// moment later: another host could still see an attempt lock held that was let go.
+    func closeReleasingLocks() {
+        if let handle, PQstatus(handle) == CONNECTION_OK {
+            PQclear(PQexec(handle, "SELECT pg_advisory_unlock_all()"))
+        }
+        close()
+    }
+
     /// The host, port, database and user of `conninfo`, for messages; nil when it does not
     /// parse. libpq's own parse error is not repeated: it may quote the string.
     static func label(of conninfo: String) -> String? {

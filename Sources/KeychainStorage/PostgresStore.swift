@@ -384,7 +384,7 @@ public final class PostgresStore: StorageEngine {
         guard try holder.execute("SELECT pg_try_advisory_lock($1)", [.int(key)]).bool(0, 0) else {
             return nil
         }
-        return AttemptLock(release: { holder.close() })
+        return AttemptLock(release: { holder.closeReleasingLocks() })
     }
 
     public func isAttemptLockHeld(_ slot: Int) throws(StorageError) -> Bool {

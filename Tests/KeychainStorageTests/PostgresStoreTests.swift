@@ -7,13 +7,21 @@ import Testing
 struct PostgresStoreTests {
     @Test("a connection the server dropped is made again by the next call, and the first fails cleanly")
     func droppedConnectionIsMadeAgain() throws {
-        try withTemporaryStore(on: .postgresql) { store, place in
+        try withTemporaryStore(on: .postgresql) { _, place in
+            // Its own application name: the other tests' connections run beside it.
+            let store = try ObjectStore.open(
+                place.location + " application_name=\(place.token)", token: place.token, create: false)
             let object = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(3, bytes("kept"))])
-            try place.query(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    + "WHERE application_name = 'p11keychain' AND pid <> pg_backend_pid()")
-            // The first call may see the broken connection; a later one reconnects.
-            _ = try? store.attributes(of: object)
+            let ended = try place.query(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '\(place.token)'"
+            )
+            #expect(ended == "1", "the store's one connection was ended")
+            // The first call finds the connection broken: a storage error naming the token.
+            do {
+                _ = try store.attributes(of: object)
+            } catch let error as StorageError {
+                #expect(error.code == .failed && error.message.contains(place.token), "\(error)")
+            }
             #expect(try store.attributes(of: object) == [StoredAttribute(3, bytes("kept"))])
             #expect(try store.find([StoredAttribute(3, bytes("kept"))]) == [object])
         }
