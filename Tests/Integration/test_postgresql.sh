@@ -127,3 +127,21 @@ test_a_server_down_leaves_the_module_loaded_and_the_token_usable_once_it_is_back
     out=$(pk11 -O 2>&1) || fail "pkcs11-tool -O once the server is back: $(summarize "$out")"
     assert_contains "$out" "before-outage" "the object stored before the outage"
 }
+
+test_wrong_pins_guessed_at_once_from_two_hosts_lock_the_token_after_ten() {
+    pg_start
+    local i conf pids=() incorrect
+    init_pins
+    # Six wrong guesses from each host, all at once: ten are counted, then the PIN is locked.
+    for i in $(seq 12); do
+        if ((i % 2)); then conf=$HOST_A; else conf=$HOST_B; fi
+        P11KEYCHAIN_CONF=$conf pkcs11-tool --module "$P11KEYCHAIN_MODULE" --token-label "$TOKEN_LABEL" \
+            --login --pin "wrong-pin-$i" -O >"$TEST_TMP/guess$i.out" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${pids[@]}"; do wait "$i" || true; done
+    incorrect=$(cat "$TEST_TMP"/guess*.out | grep -c CKR_PIN_INCORRECT || true)
+    assert_eq 10 "$incorrect" "wrong PINs counted from two hosts guessing at once"
+    assert_flag "user PIN locked" "after ten wrong PINs from two hosts"
+    refused pk11 --login --pin "$USER_PIN" -O
+}
