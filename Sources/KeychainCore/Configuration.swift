@@ -32,7 +32,10 @@ public struct TokenConfiguration: Sendable, Equatable {
 
     /// The store fit for display: a file's path, or `postgresql:` and the server's host, port,
     /// database and user, never the rest of the connection string (it may hold a password).
-    public var printableStore: String { ObjectStore.printable(path) }
+    public var printableStore: String { Self.printable(store: path) }
+
+    /// `store` (a token's `path`) fit for display, as ``printableStore``.
+    public static func printable(store: String) -> String { ObjectStore.printable(store) }
 }
 
 /// The module's configuration (ARCHITECTURE.md §5): the tokens in slot order and diagnostics.

@@ -106,6 +106,10 @@ enum TokenCommands {
     /// state and ``TokenLimits``): the Swift API sees only the kinds of item it models, and a
     /// token also holds what PKCS#11 applications store (any data object or key). The count
     /// is one index scan; no object is loaded.
+    /// A token's store fit for display: a file's path, or a server's host, port, database and
+    /// user, never its whole connection string (it may hold a password).
+    static func printableStore(_ store: String) -> String { TokenConfiguration.printable(store: store) }
+
     /// `token`: the token's name, which a PostgreSQL store's schema is named after.
     static func objectCount(path: String, readOnly: Bool, token name: String = "") throws(CoreError) -> Int {
         let token = Token(configuration: TokenConfiguration(name: name, path: path, readOnly: readOnly))

@@ -52,6 +52,10 @@ test_a_postgresql_token_works_with_p11tool_pkcs11tool_and_the_cli() {
     out=$(cli list-tokens 2>&1) || fail "list-tokens failed: $(summarize "$out")"
     assert_line "$out" "^$TOKEN_LABEL +read-write +[1-9][0-9]* +SO\+user +postgresql:" "list-tokens: the PostgreSQL token, its engine, its public objects"
     assert_not_contains "$out" "$PG_PASSWORD" "list-tokens"
+    out=$(cli --token "$TOKEN_LABEL" token-info 2>&1) || fail "token-info failed: $(summarize "$out")"
+    assert_line "$out" "^store: +postgresql:" "token-info: the store's engine"
+    assert_line "$out" "^public objects: +[1-9]" "token-info: the public objects counted"
+    assert_not_contains "$out" "$PG_PASSWORD" "token-info"
 }
 
 test_two_hosts_share_a_postgresql_token_and_a_key_destroyed_on_one_is_refused_on_the_other() {
