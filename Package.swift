@@ -28,6 +28,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libpq: the PostgreSQL engine's client (ARCHITECTURE.md §4.5).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The kernel key retention service: the session keyring `p11keychain unlock` fills.
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
@@ -35,7 +37,7 @@ let package = Package(
         .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
         // The PKCS#11 module's C: function tables and the C_Get*Interface* entry points.
         .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
-        .target(name: "KeychainStorage", dependencies: ["CSQLite"]),
+        .target(name: "KeychainStorage", dependencies: ["CSQLite", "CLibPQ"]),
         .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
         .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"]),
         // The C ABI adapter: pointers, buffers, handles and CK_RV; every operation is the core's.

@@ -29,6 +29,8 @@ packages=(
     libkeyutils-dev keyutils
     # the PAM module (pam/, libpam) and the pamtester its test drives (test_pam.sh)
     libpam0g-dev pamtester
+    # the PostgreSQL engine (libpq) and the throwaway servers its tests start (docs/fleet.md)
+    libpq-dev postgresql
 )
 
 missing=()

@@ -38,7 +38,8 @@ build() {
     return "${PIPESTATUS[0]}"
 }
 
-unit_tests() { swift test --skip-build 2>&1; }
+# The storage suite runs on both engines: a throwaway PostgreSQL cluster serves the whole run.
+unit_tests() { bash scripts/pg-test-cluster.sh run swift test --skip-build 2>&1; }
 
 sanitized_abi_tests() {
     # The C boundary under the address sanitizer: every ABI test through the built module.

@@ -4,9 +4,10 @@ internal import KeychainStorage
     import Glibc
 #endif
 
-/// One token of the configuration: a name (its label) and the SQLite file behind it.
+/// One token of the configuration: a name (its label) and the store behind it.
 public struct TokenConfiguration: Sendable, Equatable {
     public var name: String
+    /// The SQLite file (`path =`), or `postgresql:` and a libpq connection string (`store =`).
     public var path: String
     public var readOnly: Bool
     /// `full` fsyncs every commit; `normal` survives a killed process (ARCHITECTURE.md §4.1).
@@ -25,6 +26,16 @@ public struct TokenConfiguration: Sendable, Equatable {
     }
 
     var durability: Durability { synchronous ? .full : .normal }
+
+    /// True when the store is a database server's (`store = postgresql:…`), not a file.
+    public var isServerStore: Bool { ObjectStore.isServerLocation(path) }
+
+    /// The store fit for display: a file's path, or `postgresql:` and the server's host, port,
+    /// database and user, never the rest of the connection string (it may hold a password).
+    public var printableStore: String { Self.printable(store: path) }
+
+    /// `store` (a token's `path`) fit for display, as ``printableStore``.
+    public static func printable(store: String) -> String { ObjectStore.printable(store) }
 }
 
 /// The module's configuration (ARCHITECTURE.md §5): the tokens in slot order and diagnostics.
@@ -204,9 +215,18 @@ public struct Configuration: Sendable, Equatable {
                 case "path":
                     guard !value.isEmpty else { throw fail("'path' is empty") }
                     tokens[index].path = value.hasPrefix("~/") ? home + value.dropFirst() : value
+                case "store":
+                    // The value is not repeated in messages: a connection string may hold a password.
+                    guard ObjectStore.isServerLocation(value), value.count > ObjectStore.postgresPrefix.count
+                    else {
+                        throw fail("'store' must be postgresql: followed by a libpq connection string or URI")
+                    }
+                    tokens[index].path = value
                 case "read-only": tokens[index].readOnly = try flag()
                 case "synchronous": tokens[index].synchronous = try flag()
-                default: throw fail("unknown key '\(key)' in a token section (path, read-only, synchronous)")
+                default:
+                    throw fail(
+                        "unknown key '\(key)' in a token section (path, store, read-only, synchronous)")
                 }
             } else {
                 switch key {
@@ -229,7 +249,7 @@ public struct Configuration: Sendable, Equatable {
         if let missing = tokens.firstIndex(where: { $0.path.isEmpty }) {
             throw ParseError(
                 file: file, line: sectionLines[missing] ?? lineNumber,
-                reason: "token '\(tokens[missing].name)' has no path")
+                reason: "token '\(tokens[missing].name)' has no path (or store)")
         }
         for index in tokens.indices {
             tokens[index].allowsRSAPKCS1Decryption = allowsRSAPKCS1Decryption

@@ -120,10 +120,11 @@ public final class Token: @unchecked Sendable {
         if let persistentStore { return persistentStore }
         let path = configuration.path
         let create = !configuration.readOnly
-        if create { Token.createDirectory(forFile: path) }
+        if create, !ObjectStore.isServerLocation(path) { Token.createDirectory(forFile: path) }
         do {
-            let store = try ObjectStore(
-                path: path, create: create, durability: configuration.durability)
+            // The engine is the location's (a file, or `postgresql:`): the rules do not know it.
+            let store = try ObjectStore.open(
+                path, token: configuration.name, create: create, durability: configuration.durability)
             var serial = try store.metadata(Token.serialKey).map { String(decoding: $0, as: UTF8.self) }
             if serial == nil, !store.isReadOnly {
                 // Read again and set in one write: processes opening a new store at once all
@@ -148,7 +149,7 @@ public final class Token: @unchecked Sendable {
         } catch let error as StorageError {
             throw CoreError(error)
         } catch {
-            throw CoreError(.tokenNotPresent, "cannot open store \(path): \(error)")
+            throw CoreError(.tokenNotPresent, "cannot open store \(ObjectStore.printable(path)): \(error)")
         }
     }
 

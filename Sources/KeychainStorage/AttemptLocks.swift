@@ -32,11 +32,22 @@ public final class AttemptLock {
     /// How many slots a store offers.
     public static let slots = 256
 
-    private let fd: Int32
+    /// Lets the lock go: closes the descriptor that holds it (SQLite), or the server
+    /// connection that holds it (PostgreSQL). Run once, by `deinit`.
+    private let release: () -> Void
 
-    private init(fd: Int32) { self.fd = fd }
+    /// A lock that `release` lets go of; for the engines.
+    init(release: @escaping () -> Void) { self.release = release }
 
-    deinit { close(fd) }
+    deinit { release() }
+
+    /// `slot`, checked to be one of the store's slots.
+    static func checked(_ slot: Int) throws(StorageError) -> Int {
+        guard (0..<slots).contains(slot) else {
+            throw StorageError(.failed, "attempt lock \(slot) is outside 0..<\(slots)")
+        }
+        return slot
+    }
 
     // Linux's F_OFD_GETLK and F_OFD_SETLK (<fcntl.h>, under _GNU_SOURCE): not imported.
     private static let getLock: Int32 = 36
@@ -52,7 +63,7 @@ public final class AttemptLock {
             if error == EAGAIN || error == EACCES { return nil }
             throw StorageError(.failed, "cannot lock \(file): \(StoreFile.reason(error))")
         }
-        return AttemptLock(fd: fd)
+        return AttemptLock(release: { close(fd) })
     }
 
     /// Whether anyone (this process included) holds the lock of `slot` in `file`.
@@ -96,24 +107,15 @@ public final class AttemptLock {
     }
 }
 
-extension ObjectStore {
-    /// Takes the attempt lock of `slot` (0 ..< `AttemptLock.slots`) for as long as the
-    /// returned value lives; nil when another holder, in any process, has it. Call inside a
-    /// write transaction, which creates the counter file when it is missing.
+extension SQLiteStore {
+    /// Takes the attempt lock of `slot` in the store's counter file (`AttemptLock`). Call
+    /// inside a write transaction, which creates the counter file when it is missing.
     public func holdAttemptLock(_ slot: Int) throws(StorageError) -> AttemptLock? {
-        try AttemptLock.hold(try checked(slot), in: try attemptLockFile())
+        try AttemptLock.hold(try AttemptLock.checked(slot), in: try attemptLockFile())
     }
 
-    /// Whether a holder, in any process (this one included), has the attempt lock of `slot`.
     public func isAttemptLockHeld(_ slot: Int) throws(StorageError) -> Bool {
-        try AttemptLock.isHeld(try checked(slot), in: try attemptLockFile())
-    }
-
-    private func checked(_ slot: Int) throws(StorageError) -> Int {
-        guard (0..<AttemptLock.slots).contains(slot) else {
-            throw StorageError(.failed, "attempt lock \(slot) is outside 0..<\(AttemptLock.slots)")
-        }
-        return slot
+        try AttemptLock.isHeld(try AttemptLock.checked(slot), in: try attemptLockFile())
     }
 
     private func attemptLockFile() throws(StorageError) -> String {

@@ -21,7 +21,7 @@ struct SchemaObject: Hashable {
 /// reads or writes, and are left alone, as before: an existing SQLite file may become a store
 /// (the migrations add ours). A store of an older schema holds a part of the expected objects;
 /// one of a newer schema is left to `migrate`, which refuses it.
-extension ObjectStore {
+extension SQLiteStore {
     /// Every object the migrations make, read from an in-memory store they built now. Built
     /// at each check that needs it (`knownSchema` settles the usual store first) rather than
     /// kept: a failure to build it (out of memory) is this open's error, not every later open's.
@@ -71,10 +71,10 @@ extension ObjectStore {
 
     /// Refuses a store whose schema holds an object the migrations do not make.
     func checkSchema() throws(StorageError) {
-        guard try userVersion() <= ObjectStore.schemaVersion else { return }
-        let found = try ObjectStore.schema(of: database)
-        if found.isSubset(of: ObjectStore.knownSchema) { return }
-        let expected = try ObjectStore.expectedSchema()
+        guard try userVersion() <= SQLiteStore.schemaVersion else { return }
+        let found = try SQLiteStore.schema(of: database)
+        if found.isSubset(of: SQLiteStore.knownSchema) { return }
+        let expected = try SQLiteStore.expectedSchema()
         let ours = Set(expected.map(\.table))
         for object in found where !expected.contains(object) {
             let isStoredSQL = object.type == "trigger" || object.type == "view"
@@ -82,7 +82,7 @@ extension ObjectStore {
             let known = expected.contains { $0.name == object.name && $0.type == object.type }
             throw StorageError(
                 .corrupt,
-                "store \(path) holds \(object.type) '\(ObjectStore.printable(object.name))'"
+                "store \(path) holds \(object.type) '\(SQLiteStore.printable(object.name))'"
                     + (known ? " defined otherwise than" : " that is not made by")
                     + " p11keychain: someone else changed its schema, so it is not used "
                     + "(move it away, or drop that \(object.type) with sqlite3 if you made it)")

@@ -215,7 +215,9 @@ enum PINCommands {
     private static func showToken(_ invocation: Invocation) throws(Failure) {
         let keychain = try invocation.openKeychain()
         let status = try Authentication.status(of: keychain)
-        let objects = (try? TokenCommands.objectCount(path: keychain.path, readOnly: keychain.isReadOnly))
+        let objects =
+            (try? TokenCommands.objectCount(
+                path: keychain.path, readOnly: keychain.isReadOnly, token: keychain.name))
         func pinLine(set: Bool, failures: Int, locked: Bool, unset: String) -> String {
             guard set else { return unset }
             if locked { return "locked after \(status.maximumFailedAttempts) failed attempts" }
@@ -227,7 +229,8 @@ enum PINCommands {
         let fields = [
             ("token", keychain.name),
             ("label", status.label ?? "\(keychain.name) (not initialized)"),
-            ("store", keychain.path),
+            // Never a server's whole connection string: it may hold a password.
+            ("store", TokenCommands.printableStore(keychain.path)),
             ("access", keychain.isReadOnly ? "read-only" : "read-write"),
             ("public objects", objects.map(String.init) ?? "?"),
             (

@@ -52,13 +52,15 @@ enum TokenCommands {
         var rows = [["NAME", "ACCESS", "OBJECTS", "PINS", "STORE"]]
         var items: [JSONOutput.Item] = []
         for token in tokens {
-            let exists = Files.exists(token.path)
+            // A server's store is there to ask; a file may not be made yet.
+            let exists = token.isServerStore || Files.exists(token.path)
             var access = token.readOnly ? "read-only" : "read-write"
             var objects = "-"
             var pins = "-"
             if exists {
                 do {
-                    objects = String(try objectCount(path: token.path, readOnly: token.readOnly))
+                    objects = String(
+                        try objectCount(path: token.path, readOnly: token.readOnly, token: token.name))
                     if !token.readOnly, Token(configuration: token).isWriteProtected { access = "read-only" }
                     pins = summary(of: try Token(configuration: token).authenticationState())
                 } catch {
@@ -68,7 +70,8 @@ enum TokenCommands {
                 }
             }
             rows.append([
-                token.name, access, objects, pins, token.path + (exists ? "" : " (not created yet)"),
+                token.name, access, objects, pins,
+                token.printableStore + (exists ? "" : " (not created yet)"),
             ])
             items.append([
                 "class": "token", "name": token.name, "access": access,
@@ -103,8 +106,13 @@ enum TokenCommands {
     /// state and ``TokenLimits``): the Swift API sees only the kinds of item it models, and a
     /// token also holds what PKCS#11 applications store (any data object or key). The count
     /// is one index scan; no object is loaded.
-    static func objectCount(path: String, readOnly: Bool) throws(CoreError) -> Int {
-        let token = Token(configuration: TokenConfiguration(name: "", path: path, readOnly: readOnly))
+    /// A token's store fit for display: a file's path, or a server's host, port, database and
+    /// user, never its whole connection string (it may hold a password).
+    static func printableStore(_ store: String) -> String { TokenConfiguration.printable(store: store) }
+
+    /// `token`: the token's name, which a PostgreSQL store's schema is named after.
+    static func objectCount(path: String, readOnly: Bool, token name: String = "") throws(CoreError) -> Int {
+        let token = Token(configuration: TokenConfiguration(name: name, path: path, readOnly: readOnly))
         return try token.findObjects([.token: [1]], context: AccessContext(readWrite: false)).count
     }
 }

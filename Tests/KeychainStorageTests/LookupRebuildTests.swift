@@ -19,7 +19,7 @@ struct LookupRebuildTests {
             let upgraded = try ObjectStore(path: path, create: false)
             #expect(try upgraded.find([account]) == [object])
             #expect(try upgraded.find([label]) == [object], "the other lookups are rebuilt too")
-            #expect(try sqlite(path, "PRAGMA user_version") == String(ObjectStore.schemaVersion))
+            #expect(try sqlite(path, "PRAGMA user_version") == String(SQLiteStore.schemaVersion))
             #expect(try sqlite(path, "SELECT count(*) FROM lookup") == "2")
             #expect(try upgraded.integrityCheck() == "ok")
         }

@@ -16,8 +16,8 @@ struct MappedCounterTests {
     func readsTheMapping() throws {
         try withTemporaryDirectory { directory throws in
             let path = directory.file("store.sqlite3")
-            let reader = try ObjectStore(path: path, create: true)
-            let writer = try ObjectStore(path: path, create: false)
+            let reader = try SQLiteStore(path: path, create: true)
+            let writer = try SQLiteStore(path: path, create: false)
             let before = try #require(reader.changeCount)
             #expect(reader.changes.isMapped)
             _ = try writer.insert(uniqueKey: nil, attributes: [StoredAttribute(3, Array("x".utf8))])
@@ -31,8 +31,8 @@ struct MappedCounterTests {
     func truncatedUnderTheMapping() throws {
         try withTemporaryDirectory { directory throws in
             let path = directory.file("store.sqlite3")
-            let reader = try ObjectStore(path: path, create: true)
-            let writer = try ObjectStore(path: path, create: false)
+            let reader = try SQLiteStore(path: path, create: true)
+            let writer = try SQLiteStore(path: path, create: false)
             for size in [0, 4, 12] {
                 let before = try #require(reader.changeCount)
                 usleep(2_000)  // the next read looks at the file, and maps it again
@@ -58,7 +58,7 @@ struct MappedCounterTests {
     func replacedUnderTheMapping() throws {
         try withTemporaryDirectory { directory throws in
             let path = directory.file("store.sqlite3")
-            let reader = try ObjectStore(path: path, create: true)
+            let reader = try SQLiteStore(path: path, create: true)
             let before = try #require(reader.changeCount)
             #expect(reader.changes.isMapped)
             // Replaced by a copy of the same record: the mapping still shows the old file.
@@ -67,7 +67,7 @@ struct MappedCounterTests {
                 FileManager.default.createFile(
                     atPath: copy, contents: try Data(contentsOf: URL(fileURLWithPath: path + "-changes"))))
             #expect(rename(copy, path + "-changes") == 0)
-            let writer = try ObjectStore(path: path, create: true)
+            let writer = try SQLiteStore(path: path, create: true)
             _ = try writer.insert(uniqueKey: nil, attributes: [])
             usleep(2_000)  // readers look at the file's name at most once a millisecond
             #expect(reader.changeCount == nil, "the mapped file is gone from its path")
@@ -76,7 +76,7 @@ struct MappedCounterTests {
             #expect(reader.changes.isMapped, "the new file is mapped")
             // Deleted: a new file made by the next writer.
             #expect(unlink(path + "-changes") == 0)
-            let another = try ObjectStore(path: path, create: true)
+            let another = try SQLiteStore(path: path, create: true)
             _ = try another.insert(uniqueKey: nil, attributes: [])
             usleep(2_000)
             #expect(reader.changeCount == nil)
@@ -91,7 +91,7 @@ struct MappedCounterTests {
     func pagesAreReused() throws {
         try withTemporaryDirectory { directory throws in
             for round in 0..<(CounterRegion.pages + 64) {
-                let store = try ObjectStore(path: directory.file("store\(round % 3).sqlite3"), create: true)
+                let store = try SQLiteStore(path: directory.file("store\(round % 3).sqlite3"), create: true)
                 #expect(store.changeCount != nil)
                 #expect(store.changes.isMapped, "round \(round)")
             }

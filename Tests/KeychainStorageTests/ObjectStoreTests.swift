@@ -26,9 +26,11 @@ private let trustMarker: UInt64 = 0x8050_4B41
 
 @Suite("Objects in a store")
 struct ObjectTests {
-    @Test("an inserted object reads back with every attribute, in order, empty values included")
-    func insertedObjectReadsBack() throws {
-        try withTemporaryStore { store, _ in
+    @Test(
+        "an inserted object reads back with every attribute, in order, empty values included",
+        arguments: TestEngine.allCases)
+    func insertedObjectReadsBack(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let attributes = [
                 StoredAttribute(objectClass, [1, 0, 0, 0, 0, 0, 0, 0]),
                 StoredAttribute(label, bytes("Alice")),
@@ -45,18 +47,18 @@ struct ObjectTests {
         }
     }
 
-    @Test("an object with no attributes is stored and reads back empty")
-    func objectWithoutAttributes() throws {
-        try withTemporaryStore { store, _ in
+    @Test("an object with no attributes is stored and reads back empty", arguments: TestEngine.allCases)
+    func objectWithoutAttributes(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let object = try store.insert(uniqueKey: nil, attributes: [])
             #expect(try store.attributes(of: object) == [])
             #expect(try store.find([]) == [object])
         }
     }
 
-    @Test("a missing object reads as nil and is not contained")
-    func missingObject() throws {
-        try withTemporaryStore { store, _ throws in
+    @Test("a missing object reads as nil and is not contained", arguments: TestEngine.allCases)
+    func missingObject(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place throws in
             #expect(try store.attributes(of: 42) == nil)
             #expect(try store.attribute(label, of: 42) == nil)
             #expect(try !store.contains(42))
@@ -64,9 +66,9 @@ struct ObjectTests {
         }
     }
 
-    @Test("a deleted object is gone, and so are its lookup entries")
-    func deleteRemovesObjectAndLookups() throws {
-        try withTemporaryStore { store, _ in
+    @Test("a deleted object is gone, and so are its lookup entries", arguments: TestEngine.allCases)
+    func deleteRemovesObjectAndLookups(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let kept = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(label, bytes("same"))])
             let deleted = try store.insert(
                 uniqueKey: [9], attributes: [StoredAttribute(label, bytes("same"))])
@@ -80,9 +82,9 @@ struct ObjectTests {
         }
     }
 
-    @Test("deleteAllObjects empties the store but keeps its metadata")
-    func deleteAllObjects() throws {
-        try withTemporaryStore { store, _ in
+    @Test("deleteAllObjects empties the store but keeps its metadata", arguments: TestEngine.allCases)
+    func deleteAllObjects(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             for index in 0..<5 {
                 _ = try store.insert(
                     uniqueKey: [UInt8(index)], attributes: [StoredAttribute(label, bytes("x"))])
@@ -98,9 +100,11 @@ struct ObjectTests {
         }
     }
 
-    @Test("updating sets new attributes, replaces existing ones and moves their lookup entries")
-    func updateReplacesAndAdds() throws {
-        try withTemporaryStore { store, _ in
+    @Test(
+        "updating sets new attributes, replaces existing ones and moves their lookup entries",
+        arguments: TestEngine.allCases)
+    func updateReplacesAndAdds(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let object = try store.insert(
                 uniqueKey: nil,
                 attributes: [StoredAttribute(label, bytes("old")), StoredAttribute(value, [1])])
@@ -118,10 +122,10 @@ struct ObjectTests {
         }
     }
 
-    @Test("updating a missing object fails and creates nothing")
-    func updateOfMissingObject() throws {
-        try withTemporaryStore { store, directory throws in
-            expectStorageError(.failed, containing: directory.path) {
+    @Test("updating a missing object fails and creates nothing", arguments: TestEngine.allCases)
+    func updateOfMissingObject(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place throws in
+            expectStorageError(.failed, containing: place.name) {
                 try store.update(5, attributes: [StoredAttribute(label, bytes("x"))])
             }
             #expect(try store.find([]) == [])
@@ -184,18 +188,20 @@ struct FindTests {
         Named("an empty value", ([StoredAttribute(issuer, [])], [])),
     ]
 
-    @Test("find returns exactly the objects holding every term, in insertion order", arguments: cases)
-    func findMatchesEveryTerm(_ query: Named<([StoredAttribute], [Int])>) throws {
+    @Test(
+        "find returns exactly the objects holding every term, in insertion order",
+        arguments: cases, TestEngine.allCases)
+    func findMatchesEveryTerm(_ query: Named<([StoredAttribute], [Int])>, _ engine: TestEngine) throws {
         let (terms, expected) = query.value
-        try withTemporaryStore { store, _ in
+        try withTemporaryStore(on: engine) { store, _ in
             let objects = try FindTests.populate(store)
             #expect(try store.find(terms) == expected.map { objects[$0] })
         }
     }
 
-    @Test("an empty value is found as a value of its own")
-    func emptyValueIsFound() throws {
-        try withTemporaryStore { store, _ in
+    @Test("an empty value is found as a value of its own", arguments: TestEngine.allCases)
+    func emptyValueIsFound(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let empty = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(label, [])])
             _ = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(label, [0])])
             #expect(try store.find([StoredAttribute(label, [])]) == [empty])
@@ -215,36 +221,37 @@ struct FindTests {
         "every indexed type finds its object through the lookup index",
         arguments: [
             label, application, objectID, issuer, serial, subject, id, applicationTag,
-        ])
-    func everyIndexedTypeFinds(_ type: UInt64) throws {
-        try withTemporaryStore { store, directory in
+        ], TestEngine.allCases)
+    func everyIndexedTypeFinds(_ type: UInt64, _ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             _ = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(type, [1, 2])])
             let object = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(type, [1, 2, 3])])
             #expect(try store.find([StoredAttribute(type, [1, 2, 3])]) == [object])
-            let rows = try sqlite(
-                directory.file("store.sqlite3"), "SELECT count(*) FROM lookup WHERE type = \(type)")
+            let rows = try place.query("SELECT count(*) FROM lookup WHERE type = \(type)")
             #expect(rows == "2", "one lookup row per object holding the type")
         }
     }
 
-    @Test("attributes of other types get no lookup row")
-    func plainTypesAreNotIndexed() throws {
-        try withTemporaryStore { store, directory in
+    @Test("attributes of other types get no lookup row", arguments: TestEngine.allCases)
+    func plainTypesAreNotIndexed(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             _ = try store.insert(
                 uniqueKey: nil, attributes: [StoredAttribute(value, [1]), StoredAttribute(vendor, [2])])
-            #expect(try sqlite(directory.file("store.sqlite3"), "SELECT count(*) FROM lookup") == "0")
+            #expect(try place.query("SELECT count(*) FROM lookup") == "0")
         }
     }
 }
 
 @Suite("Uniqueness and transactions")
 struct TransactionTests {
-    @Test("a taken unique key is refused as a constraint error and nothing of the second object is stored")
-    func uniqueKeyIsEnforced() throws {
-        try withTemporaryStore { store, directory in
+    @Test(
+        "a taken unique key is refused as a constraint error and nothing of the second object is stored",
+        arguments: TestEngine.allCases)
+    func uniqueKeyIsEnforced(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let first = try store.insert(
                 uniqueKey: [1, 2, 3], attributes: [StoredAttribute(label, bytes("first"))])
-            expectStorageError(.constraint, containing: directory.path) {
+            expectStorageError(.constraint, containing: place.name) {
                 _ = try store.insert(
                     uniqueKey: [1, 2, 3], attributes: [StoredAttribute(label, bytes("second"))])
             }
@@ -255,9 +262,9 @@ struct TransactionTests {
         }
     }
 
-    @Test("objects without a unique key never conflict")
-    func missingUniqueKeysDoNotConflict() throws {
-        try withTemporaryStore { store, _ in
+    @Test("objects without a unique key never conflict", arguments: TestEngine.allCases)
+    func missingUniqueKeysDoNotConflict(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let objects = try (0..<3).map { _ in
                 try store.insert(uniqueKey: nil, attributes: [StoredAttribute(label, bytes("same"))])
             }
@@ -265,9 +272,11 @@ struct TransactionTests {
         }
     }
 
-    @Test("an update to a taken unique key is refused and leaves the object as it was")
-    func updateToTakenUniqueKey() throws {
-        try withTemporaryStore { store, _ in
+    @Test(
+        "an update to a taken unique key is refused and leaves the object as it was",
+        arguments: TestEngine.allCases)
+    func updateToTakenUniqueKey(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             _ = try store.insert(uniqueKey: [1], attributes: [])
             let second = try store.insert(
                 uniqueKey: [2], attributes: [StoredAttribute(label, bytes("before"))])
@@ -284,10 +293,10 @@ struct TransactionTests {
         }
     }
 
-    @Test("a write that throws rolls back everything it did")
-    func throwingWriteRollsBack() throws {
+    @Test("a write that throws rolls back everything it did", arguments: TestEngine.allCases)
+    func throwingWriteRollsBack(_ engine: TestEngine) throws {
         struct Abort: Error {}
-        try withTemporaryStore { store, _ in
+        try withTemporaryStore(on: engine) { store, place in
             let kept = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(label, bytes("kept"))])
             #expect(throws: Abort.self) {
                 try store.write {
@@ -309,9 +318,11 @@ struct TransactionTests {
         }
     }
 
-    @Test("a constraint failure inside a batch rolls back the objects inserted before it")
-    func batchWithDuplicateRollsBack() throws {
-        try withTemporaryStore { store, _ throws in
+    @Test(
+        "a constraint failure inside a batch rolls back the objects inserted before it",
+        arguments: TestEngine.allCases)
+    func batchWithDuplicateRollsBack(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place throws in
             #expect(throws: StorageError.self) {
                 try store.write {
                     _ = try store.insert(uniqueKey: [1], attributes: [StoredAttribute(label, bytes("a"))])
@@ -320,13 +331,13 @@ struct TransactionTests {
                 }
             }
             #expect(try store.find([]) == [])
-            #expect(try sqlite(store.path, "SELECT count(*) FROM lookup") == "0")
+            #expect(try place.query("SELECT count(*) FROM lookup") == "0")
         }
     }
 
-    @Test("a write returns its body's value and commits it")
-    func writeCommits() throws {
-        try withTemporaryStore { store, _ in
+    @Test("a write returns its body's value and commits it", arguments: TestEngine.allCases)
+    func writeCommits(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             let objects = try store.write {
                 [
                     try store.insert(uniqueKey: nil, attributes: []),
@@ -335,16 +346,18 @@ struct TransactionTests {
             }
             #expect(try store.read { try store.find([]) } == objects)
             // Seen by another connection: committed, not just visible inside this one.
-            #expect(try sqlite(store.path, "SELECT count(*) FROM objects") == "2")
+            #expect(try place.query("SELECT count(*) FROM objects") == "2")
         }
     }
 }
 
 @Suite("Metadata")
 struct MetadataTests {
-    @Test("metadata is nil until set, then reads back, and a second set replaces it")
-    func metadataRoundTrip() throws {
-        try withTemporaryStore { store, _ in
+    @Test(
+        "metadata is nil until set, then reads back, and a second set replaces it",
+        arguments: TestEngine.allCases)
+    func metadataRoundTrip(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             #expect(try store.metadata("label") == nil)
             try store.setMetadata("label", bytes("first"))
             #expect(try store.metadata("label") == bytes("first"))
@@ -354,29 +367,29 @@ struct MetadataTests {
         }
     }
 
-    @Test("an empty metadata value is stored as empty, not as missing")
-    func emptyMetadata() throws {
-        try withTemporaryStore { store, _ in
+    @Test("an empty metadata value is stored as empty, not as missing", arguments: TestEngine.allCases)
+    func emptyMetadata(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             try store.setMetadata("flags", [])
             #expect(try store.metadata("flags") == [])
         }
     }
 
-    @Test("metadata survives closing and reopening the store")
-    func metadataPersists() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory.file("store.sqlite3")
-            try ObjectStore(path: path, create: true).setMetadata("serial", [0, 1, 0xFF])
-            #expect(try ObjectStore(path: path, create: false).metadata("serial") == [0, 1, 0xFF])
+    @Test("metadata survives closing and reopening the store", arguments: TestEngine.allCases)
+    func metadataPersists(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { _, place in
+            try place.open(create: true).setMetadata("serial", [0, 1, 0xFF])
+            #expect(try place.open(create: false).metadata("serial") == [0, 1, 0xFF])
         }
     }
 }
 
 @Suite("Object IDs")
 struct ObjectIDTests {
-    @Test("IDs increase with every insert and are never reused after a delete")
-    func idsAreNeverReused() throws {
-        try withTemporaryStore { store, _ in
+    @Test(
+        "IDs increase with every insert and are never reused after a delete", arguments: TestEngine.allCases)
+    func idsAreNeverReused(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             var objects: [Int64] = []
             for index in 0..<100 {
                 objects.append(
@@ -394,14 +407,13 @@ struct ObjectIDTests {
         }
     }
 
-    @Test("IDs are not reused across reopening the store")
-    func idsSurviveReopening() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory.file("store.sqlite3")
-            let first = try ObjectStore(path: path, create: true)
+    @Test("IDs are not reused across reopening the store", arguments: TestEngine.allCases)
+    func idsSurviveReopening(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { _, place in
+            let first = try place.open(create: true)
             let object = try first.insert(uniqueKey: nil, attributes: [])
             try first.delete(object)
-            let second = try ObjectStore(path: path, create: false)
+            let second = try place.open(create: false)
             #expect(try second.insert(uniqueKey: nil, attributes: []) > object)
         }
     }
@@ -409,12 +421,13 @@ struct ObjectIDTests {
 
 @Suite("Several connections")
 struct ConnectionTests {
-    @Test("a write through one connection is seen by another connection's next read")
-    func writesAreSeenAcrossConnections() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory.file("store.sqlite3")
-            let writer = try ObjectStore(path: path, create: true)
-            let reader = try ObjectStore(path: path, create: false)
+    @Test(
+        "a write through one connection is seen by another connection's next read",
+        arguments: TestEngine.allCases)
+    func writesAreSeenAcrossConnections(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { _, place in
+            let writer = try place.open(create: true)
+            let reader = try place.open(create: false)
             #expect(try reader.find([]) == [])
 
             let object = try writer.insert(uniqueKey: [1], attributes: [StoredAttribute(label, bytes("a"))])
@@ -436,12 +449,17 @@ struct ConnectionTests {
         }
     }
 
-    @Test("a change made by another program (the sqlite3 shell) is seen on the next read")
-    func outsideChangesAreSeen() throws {
-        try withTemporaryStore { store, _ in
+    @Test(
+        "a change made by another program (the sqlite3 shell, psql) is seen on the next read",
+        arguments: TestEngine.allCases)
+    func outsideChangesAreSeen(_ engine: TestEngine) throws {
+        try withTemporaryStore(on: engine) { store, place in
             try store.setMetadata("label", bytes("before"))
             #expect(try store.metadata("label") == bytes("before"))
-            try sqlite(store.path, "UPDATE metadata SET value = CAST('after' AS BLOB) WHERE name = 'label'")
+            try place.query(
+                engine == .sqlite
+                    ? "UPDATE metadata SET value = CAST('after' AS BLOB) WHERE name = 'label'"
+                    : "UPDATE metadata SET value = convert_to('after', 'UTF8') WHERE name = 'label'")
             #expect(try store.metadata("label") == bytes("after"))
         }
     }

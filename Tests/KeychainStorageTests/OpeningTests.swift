@@ -15,8 +15,8 @@ struct OpeningTests {
             let store = try ObjectStore(path: path, create: true)
             #expect(store.path == path)
             #expect(!store.isReadOnly)
-            #expect(ObjectStore.schemaVersion >= 1)
-            #expect(try sqlite(path, "PRAGMA user_version") == String(ObjectStore.schemaVersion))
+            #expect(SQLiteStore.schemaVersion >= 1)
+            #expect(try sqlite(path, "PRAGMA user_version") == String(SQLiteStore.schemaVersion))
             #expect(try sqlite(path, "PRAGMA journal_mode") == "wal")
             #expect(
                 try sqlite(
@@ -50,7 +50,7 @@ struct OpeningTests {
             let reopened = try ObjectStore(path: path, create: false)
             #expect(try reopened.attributes(of: object) == [StoredAttribute(3, bytes("kept"))])
             #expect(try reopened.find([StoredAttribute(3, bytes("kept"))]) == [object])
-            #expect(try sqlite(path, "PRAGMA user_version") == String(ObjectStore.schemaVersion))
+            #expect(try sqlite(path, "PRAGMA user_version") == String(SQLiteStore.schemaVersion))
         }
     }
 
@@ -64,7 +64,7 @@ struct OpeningTests {
             try sqlite(unversioned, "CREATE TABLE unrelated (x); INSERT INTO unrelated VALUES (1)")
             for path in [emptyFile, unversioned] {
                 let store = try ObjectStore(path: path, create: false)
-                #expect(try sqlite(path, "PRAGMA user_version") == String(ObjectStore.schemaVersion))
+                #expect(try sqlite(path, "PRAGMA user_version") == String(SQLiteStore.schemaVersion))
                 let object = try store.insert(uniqueKey: nil, attributes: [StoredAttribute(3, bytes("x"))])
                 #expect(try store.find([StoredAttribute(3, bytes("x"))]) == [object])
             }
@@ -79,7 +79,7 @@ struct OpeningTests {
         try withTemporaryDirectory { directory in
             let path = directory.file("store.sqlite3")
             _ = try ObjectStore(path: path, create: true).insert(uniqueKey: nil, attributes: [])
-            let newer = ObjectStore.schemaVersion + 1
+            let newer = SQLiteStore.schemaVersion + 1
             try sqlite(path, "PRAGMA user_version = \(newer)")
             expectStorageError(.newerSchema, containing: path) {
                 _ = try ObjectStore(path: path, create: create)
@@ -97,7 +97,7 @@ struct OpeningTests {
         try withTemporaryDirectory { directory in
             let path = directory.file("store.sqlite3")
             _ = try ObjectStore(path: path, create: true)
-            try sqlite(path, "PRAGMA user_version = \(ObjectStore.schemaVersion + 1)")
+            try sqlite(path, "PRAGMA user_version = \(SQLiteStore.schemaVersion + 1)")
             try withWriteProtected([path, directory.path]) {
                 expectStorageError(.newerSchema, containing: path) {
                     _ = try ObjectStore(path: path, create: false)

@@ -1,0 +1,267 @@
+internal import CLibPQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A value bound to a statement or read from a row, in libpq's binary format.
+enum PostgresValue {
+    case int(Int64)
+    case bytes([UInt8])
+    case text(String)
+    case null
+}
+
+/// One connection to a PostgreSQL server, owned by one store (or by one PIN-attempt lock).
+///
+/// Opened on first use, not by `init`: a server that is down when the module loads makes the
+/// token's calls fail until it is back, not the module's loading (ARCHITECTURE.md §4.5). A
+/// connection found broken is dropped and made again by the next call. Every wait is bounded:
+/// `connect_timeout`, `statement_timeout`, `lock_timeout` and TCP keepalives default to at most
+/// 10 s (a connection string may set its own). The connection string is kept private and never
+/// printed: messages name the token and `label` (host, port, database, user; no password).
+/// Not thread-safe: the owner serialises calls.
+final class PostgresConnection {
+    private let conninfo: String
+    /// Where the server is, fit for messages.
+    let label: String
+    /// The statements that set up every new connection (the schema search path).
+    private let setup: [(sql: String, parameters: [PostgresValue])]
+    private var handle: OpaquePointer?
+    /// The last failed attempt to connect: when (monotonic seconds) and why. Within a second
+    /// of it, calls fail at once with the same reason, so that one operation's several
+    /// statements do not each wait out `connect_timeout` on a server that is down.
+    private var lastFailure: (time: Double, error: StorageError)?
+
+    /// Defaults for bounded time, given before the connection string so that it may override
+    /// them (libpq: the last value of a keyword wins).
+    private static let defaults: [(String, String)] = [
+        ("connect_timeout", "10"),
+        (
+            "options",
+            "-c statement_timeout=10000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000"
+        ),
+        ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
+        ("tcp_user_timeout", "10000"),
+        ("application_name", "p11keychain"),
+    ]
+
+    init(conninfo: String, label: String, setup: [(sql: String, parameters: [PostgresValue])] = []) {
+        self.conninfo = conninfo
+        self.label = label
+        self.setup = setup
+    }
+
+    deinit { close() }
+
+    /// Drops the connection (the server then lets go of its session's locks).
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Lets go of this session's advisory locks, then drops the connection. The server would
+    /// drop them anyway when the connection ends, but only once its backend has exited, a
+    /// moment later: another host could still see an attempt lock held that was let go.
+    func closeReleasingLocks() {
+        if let handle, PQstatus(handle) == CONNECTION_OK {
+            PQclear(PQexec(handle, "SELECT pg_advisory_unlock_all()"))
+        }
+        close()
+    }
+
+    /// The host, port, database and user of `conninfo`, for messages; nil when it does not
+    /// parse. libpq's own parse error is not repeated: it may quote the string.
+    static func label(of conninfo: String) -> String? {
+        guard let options = PQconninfoParse(conninfo, nil) else { return nil }
+        defer { PQconninfoFree(options) }
+        var parts: [String] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            let name = String(cString: keyword)
+            if ["host", "hostaddr", "port", "dbname", "user"].contains(name), let value = option.pointee.val {
+                parts.append("\(name)=\(String(cString: value))")
+            }
+            option += 1
+        }
+        return "postgresql:" + parts.joined(separator: " ")
+    }
+
+    /// The connection, made (again) when there is none or the last one broke.
+    private func connected() throws(StorageError) -> OpaquePointer {
+        if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
+        close()
+        if let lastFailure, Self.now() - lastFailure.time < 1 { throw lastFailure.error }
+        let keywords = Self.defaults.map(\.0) + ["dbname"]
+        let values = Self.defaults.map(\.1) + [conninfo]
+        let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
+        }
+        guard let made else { throw StorageError(.failed, "\(label): out of memory") }
+        guard PQstatus(made) == CONNECTION_OK else {
+            let reason = Self.message(PQerrorMessage(made))
+            PQfinish(made)
+            let error = StorageError(.failed, "\(label): the server is unreachable: \(reason)")
+            lastFailure = (Self.now(), error)
+            throw error
+        }
+        lastFailure = nil
+        handle = made
+        for step in setup { _ = try run(step.sql, step.parameters, on: made) }
+        return made
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// True while a connection is open (it may still turn out broken at its next use).
+    var isOpen: Bool { handle != nil }
+
+    /// True inside a transaction block the server knows of.
+    var isInTransaction: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) != PQTRANS_IDLE
+    }
+
+    /// Runs one statement (several, separated by `;`, when `parameters` is empty and
+    /// `script` is true) and returns its rows.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [PostgresValue] = [], script: Bool = false) throws(StorageError)
+        -> PostgresRows
+    {
+        let handle = try connected()
+        if script {
+            return try check(PQexec(handle, sql), on: handle)
+        }
+        return try run(sql, parameters, on: handle)
+    }
+
+    private func run(_ sql: String, _ parameters: [PostgresValue], on handle: OpaquePointer)
+        throws(StorageError)
+        -> PostgresRows
+    {
+        var buffer: [UInt8] = []
+        var ranges: [Range<Int>?] = []
+        var types: [Oid] = []
+        for parameter in parameters {
+            let start = buffer.count
+            switch parameter {
+            case .int(let value):
+                withUnsafeBytes(of: value.bigEndian) { buffer += $0 }
+                types.append(20)  // int8
+            case .bytes(let value):
+                buffer += value
+                types.append(17)  // bytea
+            case .text(let value):
+                buffer += Array(value.utf8)
+                types.append(25)  // text
+            case .null:
+                ranges.append(nil)
+                types.append(0)
+                continue
+            }
+            ranges.append(start..<buffer.count)
+        }
+        guard buffer.count <= Int(Int32.max) else {
+            throw StorageError(.failed, "\(label): a statement's values are too large")
+        }
+        let lengths = ranges.map { Int32($0?.count ?? 0) }
+        let formats = [Int32](repeating: 1, count: parameters.count)
+        buffer.append(0)  // a valid base pointer for empty values
+        let result: OpaquePointer? = buffer.withUnsafeBufferPointer { raw in
+            let base = UnsafeRawPointer(raw.baseAddress)?.assumingMemoryBound(to: CChar.self)
+            let values: [UnsafePointer<CChar>?] = ranges.map { range in
+                guard let range, let base else { return nil }
+                return base + range.lowerBound
+            }
+            return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+        }
+        return try check(result, on: handle)
+    }
+
+    private func check(_ result: OpaquePointer?, on handle: OpaquePointer) throws(StorageError)
+        -> PostgresRows
+    {
+        guard let result else {
+            let reason = Self.message(PQerrorMessage(handle))
+            if PQstatus(handle) != CONNECTION_OK { close() }
+            throw StorageError(.failed, "\(label): \(reason)")
+        }
+        let status = PQresultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return PostgresRows(result) }
+        let state = PQresultErrorField(result, p11k_pg_diag_sqlstate).map { String(cString: $0) } ?? ""
+        let reason = Self.message(PQresultErrorMessage(result))
+        PQclear(result)
+        if PQstatus(handle) != CONNECTION_OK {
+            close()
+            throw StorageError(.failed, "\(label): the connection to the server was lost: \(reason)")
+        }
+        throw StorageError(Self.code(forSQLState: state), "\(label): \(reason)")
+    }
+
+    /// The one table from SQLSTATE classes to storage error codes.
+    static func code(forSQLState state: String) -> StorageError.Code {
+        switch state {
+        case "23505": .constraint  // unique_violation
+        case "25006": .readOnly  // read_only_sql_transaction (a standby)
+        case "53100": .full  // disk_full
+        // Statement or lock timeouts, conflicts.
+        case "57014", "55P03", "40001", "40P01": .busy
+        // Credentials, privileges, a missing object.
+        case _ where state.hasPrefix("28"), _ where state.hasPrefix("42"): .cannotOpen
+        // Connection failures (08), a shutdown (57P), anything else.
+        default: .failed
+        }
+    }
+
+    private static func message(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "unknown error" }
+        return String(cString: text).split(whereSeparator: \.isNewline).joined(separator: "; ")
+    }
+}
+
+/// Rows of one statement's result, in binary format. Owns the PGresult.
+final class PostgresRows {
+    private let result: OpaquePointer
+
+    init(_ result: OpaquePointer) { self.result = result }
+
+    deinit { PQclear(result) }
+
+    var count: Int { Int(PQntuples(result)) }
+
+    /// The number of rows the statement changed (UPDATE, DELETE, INSERT).
+    var changed: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    func isNull(_ row: Int, _ column: Int32) -> Bool { PQgetisnull(result, Int32(row), column) != 0 }
+
+    func bytes(_ row: Int, _ column: Int32) -> [UInt8] {
+        let length = Int(PQgetlength(result, Int32(row), column))
+        guard length > 0, let value = PQgetvalue(result, Int32(row), column) else { return [] }
+        return UnsafeRawBufferPointer(start: value, count: length).map { $0 }
+    }
+
+    /// An int8 (or int4) column; nil when it holds something else.
+    func int64(_ row: Int, _ column: Int32) -> Int64? {
+        let value = bytes(row, column)
+        switch value.count {
+        case 8: return value.reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        case 4: return Int64(value.reduce(Int32(0)) { $0 << 8 | Int32($1) })
+        default: return nil
+        }
+    }
+
+    func bool(_ row: Int, _ column: Int32) -> Bool { bytes(row, column) == [1] }
+
+    func text(_ row: Int, _ column: Int32) -> String { String(decoding: bytes(row, column), as: UTF8.self) }
+}
+
+/// `body` of NUL-terminated copies of `strings`, followed by a null pointer.
+private func withCStrings<T>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) } + [nil])
+}
