@@ -32,3 +32,37 @@ public final class Lock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// State that only the holder of its lock can reach: the lock discipline written in code.
+///
+/// `State` is not `Sendable` (it may hold a store connection), and nothing outside
+/// `withLock`'s body sees it, so no path reads or changes it without the lock. A pthread
+/// mutex (`Lock`) for the same reason as `Lock`: it must survive a host's `fork()`.
+final class Locked<State>: @unchecked Sendable {
+    // @unchecked: `state` is touched only inside `withLock`, with `lock` held.
+    private let lock = Lock()
+    private var state: State
+
+    init(_ state: State) { self.state = state }
+
+    /// Runs `body` with the lock held and the state lent to it.
+    func withLock<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+        try lock.withLock { () throws(E) -> T in try body(&state) }
+    }
+}
+
+/// A lock that comes before another, by construction: the inner `Locked` state is reached
+/// while the outer lock is held only through the value `withLock` lends, so the order
+/// (outer, then inner) is the only one the code can write.
+final class OrderedLock<Inner>: @unchecked Sendable {
+    // @unchecked: immutable after init; the lock is the synchronisation.
+    private let lock = Lock()
+    private let inner: Locked<Inner>
+
+    init(before inner: Locked<Inner>) { self.inner = inner }
+
+    /// Runs `body` with this lock held; `body` takes the inner lock through the value lent.
+    func withLock<T, E: Error>(_ body: (Locked<Inner>) throws(E) -> T) throws(E) -> T {
+        try lock.withLock { () throws(E) -> T in try body(inner) }
+    }
+}
