@@ -189,12 +189,12 @@ extension Token {
         throws(CoreError) -> [UInt8]
     {
         try reauthenticateUser(pin: pin)
-        return try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: context)
+        return try withState { (state) throws(CoreError) in
+            let stored = try state.loadStored(reference, context: context)
             guard stored.ulong(.class) == ObjectClass.data.rawValue else {
                 throw CoreError(.attributeTypeInvalid, "only a data object's value is read this way")
             }
-            return try revealed(stored, [.value])[.value] ?? []
+            return try state.revealed(stored, [.value])[.value] ?? []
         }
     }
 }

@@ -145,8 +145,8 @@ extension Token {
 
     /// The PIN state, as stored now.
     public func authenticationState() throws(CoreError) -> AuthenticationState {
-        try lock.withLock { () throws(CoreError) in
-            let store = try store()
+        try withState { (state) throws(CoreError) in
+            let store = try state.store()
             return try CoreError.mapping {
                 try store.read {
                     AuthenticationState(
@@ -164,72 +164,7 @@ extension Token {
     /// Who is logged in to this token in this process. Every C_SignInit asks, so this reads
     /// nothing: whether another process has re-initialised the token since (`checkLogin`) is
     /// checked where it matters, before private objects are found, read or sealed.
-    public var loggedInUser: UserType? { lock.withLock { login?.user } }
-
-    /// Ends this process's login when another process has re-initialised the token since
-    /// (its epoch changed): the objects the login was for are gone, and anything sealed under
-    /// its token key could never be read again. Reads the store only when its change counter
-    /// has moved since the last check, so the call costs a memory load on the signing path.
-    /// `lock` must be held.
-    func checkLogin() {
-        guard login != nil, let store = persistentStore else { return }
-        checkLogin(changeCount: store.changeCount)
-    }
-
-    /// `checkLogin()` with the persistent store's change count the caller has just read (a
-    /// find reads it once for this check and for what it keeps). `lock` must be held.
-    func checkLogin(changeCount count: UInt64?) {
-        guard let current = login, let store = persistentStore else { return }
-        if let count, count == current.checkedAt { return }
-        // A read that fails (busy, I/O) proves nothing: the login stands, and the next check
-        // (every seal forces one) reads again.
-        guard let epoch = try? store.metadata(Key.epoch) else { return }
-        guard epoch == current.epoch else {
-            endLogin()
-            return
-        }
-        // Inside a transaction the epoch comes from its snapshot, which may predate `count`
-        // (a re-initialisation committed after the snapshot began): it vouches for no count,
-        // and the next check outside reads again.
-        login?.checkedAt = store.isInTransaction ? nil : count
-    }
-
-    /// The token key of the current login, for sealing or opening values; `lock` must be held.
-    /// Without one, the error says what the caller must do: log in, or first set a user PIN.
-    ///
-    /// Sealing reads the epoch again whatever the change counter says: a value sealed under
-    /// a key another process's re-initialisation retired could never be opened again. Opening
-    /// trusts the counter, as every other read does (ARCHITECTURE.md §4.3): a stale key opens nothing of
-    /// the re-initialised store (AES-GCM refuses it), and an extra read of the store on every
-    /// password read was a tenth of a `SecItemCopyMatching`.
-    func currentTokenKey(toSeal: Bool) throws(CoreError) -> SecretBytes {
-        if toSeal { login?.checkedAt = nil }
-        checkLogin()
-        if let login { return login.tokenKey }
-        // Only picks which of two errors to throw: an unreadable store says "log in".
-        let hasUserPIN = (try? store().metadata(Key.userPIN)) != nil
-        guard hasUserPIN || !toSeal else {
-            throw CoreError(
-                .userPINNotInitialized,
-                "keys and private values are sealed under the token key, which the user PIN "
-                    + "protects: set a user PIN first (C_InitPIN, or p11keychain set-pin)")
-        }
-        throw CoreError(
-            .userNotLoggedIn,
-            toSeal
-                ? "keys and private values are sealed under the token key: log in first"
-                : "the object's sealed values open only with a login")
-    }
-
-    /// Forgets the login and everything parsed or read under it (keys, private objects kept by
-    /// finds); `lock` must be held.
-    func endLogin() {
-        login = nil
-        keyCache.removeAll()
-        publicKeyCache.removeAll()
-        secretKeyCache.removeAll()
-        objectCache.removeAll()
-    }
+    public var loggedInUser: UserType? { withState { state in state.authentication.login?.user } }
 
     static func count(_ bytes: [UInt8]?) -> Int {
         guard let bytes, bytes.count == 4 else { return 0 }
@@ -258,8 +193,8 @@ extension Token {
         let tokenKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
         let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: tokenKey, user: .securityOfficer)
         let epoch = try CoreError.mapping { try SecureRandom.bytes(16) }
-        try lock.withLock { () throws(CoreError) in
-            let store = try store()
+        try withState { (state) throws(CoreError) in
+            let store = try state.store()
             try CoreError.mapping {
                 try store.write {
                     if try store.metadata(Key.securityOfficerPIN) != nil {
@@ -273,19 +208,21 @@ extension Token {
                     try store.setMetadata(Key.epoch, epoch)
                 }
             }
-            endLogin()
+            state.endLogin()
         }
     }
 
     /// C_InitPIN: the logged-in security officer sets (or resets, unlocking) the user PIN.
     public func initializeUserPIN(_ pin: [UInt8]) throws(CoreError) {
         try Token.checkLength(pin)
-        guard let current = lock.withLock({ login }), current.user == .securityOfficer else {
+        guard let current = withState({ state in state.authentication.login }),
+            current.user == .securityOfficer
+        else {
             throw CoreError(.userNotLoggedIn, "only the security officer sets the user PIN: log in as SO")
         }
         let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: current.tokenKey, user: .user)
-        try lock.withLock { () throws(CoreError) in
-            let store = try store()
+        try withState { (state) throws(CoreError) in
+            let store = try state.store()
             try CoreError.mapping {
                 try store.write {
                     try store.setMetadata(Key.userPIN, record.encoded)
@@ -298,22 +235,22 @@ extension Token {
     /// C_SetPIN: changes the PIN of whoever is logged in, else the user's.
     public func changePIN(from old: [UInt8], to new: [UInt8]) throws(CoreError) {
         try Token.checkLength(new)
-        let user = lock.withLock { login?.user } ?? .user
+        let user = withState { state in state.authentication.login?.user } ?? .user
         let tokenKey = try unwrapTokenKey(user, pin: old).tokenKey
         let record = try PINRecord.make(pin: SecretBytes(new), tokenKey: tokenKey, user: user)
-        try lock.withLock { () throws(CoreError) in
-            let store = try store()
+        try withState { (state) throws(CoreError) in
+            let store = try state.store()
             try CoreError.mapping { try store.setMetadata(Key.pin(user), record.encoded) }
         }
     }
 
     /// C_Login: checks the PIN and keeps the token key for this process's sessions. Logins
-    /// of this process run one at a time (`loginLock`), so SO and user cannot both get in.
+    /// of this process run one at a time (`logins`), so SO and user cannot both get in.
     public func logIn(_ user: UserType, pin: [UInt8]) throws(CoreError) {
-        try loginLock.withLock { () throws(CoreError) in
-            if let current = lock.withLock({ () -> UserType? in
-                checkLogin()
-                return login?.user
+        try logins.withLock { (locked) throws(CoreError) in
+            if let current = locked.withLock({ (state: inout TokenState) -> UserType? in
+                state.checkLogin()
+                return state.authentication.login?.user
             }) {
                 throw current == user
                     ? CoreError(.userAlreadyLoggedIn, "already logged in")
@@ -321,10 +258,10 @@ extension Token {
                         .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
             }
             let opened = try unwrapTokenKey(user, pin: pin)
-            lock.withLock {
-                login = Login(user: user, tokenKey: opened.tokenKey, epoch: opened.epoch)
-                if user == .user { sessionUnlockDeclined = false }
-                sealClearKeys()
+            locked.withLock { (state: inout TokenState) in
+                state.authentication.login = Login(user: user, tokenKey: opened.tokenKey, epoch: opened.epoch)
+                if user == .user { state.authentication.sessionUnlockDeclined = false }
+                state.sealClearKeys()
             }
         }
     }
@@ -341,9 +278,9 @@ extension Token {
     /// C_Logout (and the end of the last session): forgets the token key and every key parsed
     /// under it, and destroys this process's private session objects (v2.40 §5.6).
     public func logOut() {
-        lock.withLock {
-            endLogin()
-            guard let sessionStore else { return }
+        withState { state in
+            state.endLogin()
+            guard let sessionStore = state.objects.sessionStore else { return }
             let privateTerm = [StoredAttribute(AttributeType.private.rawValue, [1])]
             // The session store is this process's own, in memory: it fails only out of
             // memory, and C_Logout must still end the login (the token key is gone either way).
@@ -377,17 +314,83 @@ extension Token {
         return (opened.tokenKey, attempt.epoch, opened.pinKey)
     }
 
+}
+
+extension TokenState {
+    /// Ends this process's login when another process has re-initialised the token since
+    /// (its epoch changed): the objects the login was for are gone, and anything sealed under
+    /// its token key could never be read again. Reads the store only when its change counter
+    /// has moved since the last check, so the call costs a memory load on the signing path.
+    func checkLogin() {
+        guard authentication.login != nil, let store = objects.persistentStore else { return }
+        checkLogin(changeCount: store.changeCount)
+    }
+
+    /// `checkLogin()` with the persistent store's change count the caller has just read (a
+    /// find reads it once for this check and for what it keeps).
+    func checkLogin(changeCount count: UInt64?) {
+        guard let current = authentication.login, let store = objects.persistentStore else { return }
+        if let count, count == current.checkedAt { return }
+        // A read that fails (busy, I/O) proves nothing: the login stands, and the next check
+        // (every seal forces one) reads again.
+        guard let epoch = try? store.metadata(Token.Key.epoch) else { return }
+        guard epoch == current.epoch else {
+            endLogin()
+            return
+        }
+        // Inside a transaction the epoch comes from its snapshot, which may predate `count`
+        // (a re-initialisation committed after the snapshot began): it vouches for no count,
+        // and the next check outside reads again.
+        authentication.login?.checkedAt = store.isInTransaction ? nil : count
+    }
+
+    /// The token key of the current login, for sealing or opening values.
+    /// Without one, the error says what the caller must do: log in, or first set a user PIN.
+    ///
+    /// Sealing reads the epoch again whatever the change counter says: a value sealed under
+    /// a key another process's re-initialisation retired could never be opened again. Opening
+    /// trusts the counter, as every other read does (ARCHITECTURE.md §4.3): a stale key opens nothing of
+    /// the re-initialised store (AES-GCM refuses it), and an extra read of the store on every
+    /// password read was a tenth of a `SecItemCopyMatching`.
+    func currentTokenKey(toSeal: Bool) throws(CoreError) -> SecretBytes {
+        if toSeal { authentication.login?.checkedAt = nil }
+        checkLogin()
+        if let login = authentication.login { return login.tokenKey }
+        // Only picks which of two errors to throw: an unreadable store says "log in".
+        let hasUserPIN = (try? store().metadata(Token.Key.userPIN)) != nil
+        guard hasUserPIN || !toSeal else {
+            throw CoreError(
+                .userPINNotInitialized,
+                "keys and private values are sealed under the token key, which the user PIN "
+                    + "protects: set a user PIN first (C_InitPIN, or p11keychain set-pin)")
+        }
+        throw CoreError(
+            .userNotLoggedIn,
+            toSeal
+                ? "keys and private values are sealed under the token key: log in first"
+                : "the object's sealed values open only with a login")
+    }
+
+    /// Forgets the login and everything parsed or read under it (keys, private objects kept by
+    /// finds).
+    func endLogin() {
+        authentication.login = nil
+        keys.removeAll()
+        objects.objectCache.removeAll()
+    }
+
     /// The user's PIN record, the token's epoch and the user's failure count, as stored now;
-    /// nil when no user PIN is set or its record is malformed. `lock` must be held.
+    /// nil when no user PIN is set or its record is malformed.
     func storedUserPIN() throws(CoreError) -> (record: PINRecord, epoch: [UInt8]?, failures: Int)? {
         let store = try store()
         return try CoreError.mapping {
             try store.read { () throws -> (PINRecord, [UInt8]?, Int)? in
-                guard let bytes = try store.metadata(Key.userPIN), let record = PINRecord(bytes) else {
+                guard let bytes = try store.metadata(Token.Key.userPIN), let record = PINRecord(bytes) else {
                     return nil
                 }
                 return (
-                    record, try store.metadata(Key.epoch), Token.count(try store.metadata(Key.userFailures))
+                    record, try store.metadata(Token.Key.epoch),
+                    Token.count(try store.metadata(Token.Key.userFailures))
                 )
             }
         }

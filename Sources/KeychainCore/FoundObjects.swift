@@ -35,12 +35,12 @@ extension Token {
         let uid = terms.removeValue(forKey: .uniqueID)
         let wantsToken = template.bool(.token) != false
         let wantsSession = template.bool(.token) != true
-        return try lock.withLock { () throws(CoreError) in
+        return try withState { (state) throws(CoreError) in
             // Private objects are found only by a login this token still honours (`checkLogin`).
             // The counter is read once, for that check and for what the find keeps.
-            let changeCount = persistentStore?.changeCount
-            checkLogin(changeCount: changeCount)
-            if !(context.userLoggedIn && login?.user == .user) {
+            let changeCount = state.objects.persistentStore?.changeCount
+            state.checkLogin(changeCount: changeCount)
+            if !(context.userLoggedIn && state.authentication.login?.user == .user) {
                 if template.bool(.private) == true { return [] }
                 terms[.private] = [0]
             }
@@ -48,12 +48,13 @@ extension Token {
                 .map { StoredAttribute($0.key.rawValue, $0.value) }
             var found: [FoundObject] = []
             if wantsToken {
-                found += try records(
-                    ordered, uid: uid, isSession: false, in: try store(), changeCount: changeCount, context,
+                found += try state.records(
+                    ordered, uid: uid, isSession: false, in: try state.store(), changeCount: changeCount,
+                    context,
                     types)
             }
-            if wantsSession, let sessionStore {
-                found += try records(
+            if wantsSession, let sessionStore = state.objects.sessionStore {
+                found += try state.records(
                     ordered, uid: uid, isSession: true, in: sessionStore,
                     changeCount: sessionStore.changeCount,
                     context, types)
@@ -62,11 +63,13 @@ extension Token {
         }
     }
 
+}
+
+extension TokenState {
     /// The matching objects of one store, read and revealed in one read transaction (the
     /// token key's check, when a value is opened, reads the store too). `changeCount`: the
     /// store's, read just now (nil: unknown, nothing is kept or taken from `objectCache`).
-    /// `lock` must be held.
-    private func records(
+    fileprivate func records(
         _ terms: [StoredAttribute], uid: [UInt8]?, isSession: Bool, in store: ObjectStore,
         changeCount: UInt64?, _ context: AccessContext, _ types: Set<AttributeType>?
     ) throws(CoreError) -> [FoundObject] {
@@ -86,7 +89,8 @@ extension Token {
         if let uid {
             // A unique ID names one object (or none: one of another store).
             guard let named = rowID(forUniqueID: uid, isSession: isSession) else { return [] }
-            if let cached = objectCache[reference(named)], let changeCount, cached.changeCount == changeCount
+            if let cached = objects.objectCache[reference(named)], let changeCount,
+                cached.changeCount == changeCount
             {
                 guard terms.allSatisfy({ cached.attributes[AttributeType($0.type)] == $0.value }) else {
                     return []
@@ -119,13 +123,12 @@ extension Token {
     /// value it had when the object was read (no process has written since: C_GetAttributeValue
     /// asked attribute by attribute, as p11tool asks, reads the object once), and kept there
     /// when the counter did not move during the read. The visibility check runs every time.
-    /// `lock` must be held.
     func loadStoredKept(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> AttributeSet
     {
         let store = try store(for: reference)
         let before = store.changeCount
-        if let before, let cached = objectCache[reference], cached.changeCount == before {
+        if let before, let cached = objects.objectCache[reference], cached.changeCount == before {
             try checkVisible(cached.attributes, context: context)
             return cached.attributes
         }
@@ -139,18 +142,22 @@ extension Token {
         return attributes
     }
 
-    /// Keeps objects just read in `objectCache`. `lock` must be held.
-    private func remember(_ objects: [(ObjectReference, AttributeSet)], at changeCount: UInt64) {
-        guard objects.count <= Token.objectCacheLimit else { return }
-        if objectCache.count + objects.count > Token.objectCacheLimit { objectCache.removeAll() }
-        for (reference, attributes) in objects {
-            objectCache[reference] = CachedObject(attributes: attributes, changeCount: changeCount)
+    /// Keeps objects just read in `objectCache`.
+    fileprivate func remember(_ found: [(ObjectReference, AttributeSet)], at changeCount: UInt64) {
+        guard found.count <= Token.objectCacheLimit else { return }
+        if objects.objectCache.count + found.count > Token.objectCacheLimit {
+            objects.objectCache.removeAll()
+        }
+        for (reference, attributes) in found {
+            objects.objectCache[reference] = CachedObject(attributes: attributes, changeCount: changeCount)
         }
     }
 
     /// An object's attributes as read with `types` revealed; nil when it is private and the
-    /// context may not see it. `lock` must be held, and `checkLogin` run in this hold.
-    private func visibleObject(_ stored: AttributeSet, _ context: AccessContext, _ types: Set<AttributeType>?)
+    /// context may not see it. `checkLogin` must have run in this hold of the lock.
+    fileprivate func visibleObject(
+        _ stored: AttributeSet, _ context: AccessContext, _ types: Set<AttributeType>?
+    )
         throws(CoreError) -> AttributeSet?
     {
         do {

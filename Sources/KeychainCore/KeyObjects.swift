@@ -309,9 +309,9 @@ extension Token {
     public func privateKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
-        try lock.withLock { () throws(CoreError) in
-            try keptKey(
-                reference, context: context, in: \.keyCache,
+        try withState { (state) throws(CoreError) in
+            try state.keptKey(
+                reference, context: context, in: \.keys.privateKeys,
                 source: { (stored) throws(CoreError) in
                     try Token.checkKeyClass(stored, is: [.privateKey])
                     guard let sealed = stored[.keyMaterial] else {
@@ -320,7 +320,7 @@ extension Token {
                     return sealed
                 },
                 parse: { (_, stored) throws(CoreError) in
-                    guard let material = try opened(.keyMaterial, of: stored) else {
+                    guard let material = try state.opened(.keyMaterial, of: stored) else {
                         throw CoreError(.storageCorrupt, "a private key has no key material")
                     }
                     return try CoreError.mapping { try AsymmetricKey(privateKeyDER: material) }
@@ -335,9 +335,9 @@ extension Token {
     public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
-        try lock.withLock { () throws(CoreError) in
-            try keptKey(
-                reference, context: context, in: \.publicKeyCache,
+        try withState { (state) throws(CoreError) in
+            try state.keptKey(
+                reference, context: context, in: \.keys.publicKeys,
                 source: { (stored) throws(CoreError) in
                     try Token.checkKeyClass(stored, is: [.publicKey, .privateKey])
                     guard let info = stored[.publicKeyInfo], !info.isEmpty else {
@@ -351,44 +351,6 @@ extension Token {
         }
     }
 
-    /// A parsed key of an object, kept in `cache` with the object's visible attributes (sealed
-    /// values removed). Every C_SignInit and C_VerifyInit comes here: while the store's change
-    /// count is the one the key was read at, nobody has written since, and no read is made.
-    /// Otherwise the object is read again; `source` picks the bytes the key is parsed from,
-    /// and `parse` runs only when they differ from the kept key's (a write elsewhere in the
-    /// store costs no new parse: 380 µs for an EC private key in OpenSSL 3.0). `lock` must be
-    /// held.
-    func keptKey<Key>(
-        _ reference: ObjectReference, context: AccessContext,
-        in cache: ReferenceWritableKeyPath<Token, [ObjectReference: CachedKey<Key>]>,
-        source: (AttributeSet) throws(CoreError) -> [UInt8],
-        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> Key
-    ) throws(CoreError) -> (key: Key, attributes: AttributeSet) {
-        let store = try store(for: reference)
-        let before = store.changeCount
-        let kept = self[keyPath: cache][reference]
-        if let before, let kept, kept.changeCount == before {
-            guard context.canSee(privateObject: kept.attributes.bool(.private) ?? false) else {
-                throw CoreError(.objectNotFound, "the object is private: log in first")
-            }
-            return (kept.key, kept.attributes)
-        }
-        let stored = try loadStored(reference, context: context)
-        let material = try source(stored)
-        let visible = Token.concealed(stored)
-        let key: Key
-        if let kept, kept.material == material {
-            key = kept.key
-        } else {
-            key = try parse(material, stored)
-        }
-        if self[keyPath: cache].count >= 256, kept == nil { self[keyPath: cache].removeAll() }
-        // Kept for later calls only when no write began or ended during the read.
-        let after = store.changeCount
-        self[keyPath: cache][reference] = CachedKey(
-            material: material, key: key, attributes: visible, changeCount: before == after ? before : nil)
-        return (key, visible)
-    }
 }
 
 extension NewObject {
@@ -498,5 +460,45 @@ extension NewObject {
             if let value = spec.defaultValue { attributes[spec.type] = value }
         }
         self.init(attributes: attributes, uniqueKey: nil)
+    }
+}
+
+extension TokenState {
+    /// A parsed key of an object, kept in `cache` with the object's visible attributes (sealed
+    /// values removed). Every C_SignInit and C_VerifyInit comes here: while the store's change
+    /// count is the one the key was read at, nobody has written since, and no read is made.
+    /// Otherwise the object is read again; `source` picks the bytes the key is parsed from,
+    /// and `parse` runs only when they differ from the kept key's (a write elsewhere in the
+    /// store costs no new parse: 380 µs for an EC private key in OpenSSL 3.0).
+    func keptKey<Key>(
+        _ reference: ObjectReference, context: AccessContext,
+        in cache: ReferenceWritableKeyPath<TokenState, [ObjectReference: CachedKey<Key>]>,
+        source: (AttributeSet) throws(CoreError) -> [UInt8],
+        parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> Key
+    ) throws(CoreError) -> (key: Key, attributes: AttributeSet) {
+        let store = try store(for: reference)
+        let before = store.changeCount
+        let kept = self[keyPath: cache][reference]
+        if let before, let kept, kept.changeCount == before {
+            guard context.canSee(privateObject: kept.attributes.bool(.private) ?? false) else {
+                throw CoreError(.objectNotFound, "the object is private: log in first")
+            }
+            return (kept.key, kept.attributes)
+        }
+        let stored = try loadStored(reference, context: context)
+        let material = try source(stored)
+        let visible = Token.concealed(stored)
+        let key: Key
+        if let kept, kept.material == material {
+            key = kept.key
+        } else {
+            key = try parse(material, stored)
+        }
+        if self[keyPath: cache].count >= 256, kept == nil { self[keyPath: cache].removeAll() }
+        // Kept for later calls only when no write began or ended during the read.
+        let after = store.changeCount
+        self[keyPath: cache][reference] = CachedKey(
+            material: material, key: key, attributes: visible, changeCount: before == after ? before : nil)
+        return (key, visible)
     }
 }

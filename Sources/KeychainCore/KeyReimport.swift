@@ -23,8 +23,11 @@ internal import KeychainStorage
 /// same key at the same instant can still both store it: the check and the insert are one
 /// lock in this process, not one transaction across processes.
 extension Token {
+}
+
+extension TokenState {
     /// The stored orphan token private key `object` would duplicate, if there is one the
-    /// context may see and may write. `lock` must be held.
+    /// context may see and may write.
     func storedOrphanTwinLocked(of object: NewObject, context: AccessContext) throws(CoreError)
         -> ObjectReference?
     {

@@ -21,8 +21,8 @@ extension Token {
     public func keyToWrap(
         _ reference: ObjectReference, under wrappingKey: AttributeSet, context: AccessContext
     ) throws(CoreError) -> KeyToWrap {
-        try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: context)
+        try withState { (state) throws(CoreError) in
+            let stored = try state.loadStored(reference, context: context)
             let secretType: AttributeType
             switch stored.ulong(.class) {
             case ObjectClass.secretKey.rawValue: secretType = .value
@@ -37,7 +37,7 @@ extension Token {
                 throw CoreError(
                     .keyNotWrappable, "the key may be wrapped only by a trusted key (CKA_WRAP_WITH_TRUSTED)")
             }
-            guard let bytes = try opened(secretType, of: stored) else {
+            guard let bytes = try state.opened(secretType, of: stored) else {
                 throw CoreError(.storageCorrupt, "the key has no key material")
             }
             return KeyToWrap(bytes: bytes, attributes: Token.concealed(stored))
@@ -50,15 +50,15 @@ extension Token {
     public func keyToDigest(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> SecretBytes
     {
-        try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: context)
+        try withState { (state) throws(CoreError) in
+            let stored = try state.loadStored(reference, context: context)
             guard stored.ulong(.class) == ObjectClass.secretKey.rawValue else {
                 throw CoreError(.keyIndigestible, "only secret keys can be digested")
             }
             guard Token.sensitiveTypes(of: stored).isEmpty else {
                 throw CoreError(.keyIndigestible, "a sensitive or unextractable key is not digested")
             }
-            guard let value = try opened(.value, of: stored) else {
+            guard let value = try state.opened(.value, of: stored) else {
                 throw CoreError(.storageCorrupt, "a secret key has no value")
             }
             return value

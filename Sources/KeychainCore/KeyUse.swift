@@ -96,9 +96,9 @@ extension Token {
         context: AccessContext
     ) throws(CoreError) -> UsableSecretKey {
         try checkMechanismPolicy(mechanism, for: usage)
-        let loaded = try lock.withLock { () throws(CoreError) in
-            try keptKey(
-                reference, context: context, in: \.secretKeyCache,
+        let loaded = try withState { (state) throws(CoreError) in
+            try state.keptKey(
+                reference, context: context, in: \.keys.secretKeys,
                 source: { (stored) throws(CoreError) in
                     try Token.checkKeyClass(stored, is: [.secretKey])
                     guard let sealed = stored[.value] else {
@@ -107,7 +107,7 @@ extension Token {
                     return sealed
                 },
                 parse: { (_, stored) throws(CoreError) in
-                    guard let value = try opened(.value, of: stored) else {
+                    guard let value = try state.opened(.value, of: stored) else {
                         throw CoreError(.storageCorrupt, "a secret key has no value")
                     }
                     return value

@@ -15,8 +15,8 @@ extension Token {
         pin: [UInt8]? = nil
     ) throws(CoreError) {
         let pinChecked = try checkPIN(pin)
-        try lock.withLock { () throws(CoreError) in
-            try updateLocked(reference, with: template, context: context, pinChecked: pinChecked)
+        try withState { (state) throws(CoreError) in
+            try state.updateLocked(reference, with: template, context: context, pinChecked: pinChecked)
         }
     }
 
@@ -28,8 +28,8 @@ extension Token {
         pin: [UInt8]? = nil
     ) throws(CoreError) -> [ObjectReference] {
         let pinChecked = try checkPIN(pin)
-        return try inOneTransaction(references) { (reference) throws(CoreError) in
-            try updateLocked(reference, with: template, context: context, pinChecked: pinChecked)
+        return try inOneTransaction(references) { (state, reference) throws(CoreError) in
+            try state.updateLocked(reference, with: template, context: context, pinChecked: pinChecked)
         }
     }
 
@@ -65,25 +65,25 @@ extension Token {
     public func destroyObjects(_ references: [ObjectReference], context: AccessContext)
         throws(CoreError) -> [ObjectReference]
     {
-        try inOneTransaction(references) { (reference) throws(CoreError) in
-            try destroyLocked(reference, context: context)
+        try inOneTransaction(references) { (state, reference) throws(CoreError) in
+            try state.destroyLocked(reference, context: context)
         }
     }
 
     /// Runs `body` on each reference inside one write transaction of the token store, with
-    /// `lock` held; a reference whose object no longer exists is left out of the result.
+    /// the state's lock held; a reference whose object no longer exists is left out of the result.
     private func inOneTransaction(
-        _ references: [ObjectReference], _ body: (ObjectReference) throws(CoreError) -> Void
+        _ references: [ObjectReference], _ body: (TokenState, ObjectReference) throws(CoreError) -> Void
     ) throws(CoreError) -> [ObjectReference] {
         guard !references.isEmpty else { return [] }
-        return try lock.withLock { () throws(CoreError) in
-            let persistent = try store()
+        return try withState { (state) throws(CoreError) in
+            let persistent = try state.store()
             return try CoreError.mapping {
                 try persistent.write {
                     var done: [ObjectReference] = []
                     for reference in references {
                         do {
-                            try body(reference)
+                            try body(state, reference)
                             done.append(reference)
                         } catch let error as CoreError where error.code == .objectNotFound {
                             continue
@@ -95,9 +95,78 @@ extension Token {
         }
     }
 
-    /// The object as stored, once the context may change it (v2.40 §6.7.1 table 6); `lock`
-    /// must be held, and the caller's write transaction of `store` open.
-    private func changeable(_ reference: ObjectReference, in store: ObjectStore, context: AccessContext)
+    /// Copies an object with changes (C_CopyObject): a real copy, key material included, that
+    /// signs and decrypts like the original, changed only as v2.40 §5.7 lets a copy change
+    /// (`ObjectPolicy.check`, `.copy`). Within one store the sealed values move as they are
+    /// (still sealed, bound to the original's seal ID): a token key that is not private copies
+    /// to a token object without a login. A copy into the other store (CKA_TOKEN changed), or
+    /// one that changes a sealed value, opens the values under the original's key and seals
+    /// them again under the copy's (Sealing.swift).
+    public func copyObject(
+        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
+    ) throws(CoreError) -> ObjectReference {
+        try withState { (state) throws(CoreError) in
+            let source = try state.loadStored(reference, context: context)
+            guard source.bool(.copyable) ?? true else {
+                throw CoreError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
+            }
+            let policy = try Token.policy(of: source)
+            try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
+            var attributes = source.merging(template) { _, new in new }
+            attributes[.uniqueID] = nil
+            if AccessControl.needsPINForEachUse(source), attributes.bool(.private) != true {
+                // A public copy would hold the value in clear, past the PIN it needs.
+                throw CoreError(
+                    .attributeValueInvalid,
+                    "an item whose access control needs the PIN cannot be copied public")
+            }
+            // What the copy may change, C_SetAttributeValue could: the PIN a protected item
+            // needs for a change cannot be given here (`checkPINForChange`).
+            if !template.keys.allSatisfy({ policy.specs[$0]?.rules.contains(.settableOnCopy) == true }) {
+                try Token.checkPINForChange(of: source, pinChecked: false)
+            }
+            policy.settleHistory(&attributes, after: .copy, before: source)
+            policy.settleTrust(&attributes, asSecurityOfficer: context.securityOfficer)
+            var isSealed = source[.sealID] != nil
+            let sourceSealed = Token.sealedTypes(of: source)
+            if isSealed,
+                Token.sealedTypes(of: attributes).isEmpty
+                    || (source.bool(.token) == true) != (attributes.bool(.token) == true)
+                    || !sourceSealed.isDisjoint(with: template.keys)
+            {
+                // A private object copied into a public one (its values are no longer sealed),
+                // a copy into the other store, or a new sealed value: the original's values
+                // open under its own key, and `insertLocked` seals them under the copy's.
+                let opened = try state.revealed(source, sourceSealed)
+                for type in sourceSealed where template[type] == nil { attributes[type] = opened[type] }
+                attributes[.sealID] = nil
+                isSealed = false
+            }
+            let uniqueKey: [UInt8]? =
+                policy.objectClass == .certificate
+                ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
+                    + (attributes[.serialNumber] ?? [])
+                : NewObject.passwordKey(of: attributes)
+            return try state.insertLocked(
+                NewObject(attributes: attributes, uniqueKey: uniqueKey, isSealed: isSealed), context: context)
+        }
+    }
+
+    /// Destroys an object (C_DestroyObject, SecItemDelete).
+    public func destroyObject(_ reference: ObjectReference, context: AccessContext)
+        throws(CoreError)
+    {
+        try withState { (state) throws(CoreError) in
+            try state.destroyLocked(reference, context: context)
+        }
+    }
+
+}
+
+extension TokenState {
+    /// The object as stored, once the context may change it (v2.40 §6.7.1 table 6), and
+    /// with the caller's write transaction of `store` open.
+    fileprivate func changeable(_ reference: ObjectReference, in store: ObjectStore, context: AccessContext)
         throws(CoreError) -> AttributeSet
     {
         let current = try loadStored(reference, context: context)
@@ -107,10 +176,10 @@ extension Token {
         return current
     }
 
-    /// Changes attributes of an object; `lock` must be held. The read, the rule check and
+    /// Changes attributes of an object. The read, the rule check and
     /// the write are one transaction, so another process's change or deletion cannot come
     /// between them.
-    private func updateLocked(
+    fileprivate func updateLocked(
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext,
         pinChecked: Bool
     ) throws(CoreError) {
@@ -161,74 +230,8 @@ extension Token {
         }
     }
 
-    /// Copies an object with changes (C_CopyObject): a real copy, key material included, that
-    /// signs and decrypts like the original, changed only as v2.40 §5.7 lets a copy change
-    /// (`ObjectPolicy.check`, `.copy`). Within one store the sealed values move as they are
-    /// (still sealed, bound to the original's seal ID): a token key that is not private copies
-    /// to a token object without a login. A copy into the other store (CKA_TOKEN changed), or
-    /// one that changes a sealed value, opens the values under the original's key and seals
-    /// them again under the copy's (Sealing.swift).
-    public func copyObject(
-        _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
-    ) throws(CoreError) -> ObjectReference {
-        try lock.withLock { () throws(CoreError) in
-            let source = try loadStored(reference, context: context)
-            guard source.bool(.copyable) ?? true else {
-                throw CoreError(.actionProhibited, "the object is not copyable (CKA_COPYABLE is false)")
-            }
-            let policy = try Token.policy(of: source)
-            try policy.check(template, .copy, current: source, asSecurityOfficer: context.securityOfficer)
-            var attributes = source.merging(template) { _, new in new }
-            attributes[.uniqueID] = nil
-            if AccessControl.needsPINForEachUse(source), attributes.bool(.private) != true {
-                // A public copy would hold the value in clear, past the PIN it needs.
-                throw CoreError(
-                    .attributeValueInvalid,
-                    "an item whose access control needs the PIN cannot be copied public")
-            }
-            // What the copy may change, C_SetAttributeValue could: the PIN a protected item
-            // needs for a change cannot be given here (`checkPINForChange`).
-            if !template.keys.allSatisfy({ policy.specs[$0]?.rules.contains(.settableOnCopy) == true }) {
-                try Token.checkPINForChange(of: source, pinChecked: false)
-            }
-            policy.settleHistory(&attributes, after: .copy, before: source)
-            policy.settleTrust(&attributes, asSecurityOfficer: context.securityOfficer)
-            var isSealed = source[.sealID] != nil
-            let sourceSealed = Token.sealedTypes(of: source)
-            if isSealed,
-                Token.sealedTypes(of: attributes).isEmpty
-                    || (source.bool(.token) == true) != (attributes.bool(.token) == true)
-                    || !sourceSealed.isDisjoint(with: template.keys)
-            {
-                // A private object copied into a public one (its values are no longer sealed),
-                // a copy into the other store, or a new sealed value: the original's values
-                // open under its own key, and `insertLocked` seals them under the copy's.
-                let opened = try revealed(source, sourceSealed)
-                for type in sourceSealed where template[type] == nil { attributes[type] = opened[type] }
-                attributes[.sealID] = nil
-                isSealed = false
-            }
-            let uniqueKey: [UInt8]? =
-                policy.objectClass == .certificate
-                ? AttributeValue.encode(CertificateType.x509.rawValue) + (attributes[.issuer] ?? [])
-                    + (attributes[.serialNumber] ?? [])
-                : NewObject.passwordKey(of: attributes)
-            return try insertLocked(
-                NewObject(attributes: attributes, uniqueKey: uniqueKey, isSealed: isSealed), context: context)
-        }
-    }
-
-    /// Destroys an object (C_DestroyObject, SecItemDelete).
-    public func destroyObject(_ reference: ObjectReference, context: AccessContext)
-        throws(CoreError)
-    {
-        try lock.withLock { () throws(CoreError) in
-            try destroyLocked(reference, context: context)
-        }
-    }
-
-    /// Destroys an object; `lock` must be held.
-    private func destroyLocked(_ reference: ObjectReference, context: AccessContext)
+    /// Destroys an object.
+    fileprivate func destroyLocked(_ reference: ObjectReference, context: AccessContext)
         throws(CoreError)
     {
         let store = try store(for: reference)
@@ -249,7 +252,7 @@ extension Token {
                         writeProtected: !reference.isSessionObject
                             && (configuration.readOnly || store.isReadOnly),
                         hasUserPIN: try self.store().metadata(Token.Key.userPIN) != nil,
-                        loggedIn: login != nil)
+                        loggedIn: authentication.login != nil)
                 }
                 guard try store.delete(reference.rowID) else {
                     throw CoreError(.objectNotFound, "the object does not exist (deleted?)")

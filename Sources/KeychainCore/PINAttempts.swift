@@ -59,7 +59,7 @@ extension Token {
         let start = Token.monotonicMilliseconds()
         var pause: UInt32 = 2_000
         while true {
-            if let attempt = try lock.withLock({ () throws(CoreError) in try tryClaim(user) }) {
+            if let attempt = try withState({ (state) throws(CoreError) in try state.tryClaim(user) }) {
                 return attempt
             }
             guard Token.monotonicMilliseconds() - start < Token.attemptWaitMilliseconds else {
@@ -77,8 +77,8 @@ extension Token {
     /// counts nothing. The claim's lock is held until the change is committed.
     func finishAttempt(_ attempt: PINAttempt, _ user: UserType, right: Bool?) throws(CoreError) {
         guard let claim = attempt.claim else { return }
-        try lock.withLock { () throws(CoreError) in
-            let store = try store()
+        try withState { (state) throws(CoreError) in
+            let store = try state.store()
             try CoreError.mapping {
                 try store.write {
                     let name = ClaimKey.name(user, claim.slot)
@@ -97,8 +97,16 @@ extension Token {
         withExtendedLifetime(claim.lock) {}
     }
 
-    /// One try at claiming; nil when every slot is taken. `lock` must be held.
-    private func tryClaim(_ user: UserType) throws(CoreError) -> PINAttempt? {
+    private static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) &* 1_000 &+ Int64(now.tv_nsec / 1_000_000)
+    }
+}
+
+extension TokenState {
+    /// One try at claiming; nil when every slot is taken.
+    fileprivate func tryClaim(_ user: UserType) throws(CoreError) -> PINAttempt? {
         let store = try store()
         return try CoreError.mapping {
             // A store this process cannot write keeps no count (its PINs cannot change
@@ -121,11 +129,11 @@ extension Token {
                 guard stored.failures + claims.live < Token.maximumFailures else { return nil }
                 for slot in claims.free {
                     // A slot whose claim was just removed may still be locked for a moment.
-                    guard let held = try store.holdAttemptLock(ClaimKey.lockSlot(user, slot)) else {
+                    guard let held = try store.holdAttemptLock(Token.ClaimKey.lockSlot(user, slot)) else {
                         continue
                     }
                     let id = try SecureRandom.bytes(16)
-                    try store.setMetadata(ClaimKey.name(user, slot), id)
+                    try store.setMetadata(Token.ClaimKey.name(user, slot), id)
                     return PINAttempt(
                         record: stored.record, epoch: stored.epoch,
                         claim: PINAttempt.Claim(slot: slot, id: id, lock: held))
@@ -137,39 +145,39 @@ extension Token {
 
     /// `user`'s PIN record, the token's epoch and the confirmed failures; throws when no such
     /// PIN is set, it is locked, or its record is malformed. Inside a transaction.
-    private func storedPIN(_ user: UserType, in store: ObjectStore) throws -> (
+    fileprivate func storedPIN(_ user: UserType, in store: ObjectStore) throws -> (
         record: PINRecord, epoch: [UInt8]?, failures: Int
     ) {
-        guard try store.metadata(Key.securityOfficerPIN) != nil || user == .user else {
+        guard try store.metadata(Token.Key.securityOfficerPIN) != nil || user == .user else {
             throw CoreError(.pinIncorrect, "no SO PIN is set yet: C_InitToken sets it")
         }
-        guard try store.metadata(Key.userPIN) != nil || user == .securityOfficer else {
+        guard try store.metadata(Token.Key.userPIN) != nil || user == .securityOfficer else {
             throw CoreError(.userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
         }
-        let failures = Token.count(try store.metadata(Key.failures(user)))
+        let failures = Token.count(try store.metadata(Token.Key.failures(user)))
         guard failures < Token.maximumFailures else {
             throw CoreError(
                 .pinLocked,
                 "PIN locked after \(Token.maximumFailures) failed attempts"
                     + (user == .user ? ": the SO must set a new one" : ""))
         }
-        guard let bytes = try store.metadata(Key.pin(user)), let record = PINRecord(bytes) else {
+        guard let bytes = try store.metadata(Token.Key.pin(user)), let record = PINRecord(bytes) else {
             throw CoreError(.storageCorrupt, "the stored PIN record is malformed")
         }
-        return (record, try store.metadata(Key.epoch), failures)
+        return (record, try store.metadata(Token.Key.epoch), failures)
     }
 
     /// How many of `user`'s claims are live, and the slots free to claim. With `releasing`
     /// (in a write transaction), the claims of processes that died are removed.
-    private func liveClaims(_ user: UserType, in store: ObjectStore, releasing: Bool) throws -> (
+    fileprivate func liveClaims(_ user: UserType, in store: ObjectStore, releasing: Bool) throws -> (
         live: Int, free: [Int]
     ) {
         var live = 0
         var free: [Int] = []
         for slot in 0..<Token.maximumFailures {
-            let name = ClaimKey.name(user, slot)
+            let name = Token.ClaimKey.name(user, slot)
             if try store.metadata(name) != nil {
-                if try store.isAttemptLockHeld(ClaimKey.lockSlot(user, slot)) {
+                if try store.isAttemptLockHeld(Token.ClaimKey.lockSlot(user, slot)) {
                     live += 1
                     continue
                 }
@@ -178,11 +186,5 @@ extension Token {
             free.append(slot)
         }
         return (live, free)
-    }
-
-    private static func monotonicMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) &* 1_000 &+ Int64(now.tv_nsec / 1_000_000)
     }
 }

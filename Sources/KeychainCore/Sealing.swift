@@ -25,27 +25,40 @@ extension Token {
         return attributes.bool(.private) == true ? [.value] : []
     }
 
+    /// `stored` without any sealed value or seal ID: what a caller may always see.
+    static func concealed(_ stored: AttributeSet) -> AttributeSet {
+        var visible = stored
+        for type in sealedTypes(of: stored) { visible[type] = nil }
+        visible[.sealID] = nil
+        return visible
+    }
+}
+
+extension Token {
+    fileprivate static let clearKeysSealedKey = "sealed.clear-keys"
+
+}
+
+extension TokenState {
     /// The key that seals and opens the values of an object: the token key of the current
     /// login for a token object (`currentTokenKey`), the session key for a session object.
-    /// `lock` must be held.
     func sealingKey(tokenObject: Bool, toSeal: Bool) throws(CoreError) -> SecretBytes {
         if tokenObject { return try currentTokenKey(toSeal: toSeal) }
         _ = try volatileStore()
-        guard let sessionSealingKey else {
+        guard let key = objects.sessionSealingKey else {
             throw CoreError(.storageFailure, "the session store has no sealing key")
         }
-        return sessionSealingKey
+        return key
     }
 
     /// True when the sealed values of `stored` can be opened now: a session object's always,
-    /// a token object's with a login. `lock` must be held.
+    /// a token object's with a login.
     func canOpen(_ stored: AttributeSet) -> Bool {
-        stored.bool(.token) != true || login != nil
+        stored.bool(.token) != true || authentication.login != nil
     }
 
     /// Seals the values of `types` present in `attributes` under `attributes[.sealID]` and the
-    /// key of the object's kind (`sealingKey`: a token object needs a current login). `lock`
-    /// must be held.
+    /// key of the object's kind (`sealingKey`: a token object needs a current login).
     func sealed(_ attributes: AttributeSet, types: Set<AttributeType>) throws(CoreError) -> AttributeSet {
         guard let sealID = attributes[.sealID] else {
             throw CoreError(.storageCorrupt, "an object to seal has no seal ID")
@@ -64,7 +77,7 @@ extension Token {
     }
 
     /// `stored` with the sealed values of `types` opened and every other sealed value (and the
-    /// seal ID) removed. `lock` must be held.
+    /// seal ID) removed.
     func revealed(_ stored: AttributeSet, _ types: Set<AttributeType>) throws(CoreError) -> AttributeSet {
         var result = stored
         result[.sealID] = nil
@@ -76,7 +89,7 @@ extension Token {
 
     /// The value of sealed type `type` of `stored`, opened into a self-wiping buffer; nil when
     /// the object has none. A value stored in clear by an older version (a key that was not
-    /// private, with no seal ID) comes as it is. `lock` must be held.
+    /// private, with no seal ID) comes as it is.
     func opened(_ type: AttributeType, of stored: AttributeSet) throws(CoreError) -> SecretBytes? {
         guard let box = stored[type] else { return nil }
         guard let sealID = stored[.sealID] else { return SecretBytes(box) }
@@ -89,24 +102,12 @@ extension Token {
         }
     }
 
-    /// `stored` without any sealed value or seal ID: what a caller may always see.
-    static func concealed(_ stored: AttributeSet) -> AttributeSet {
-        var visible = stored
-        for type in sealedTypes(of: stored) { visible[type] = nil }
-        visible[.sealID] = nil
-        return visible
-    }
-}
-
-extension Token {
-    private static let clearKeysSealedKey = "sealed.clear-keys"
-
     /// Seals what an older version stored in clear: the secret parts of keys that were not
     /// private (CKA_PRIVATE=FALSE), which it kept without a seal ID. Runs at a login, the first
     /// moment the token key is at hand, until one run finishes; a failure is left for the
-    /// next login. `lock` must be held.
+    /// next login.
     func sealClearKeys() {
-        guard let store = persistentStore, !store.isReadOnly,
+        guard let store = objects.persistentStore, !store.isReadOnly,
             (try? store.metadata(Token.clearKeysSealedKey)) == .some(nil)
         else { return }
         let privateKeyClass = StoredAttribute(

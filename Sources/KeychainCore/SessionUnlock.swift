@@ -70,8 +70,8 @@ extension Token {
     @discardableResult
     public func lockSession() throws(CoreError) -> Bool {
         let description = try sessionDescription()
-        lock.withLock {
-            if login?.sessionEntry != nil { endLogin() }  // as C_Logout would
+        withState { state in
+            if state.authentication.login?.sessionEntry != nil { state.endLogin() }  // as C_Logout would
         }
         guard let id = SessionKeyring.find(description) else { return false }
         SessionKeyring.remove(id)
@@ -83,7 +83,9 @@ extension Token {
         let keyring = try SessionKeyring.sessionKeyring()
         let state: SessionUnlockState
         if let found = try currentSessionEntry() {
-            let opens = try lock.withLock { () throws(CoreError) in try openWithSession(found.entry) != nil }
+            let opens = try withState { (state) throws(CoreError) in
+                try state.openWithSession(found.entry) != nil
+            }
             state = opens ? .unlocked(expires: found.entry.expires) : .stale
         } else {
             state = .locked
@@ -97,24 +99,25 @@ extension Token {
     /// is left as it is. Costs one system call when nothing changes. Never fails: an entry
     /// that cannot be read or does not open unlocks nothing.
     public func followSessionUnlock() {
-        loginLock.withLock {
+        logins.withLock { locked in
             // The keyring is read with `lock` free: naming the entry opens the store, which
-            // takes it. `loginLock`, held throughout, keeps C_Login out meanwhile.
-            let wantsEntry = lock.withLock { () -> Bool in
-                if let current = login {
+            // takes it. `logins`, held throughout, keeps C_Login out meanwhile.
+            let wantsEntry = locked.withLock { (state: inout TokenState) -> Bool in
+                if let current = state.authentication.login {
                     guard let id = current.sessionEntry, !SessionKeyring.isReadable(id) else { return false }
-                    endLogin()  // as C_Logout would
+                    state.endLogin()  // as C_Logout would
                 }
-                return !sessionUnlockDeclined
+                return !state.authentication.sessionUnlockDeclined
             }
             // try? (both): fail closed. An entry that cannot be read, or does not open the
             // token key, leaves the keychain locked, as if there were none.
             guard wantsEntry, let found = try? currentSessionEntry() else { return }
-            lock.withLock {
-                guard login == nil, let opened = try? openWithSession(found.entry) else { return }
-                login = Login(
+            locked.withLock { (state: inout TokenState) in
+                guard state.authentication.login == nil, let opened = try? state.openWithSession(found.entry)
+                else { return }
+                state.authentication.login = Login(
                     user: .user, tokenKey: opened.tokenKey, epoch: opened.epoch, sessionEntry: found.id)
-                sealClearKeys()
+                state.sealClearKeys()
             }
         }
     }
@@ -122,7 +125,7 @@ extension Token {
     /// This process locks the keychain itself (SecKeychainLock): the session's entry no longer
     /// unlocks it in this process, until a login with the PIN.
     public func declineSessionUnlock() {
-        lock.withLock { sessionUnlockDeclined = true }
+        withState { state in state.authentication.sessionUnlockDeclined = true }
     }
 
     /// True when the session keyring holds a current entry for this token (it may still be
@@ -137,12 +140,12 @@ extension Token {
     /// C_Login(CKU_USER) with no PIN in an unlocked session: logs the user in with the token
     /// key the session keyring's entry opens. Not a PIN guess (no count moves); without a
     /// current entry that opens the stored record, `pinIncorrect`, and nothing changes. Logins
-    /// of this process run one at a time (`loginLock`), as with the PIN.
+    /// of this process run one at a time (`logins`), as with the PIN.
     public func logInWithSessionEntry() throws(CoreError) {
-        try loginLock.withLock { () throws(CoreError) in
-            if let current = lock.withLock({ () -> UserType? in
-                checkLogin()
-                return login?.user
+        try logins.withLock { (locked) throws(CoreError) in
+            if let current = locked.withLock({ (state: inout TokenState) -> UserType? in
+                state.checkLogin()
+                return state.authentication.login?.user
             }) {
                 throw current == .user
                     ? CoreError(.userAlreadyLoggedIn, "already logged in")
@@ -150,10 +153,14 @@ extension Token {
                         .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
             }
             guard let found = try currentSessionEntry(),
-                let opened = try lock.withLock({ () throws(CoreError) in try openWithSession(found.entry) })
+                let opened = try locked.withLock({ (state: inout TokenState) throws(CoreError) in
+                    try state.openWithSession(found.entry)
+                })
             else {
                 // Not a guess either way: an empty PIN is never a PIN (`pinLengths`).
-                if try lock.withLock({ () throws(CoreError) in try storedUserPIN() }) == nil {
+                if try locked.withLock({ (state: inout TokenState) throws(CoreError) in
+                    try state.storedUserPIN()
+                }) == nil {
                     throw CoreError(
                         .userPINNotInitialized, "no user PIN is set yet: the SO sets it with C_InitPIN")
                 }
@@ -161,25 +168,15 @@ extension Token {
                     .pinIncorrect,
                     "a login without a PIN needs this session unlocked (p11keychain unlock): give the PIN")
             }
-            lock.withLock {
+            locked.withLock { (state: inout TokenState) in
                 // Not tied to the entry (`sessionEntry` nil): a C_Login lasts until C_Logout,
                 // as one with the PIN does.
-                login = Login(user: .user, tokenKey: opened.tokenKey, epoch: opened.epoch)
-                sessionUnlockDeclined = false
-                sealClearKeys()
+                state.authentication.login = Login(
+                    user: .user, tokenKey: opened.tokenKey, epoch: opened.epoch)
+                state.authentication.sessionUnlockDeclined = false
+                state.sealClearKeys()
             }
         }
-    }
-
-    /// The token key and epoch `entry` opens from the stored user PIN record, or nil when it
-    /// opens nothing (stale entry, no user PIN, a locked PIN). `lock` must be held.
-    private func openWithSession(_ entry: SessionEntry) throws(CoreError)
-        -> (tokenKey: SecretBytes, epoch: [UInt8]?)?
-    {
-        guard let stored = try storedUserPIN(), stored.failures < Token.maximumFailures,
-            let tokenKey = try stored.record.open(pinKey: entry.pinKey, user: .user)
-        else { return nil }
-        return (tokenKey, stored.epoch)
     }
 
     /// This token's entry in the session keyring, read now, or nil.
@@ -199,9 +196,9 @@ extension Token {
     /// was a system call per directory.
     func sessionDescription() throws(CoreError) -> String {
         try open()
-        if let name = lock.withLock({ sessionEntryName }) { return name }
+        if let name = withState({ state in state.authentication.sessionEntryName }) { return name }
         let name = SessionEntry.description(serial: serialNumber, path: Token.resolved(configuration.path))
-        lock.withLock { sessionEntryName = name }
+        withState { state in state.authentication.sessionEntryName = name }
         return name
     }
 
@@ -254,5 +251,18 @@ struct SessionEntry {
                 UnsafeMutableRawBufferPointer(rebasing: buffer[9..<(9 + key.count)]).copyMemory(from: key)
             }
         }
+    }
+}
+
+extension TokenState {
+    /// The token key and epoch `entry` opens from the stored user PIN record, or nil when it
+    /// opens nothing (stale entry, no user PIN, a locked PIN).
+    fileprivate func openWithSession(_ entry: SessionEntry) throws(CoreError)
+        -> (tokenKey: SecretBytes, epoch: [UInt8]?)?
+    {
+        guard let stored = try storedUserPIN(), stored.failures < Token.maximumFailures,
+            let tokenKey = try stored.record.open(pinKey: entry.pinKey, user: .user)
+        else { return nil }
+        return (tokenKey, stored.epoch)
     }
 }

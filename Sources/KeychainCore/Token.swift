@@ -50,140 +50,40 @@ public struct AccessContext: Sendable {
     public func canSee(privateObject: Bool) -> Bool { !privateObject || userLoggedIn }
 }
 
-/// One token: a store of items and the rules every face applies to them.
+/// One token: a store of items and the rules every face applies to them. The façade every
+/// face uses; what it holds lives in `TokenState`, by responsibility (ARCHITECTURE.md §4.4).
 ///
-/// Thread-safe: one lock serialises the store connection (ARCHITECTURE.md §4.4, lock order: the
-/// PKCS#11 adapter's session lock, then this lock). Only parsed keys are kept across calls,
-/// and only while the store's change counter says no process has written since they were
-/// read, so other processes' changes are seen on the next call.
-public final class Token: @unchecked Sendable {
-    // @unchecked: every mutable property is touched only with `lock` held.
+/// Thread-safe: the state is reached only inside `withState`, which holds its lock (the lock
+/// order is the PKCS#11 adapter's session lock, then `logins`, then the state's lock). Only
+/// parsed keys and found objects are kept across calls, and only while the store's change
+/// counter says no process has written since they were read, so other processes' changes
+/// are seen on the next call.
+public final class Token: Sendable {
     public let configuration: TokenConfiguration
-    let lock = Lock()
-    var persistentStore: ObjectStore?
-    var sessionStore: ObjectStore?
-    /// The store's serial number, read once when it opens: it never changes.
-    private var storeSerial = ""
-    /// Prefix of this process's session-object unique IDs, made with the session store:
-    /// random numbers are not drawn in C_Initialize, whose time every host pays.
-    private var sessionPrefix = ""
-    /// The key that seals the secret values of this process's session objects, made with the
-    /// session store and kept as long as it (Sealing.swift): session objects never reach the
-    /// disk, so a public one needs no token key, hence no login (v2.40 §6.7.1), and still no
-    /// key byte lies in clear even in memory.
-    var sessionSealingKey: SecretBytes?
-
-    /// Who is logged in to this token in this process, and the token key their PIN
-    /// unwrapped (Authentication.swift). Logging in is per application (v2.40 §5.6).
-    var login: Login?
-    /// True once this process locked the keychain itself (SecKeychainLock): the session
-    /// keyring's entry (SessionUnlock.swift) no longer unlocks it, until it unlocks with the PIN.
-    var sessionUnlockDeclined = false
-    /// This token's entry name in the session keyring, made once (SessionUnlock.swift).
-    var sessionEntryName: String?
+    /// The stores, the login and the kept keys, behind one lock: it serialises the store
+    /// connection, and a login ends with everything kept under it in one hold.
+    private let state: Locked<TokenState>
     /// Held for the whole of a login, PIN derivation included, so that two threads of this
     /// process cannot both log in (as SO and as user) by checking before either has finished.
-    /// Lock order: `loginLock`, then `lock`; the slow derivation runs with `lock` free.
-    let loginLock = Lock()
-    /// Parsed private keys by object, with what they came from (KeyObjects.swift).
-    var keyCache: [ObjectReference: CachedKey<AsymmetricKey>] = [:]
-    /// Parsed public keys by key object (public or private), likewise.
-    var publicKeyCache: [ObjectReference: CachedKey<AsymmetricKey>] = [:]
-    /// Opened secret key values by object, likewise (SecretKeys.swift): an AES-GCM message
-    /// or an HMAC costs less than reading and opening the key again.
-    var secretKeyCache: [ObjectReference: CachedKey<SecretBytes>] = [:]
-    /// Objects as a find last read them (`storedAttributes`: sealed values still sealed), with
-    /// the store's change count then (FoundObjects.swift): a keychain reads a password it has
-    /// just found again by its unique ID.
-    var objectCache: [ObjectReference: CachedObject] = [:]
-
-    /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
-    /// key's SubjectPublicKeyInfo, a secret key's sealed value), the parsed or opened key,
-    /// the attributes a caller may see, and the store's change count when it was read (nil:
-    /// read during a write).
-    struct CachedKey<Key> {
-        var material: [UInt8]
-        var key: Key
-        var attributes: AttributeSet
-        var changeCount: UInt64?
-    }
+    /// It comes before the state's lock by construction (`OrderedLock`); the slow derivation
+    /// runs with the state's lock free.
+    let logins: OrderedLock<TokenState>
 
     public init(configuration: TokenConfiguration) {
         self.configuration = configuration
+        let state = Locked(TokenState(configuration: configuration))
+        self.state = state
+        logins = OrderedLock(before: state)
     }
 
-    // MARK: Opening
-
-    /// The persistent store, opened (and created, with its directory) on first use. A failure
-    /// is not remembered: the next call tries again (`openError` reports its reason).
-    func store() throws(CoreError) -> ObjectStore {
-        if let persistentStore { return persistentStore }
-        let path = configuration.path
-        let create = !configuration.readOnly
-        if create, !ObjectStore.isServerLocation(path) { Token.createDirectory(forFile: path) }
-        do {
-            // The engine is the location's (a file, or `postgresql:`): the rules do not know it.
-            let store = try ObjectStore.open(
-                path, token: configuration.name, create: create, durability: configuration.durability)
-            var serial = try store.metadata(Token.serialKey).map { String(decoding: $0, as: UTF8.self) }
-            if serial == nil, !store.isReadOnly {
-                // Read again and set in one write: processes opening a new store at once all
-                // keep the serial the first of them wrote.
-                serial = try store.write { () throws -> String in
-                    if let stored = try store.metadata(Token.serialKey) {
-                        return String(decoding: stored, as: UTF8.self)
-                    }
-                    let created = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }
-                        .joined()
-                    try store.setMetadata(Token.serialKey, Array(created.utf8))
-                    return created
-                }
-            }
-            // A read-only store made by an older writer: derive a stable value from its path.
-            storeSerial =
-                serial
-                ?? DigestAlgorithm.sha1.hash(Array(path.utf8)).prefix(8)
-                .map { String($0, radix: 16).leftPadded(2) }.joined()
-            persistentStore = store
-            return store
-        } catch let error as StorageError {
-            throw CoreError(error)
-        } catch {
-            throw CoreError(.tokenNotPresent, "cannot open store \(ObjectStore.printable(path)): \(error)")
-        }
+    /// Runs `body` with the state's lock held: the only way to the token's state.
+    func withState<T, E: Error>(_ body: (TokenState) throws(E) -> T) throws(E) -> T {
+        try state.withLock { (state: inout TokenState) throws(E) -> T in try body(state) }
     }
-
-    func volatileStore() throws(CoreError) -> ObjectStore {
-        if let sessionStore { return sessionStore }
-        let store = try CoreError.mapping { try ObjectStore(path: ":memory:", create: true) }
-        let random = try CoreError.mapping { try SecureRandom.bytes(8) }
-        let sealingKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
-        sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
-        sessionSealingKey = sealingKey
-        sessionStore = store
-        return store
-    }
-
-    func store(for reference: ObjectReference) throws(CoreError) -> ObjectStore {
-        reference.isSessionObject ? try volatileStore() : try store()
-    }
-
-    /// Creates the parent directory, mode 0700, with any missing ancestors.
-    private static func createDirectory(forFile path: String) {
-        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        guard !components.isEmpty else { return }
-        var prefix = components.removeFirst().isEmpty ? "" : "."
-        for component in components where !component.isEmpty {
-            prefix += "/" + component
-            mkdir(prefix, 0o700)
-        }
-    }
-
-    private static let serialKey = "serial"
 
     /// Opens the store now, reporting why it cannot be opened.
     public func open() throws(CoreError) {
-        try lock.withLock { () throws(CoreError) in _ = try store() }
+        try withState { (state) throws(CoreError) in _ = try state.store() }
     }
 
     /// True when the store exists or can be created.
@@ -193,9 +93,9 @@ public final class Token: @unchecked Sendable {
     /// a face reports instead of a bare "not present" (a FIFO, a damaged file, a directory
     /// it may not create…).
     public var openError: CoreError? {
-        lock.withLock { () -> CoreError? in
+        withState { state -> CoreError? in
             do throws(CoreError) {
-                _ = try store()
+                _ = try state.store()
                 return nil
             } catch {
                 return error
@@ -206,29 +106,105 @@ public final class Token: @unchecked Sendable {
     /// True when this process cannot write the store (configuration or permissions).
     public var isWriteProtected: Bool {
         configuration.readOnly
-            || lock.withLock { (try? store().isReadOnly) ?? true }
+            || withState { (try? $0.store().isReadOnly) ?? true }
     }
 
     /// A stable serial number for CK_TOKEN_INFO, kept in the store.
     public var serialNumber: String {
-        lock.withLock { (try? store()).map { _ in storeSerial } ?? "" }
+        withState { state in (try? state.store()).map { _ in state.objects.storeSerial } ?? "" }
     }
+
+}
+
+extension TokenState {
+    // MARK: Opening
+
+    /// The persistent store, opened (and created, with its directory) on first use. A failure
+    /// is not remembered: the next call tries again (`openError` reports its reason).
+    func store() throws(CoreError) -> ObjectStore {
+        if let store = objects.persistentStore { return store }
+        let path = configuration.path
+        let create = !configuration.readOnly
+        if create, !ObjectStore.isServerLocation(path) { TokenState.createDirectory(forFile: path) }
+        do {
+            // The engine is the location's (a file, or `postgresql:`): the rules do not know it.
+            let store = try ObjectStore.open(
+                path, token: configuration.name, create: create, durability: configuration.durability)
+            var serial = try store.metadata(TokenState.serialKey).map { String(decoding: $0, as: UTF8.self) }
+            if serial == nil, !store.isReadOnly {
+                // Read again and set in one write: processes opening a new store at once all
+                // keep the serial the first of them wrote.
+                serial = try store.write { () throws -> String in
+                    if let stored = try store.metadata(TokenState.serialKey) {
+                        return String(decoding: stored, as: UTF8.self)
+                    }
+                    let created = try SecureRandom.bytes(8).map { String($0, radix: 16).leftPadded(2) }
+                        .joined()
+                    try store.setMetadata(TokenState.serialKey, Array(created.utf8))
+                    return created
+                }
+            }
+            // A read-only store made by an older writer: derive a stable value from its path.
+            objects.storeSerial =
+                serial
+                ?? DigestAlgorithm.sha1.hash(Array(path.utf8)).prefix(8)
+                .map { String($0, radix: 16).leftPadded(2) }.joined()
+            objects.persistentStore = store
+            return store
+        } catch let error as StorageError {
+            throw CoreError(error)
+        } catch {
+            throw CoreError(.tokenNotPresent, "cannot open store \(ObjectStore.printable(path)): \(error)")
+        }
+    }
+
+    func volatileStore() throws(CoreError) -> ObjectStore {
+        if let store = objects.sessionStore { return store }
+        let store = try CoreError.mapping { try ObjectStore(path: ":memory:", create: true) }
+        let random = try CoreError.mapping { try SecureRandom.bytes(8) }
+        let sealingKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
+        objects.sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
+        objects.sessionSealingKey = sealingKey
+        objects.sessionStore = store
+        return store
+    }
+
+    func store(for reference: ObjectReference) throws(CoreError) -> ObjectStore {
+        reference.isSessionObject ? try volatileStore() : try store()
+    }
+
+    /// Creates the parent directory, mode 0700, with any missing ancestors.
+    fileprivate static func createDirectory(forFile path: String) {
+        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        guard !components.isEmpty else { return }
+        var prefix = components.removeFirst().isEmpty ? "" : "."
+        for component in components where !component.isEmpty {
+            prefix += "/" + component
+            mkdir(prefix, 0o700)
+        }
+    }
+
+    fileprivate static let serialKey = "serial"
 
     /// CKA_UNIQUE_ID: the store's serial (or this process's session prefix) and the row ID,
     /// which is never reused. Unique across tokens and for the life of the store, with no
     /// column or index of its own.
     func uniqueID(of reference: ObjectReference) -> String {
-        (reference.isSessionObject ? sessionPrefix : storeSerial) + ":" + String(reference.rowID)
+        (reference.isSessionObject ? objects.sessionPrefix : objects.storeSerial) + ":"
+            + String(reference.rowID)
     }
 
     /// The row ID a unique ID names in the store `isSession` selects, or nil.
     func rowID(forUniqueID uid: [UInt8], isSession: Bool) -> Int64? {
         let text = String(decoding: uid, as: UTF8.self)
-        let prefix = (isSession ? sessionPrefix : storeSerial) + ":"
+        let prefix = (isSession ? objects.sessionPrefix : objects.storeSerial) + ":"
         guard text.hasPrefix(prefix) else { return nil }
         return Int64(text.dropFirst(prefix.count))
     }
 
+}
+
+extension Token {
     // MARK: Objects
 
     /// Creates an object from a template (C_CreateObject, SecItemAdd). CKA_TOKEN in the
@@ -238,11 +214,11 @@ public final class Token: @unchecked Sendable {
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
         try checkImportedKeySize(object)
-        return try lock.withLock { () throws(CoreError) in
+        return try withState { (state) throws(CoreError) in
             // A private key a failed multi-object write left behind, written again exactly as
             // stored, is taken up again rather than stored twice (KeyReimport.swift).
-            if let stored = try storedOrphanTwinLocked(of: object, context: context) { return stored }
-            return try insertLocked(object, context: context)
+            if let stored = try state.storedOrphanTwinLocked(of: object, context: context) { return stored }
+            return try state.insertLocked(object, context: context)
         }
     }
 
@@ -263,18 +239,18 @@ public final class Token: @unchecked Sendable {
     func insertAll(_ objects: [NewObject], context: AccessContext) throws(CoreError) -> [ObjectReference] {
         guard !objects.isEmpty else { return [] }
         let isTokenObject = objects.map { $0.attributes.bool(.token) ?? false }
-        return try lock.withLock { () throws(CoreError) in
+        return try withState { (state) throws(CoreError) in
             // Every store the batch writes to takes part in the transaction: a failure must
             // not leave the batch's session objects behind either. A store it does not write
             // to stays out (a batch of session objects needs no writable token store).
-            let persistent = isTokenObject.contains(true) ? try store() : nil
-            let session = isTokenObject.contains(false) ? try volatileStore() : nil
+            let persistent = isTokenObject.contains(true) ? try state.store() : nil
+            let session = isTokenObject.contains(false) ? try state.volatileStore() : nil
             return try CoreError.mapping {
                 try Token.write(persistent) {
                     try Token.write(session) {
                         var references: [ObjectReference] = []
                         for object in objects {
-                            references.append(try insertLocked(object, context: context))
+                            references.append(try state.insertLocked(object, context: context))
                         }
                         return references
                     }
@@ -289,57 +265,6 @@ public final class Token: @unchecked Sendable {
         return try store.write(body)
     }
 
-    /// Stores a new object; `lock` must be held. A key's secret parts, and the values of any
-    /// private object, are sealed here, in the write transaction that stores them (so a
-    /// re-initialisation by another process cannot slip in between): no path reaches the
-    /// store with a key byte in clear (ARCHITECTURE.md §3.6, §6.3).
-    func insertLocked(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectReference {
-        let store = try checkInsert(object, context: context)
-        let isToken = object.attributes.bool(.token) ?? false
-        do throws(CoreError) {
-            let id = try CoreError.mapping {
-                try store.write { () throws -> Int64 in
-                    var attributes = object.attributes
-                    Token.stamp(&attributes)
-                    if attributes[.trustSettings] != nil, let der = attributes[.value] {
-                        // CKA_TRUSTED from the SO at creation: sealed like any trust setting.
-                        let settings = try TrustSettings.stored(in: attributes)
-                        attributes.merge(try sealedTrustAttributes(settings, der: der)) { _, sealed in sealed
-                        }
-                    }
-                    if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
-                        attributes[.sealID] = try SecureRandom.bytes(16)
-                        attributes = try sealed(attributes, types: Token.sealedTypes(of: attributes))
-                    }
-                    let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
-                    return try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
-                }
-            }
-            return ObjectReference(isSessionObject: !isToken, rowID: id)
-        } catch  where error.code == .duplicateItem {
-            throw NewObject.duplicate(object.attributes)
-        }
-    }
-
-    /// Every check a new object must pass before it is stored, and the store it goes to;
-    /// `lock` must be held. Storing (`insertLocked`) and taking up a stored twin
-    /// (KeyReimport.swift) both run it first, so neither gives a caller what the other refuses.
-    func checkInsert(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectStore {
-        try AccessControl.checkKeyStaysInToken(object.attributes)
-        let isToken = object.attributes.bool(.token) ?? false
-        let isPrivate = object.attributes.bool(.private) ?? false
-        let store = isToken ? try store() : try volatileStore()
-        try context.checkWrite(
-            tokenObject: isToken, privateObject: isPrivate,
-            writeProtected: configuration.readOnly || store.isReadOnly)
-        if isToken, login == nil, !object.isSealed, !Token.sealedTypes(of: object.attributes).isEmpty {
-            // A token key that is not private still needs the token key: say what to do
-            // first. A session object is sealed under the session key (Sealing.swift).
-            _ = try currentTokenKey(toSeal: true)
-        }
-        return store
-    }
-
     /// The attributes of an object a caller may read, CKA_UNIQUE_ID included. Sealed values
     /// are opened only when asked for in `types` (nil: every one) and revealable: a
     /// sensitive or unextractable key's secret parts never are, and reading a key's label
@@ -347,28 +272,9 @@ public final class Token: @unchecked Sendable {
     public func attributes(
         of reference: ObjectReference, context: AccessContext, revealing types: Set<AttributeType>? = nil
     ) throws(CoreError) -> AttributeSet {
-        try lock.withLock { () throws(CoreError) in
-            try readable(try loadStored(reference, context: context), revealing: types)
+        try withState { (state) throws(CoreError) in
+            try state.readable(try state.loadStored(reference, context: context), revealing: types)
         }
-    }
-
-    /// What `attributes(of:context:revealing:)` gives of an object as `loadStored` loaded
-    /// it. `lock` must be held.
-    func readable(_ stored: AttributeSet, revealing types: Set<AttributeType>?) throws(CoreError)
-        -> AttributeSet
-    {
-        let hidden = Token.sensitiveTypes(of: stored).union([.keyMaterial])
-        var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
-        if let types { wanted.formIntersection(types) }
-        // A key that is not private is found without a login, but its sealed parts open
-        // only with their key: without it they stay out, as if sensitive.
-        if !canOpen(stored) { wanted = [] }
-        var result = try withEffectiveTrust(try revealed(stored, wanted), stored: stored)
-        // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
-        result[.trustSettings] = nil
-        result[.trustMarker] = nil
-        result[.trustSeal] = nil
-        return result
     }
 
     /// One attribute of an object as a caller may read it (C_GetAttributeValue, v2.40 §5.7).
@@ -386,9 +292,9 @@ public final class Token: @unchecked Sendable {
     public func read(_ types: [AttributeType], of reference: ObjectReference, context: AccessContext)
         throws(CoreError) -> [AttributeReading]
     {
-        try lock.withLock { () throws(CoreError) in
-            let loaded = try loadStoredKept(reference, context: context)
-            let stored = try withEffectiveTrust(loaded, stored: loaded)
+        try withState { (state) throws(CoreError) in
+            let loaded = try state.loadStoredKept(reference, context: context)
+            let stored = try state.withEffectiveTrust(loaded, stored: loaded)
             let hidden: Set<AttributeType> = [
                 .keyMaterial, .sealID, .trustSettings, .trustMarker, .trustSeal,
             ]
@@ -396,9 +302,9 @@ public final class Token: @unchecked Sendable {
             let sealed = Token.sealedTypes(of: stored)
             var toOpen = Set(types).intersection(sealed).subtracting(sensitive).subtracting(hidden)
             // Without its key a sealed value cannot be opened: it reads as sensitive.
-            let opens = canOpen(stored)
+            let opens = state.canOpen(stored)
             if !opens { toOpen = [] }
-            let opened = try revealed(stored, toOpen)
+            let opened = try state.revealed(stored, toOpen)
             return types.map { type in
                 guard !hidden.contains(type), stored[type] != nil else { return .absent }
                 if sensitive.contains(type) || (sealed.contains(type) && !opens) { return .sensitive }
@@ -421,57 +327,11 @@ public final class Token: @unchecked Sendable {
         return policy.secretTypes
     }
 
-    /// An object as stored, sealed values still sealed, with its unique ID; checks that the
-    /// context may see it. `lock` must be held.
-    func loadStored(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
-        -> AttributeSet
-    {
-        let store = try store(for: reference)
-        let rows = try CoreError.mapping { try store.attributes(of: reference.rowID) }
-        guard let rows else {
-            throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
-        }
-        return try storedObject(rows, reference, context: context)
-    }
-
-    /// `loadStored` of rows already read. `lock` must be held.
-    func storedObject(_ rows: [StoredAttribute], _ reference: ObjectReference, context: AccessContext)
-        throws(CoreError) -> AttributeSet
-    {
-        let attributes = storedAttributes(rows, reference)
-        try checkVisible(attributes, context: context)
-        return attributes
-    }
-
-    /// An object's rows as attributes, with its unique ID: what `loadStored` gives, unchecked.
-    func storedAttributes(_ rows: [StoredAttribute], _ reference: ObjectReference) -> AttributeSet {
-        var attributes: AttributeSet = [:]
-        for row in rows { attributes[AttributeType(row.type)] = row.value }
-        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
-        ObjectPolicy.settleStored(&attributes)
-        return attributes
-    }
-
-    /// Throws `objectNotFound` unless the context may see the object; `loginChecked`: the
-    /// caller ran `checkLogin` in this hold of `lock`. `lock` must be held.
-    func checkVisible(_ attributes: AttributeSet, context: AccessContext, loginChecked: Bool = false)
-        throws(CoreError)
-    {
-        // A private object needs the context's word and this token's login: a context kept
-        // from before a logout, or a login another process's re-initialisation ended, sees
-        // nothing.
-        let isPrivate = attributes.bool(.private) ?? false
-        if isPrivate, !loginChecked { checkLogin() }
-        guard context.canSee(privateObject: isPrivate), !isPrivate || login != nil else {
-            throw CoreError(.objectNotFound, "the object is private: log in first")
-        }
-    }
-
     /// Removes session objects whose session ended. Never fails: the session store is
     /// private to this process.
     public func discardSessionObjects(_ references: [ObjectReference]) {
-        lock.withLock {
-            guard let sessionStore else { return }
+        withState { state in
+            guard let sessionStore = state.objects.sessionStore else { return }
             for reference in references where reference.isSessionObject {
                 _ = try? sessionStore.delete(reference.rowID)
             }
@@ -488,9 +348,9 @@ public final class Token: @unchecked Sendable {
         // Private objects are found only by a login this token still honours (`checkLogin`).
         let seesPrivate =
             context.userLoggedIn
-            && lock.withLock {
-                checkLogin()
-                return login?.user == .user
+            && withState { state in
+                state.checkLogin()
+                return state.authentication.login?.user == .user
             }
         if !seesPrivate {
             if template.bool(.private) == true { return [] }
@@ -501,22 +361,22 @@ public final class Token: @unchecked Sendable {
             .map { StoredAttribute($0.key.rawValue, $0.value) }
         let wantsToken = template.bool(.token) != false
         let wantsSession = template.bool(.token) != true
-        return try lock.withLock { () throws(CoreError) in
+        return try withState { (state) throws(CoreError) in
             var found: [ObjectReference] = []
             if wantsToken {
-                let store = try store()
+                let store = try state.store()
                 let ids = try CoreError.mapping {
                     try Token.find(
                         ordered,
-                        id: uid.map { rowID(forUniqueID: $0, isSession: false) }, in: store)
+                        id: uid.map { state.rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
                 found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
             }
-            if wantsSession, let sessionStore {
+            if wantsSession, let sessionStore = state.objects.sessionStore {
                 let ids = try CoreError.mapping {
                     try Token.find(
                         ordered,
-                        id: uid.map { rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
+                        id: uid.map { state.rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
                 }
                 found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
             }
@@ -567,5 +427,125 @@ public final class Token: @unchecked Sendable {
 extension String {
     func leftPadded(_ width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension TokenState {
+    /// Stores a new object. A key's secret parts, and the values of any
+    /// private object, are sealed here, in the write transaction that stores them (so a
+    /// re-initialisation by another process cannot slip in between): no path reaches the
+    /// store with a key byte in clear (ARCHITECTURE.md §3.6, §6.3).
+    func insertLocked(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectReference {
+        let store = try checkInsert(object, context: context)
+        let isToken = object.attributes.bool(.token) ?? false
+        do throws(CoreError) {
+            let id = try CoreError.mapping {
+                try store.write { () throws -> Int64 in
+                    var attributes = object.attributes
+                    Token.stamp(&attributes)
+                    if attributes[.trustSettings] != nil, let der = attributes[.value] {
+                        // CKA_TRUSTED from the SO at creation: sealed like any trust setting.
+                        let settings = try TrustSettings.stored(in: attributes)
+                        attributes.merge(try sealedTrustAttributes(settings, der: der)) { _, sealed in sealed
+                        }
+                    }
+                    if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
+                        attributes[.sealID] = try SecureRandom.bytes(16)
+                        attributes = try sealed(attributes, types: Token.sealedTypes(of: attributes))
+                    }
+                    let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+                    return try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
+                }
+            }
+            return ObjectReference(isSessionObject: !isToken, rowID: id)
+        } catch  where error.code == .duplicateItem {
+            throw NewObject.duplicate(object.attributes)
+        }
+    }
+
+    /// Every check a new object must pass before it is stored, and the store it goes to;
+    /// Storing (`insertLocked`) and taking up a stored twin
+    /// (KeyReimport.swift) both run it first, so neither gives a caller what the other refuses.
+    func checkInsert(_ object: NewObject, context: AccessContext) throws(CoreError) -> ObjectStore {
+        try AccessControl.checkKeyStaysInToken(object.attributes)
+        let isToken = object.attributes.bool(.token) ?? false
+        let isPrivate = object.attributes.bool(.private) ?? false
+        let store = isToken ? try store() : try volatileStore()
+        try context.checkWrite(
+            tokenObject: isToken, privateObject: isPrivate,
+            writeProtected: configuration.readOnly || store.isReadOnly)
+        if isToken, authentication.login == nil, !object.isSealed,
+            !Token.sealedTypes(of: object.attributes).isEmpty
+        {
+            // A token key that is not private still needs the token key: say what to do
+            // first. A session object is sealed under the session key (Sealing.swift).
+            _ = try currentTokenKey(toSeal: true)
+        }
+        return store
+    }
+
+    /// What `attributes(of:context:revealing:)` gives of an object as `loadStored` loaded
+    /// it.
+    func readable(_ stored: AttributeSet, revealing types: Set<AttributeType>?) throws(CoreError)
+        -> AttributeSet
+    {
+        let hidden = Token.sensitiveTypes(of: stored).union([.keyMaterial])
+        var wanted = Token.sealedTypes(of: stored).subtracting(hidden)
+        if let types { wanted.formIntersection(types) }
+        // A key that is not private is found without a login, but its sealed parts open
+        // only with their key: without it they stay out, as if sensitive.
+        if !canOpen(stored) { wanted = [] }
+        var result = try withEffectiveTrust(try revealed(stored, wanted), stored: stored)
+        // Trust settings are read through `trustSettings(ofCertificate:)` (Trust.swift).
+        result[.trustSettings] = nil
+        result[.trustMarker] = nil
+        result[.trustSeal] = nil
+        return result
+    }
+
+    /// An object as stored, sealed values still sealed, with its unique ID; checks that the
+    /// context may see it.
+    func loadStored(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
+        -> AttributeSet
+    {
+        let store = try store(for: reference)
+        let rows = try CoreError.mapping { try store.attributes(of: reference.rowID) }
+        guard let rows else {
+            throw CoreError(.objectNotFound, "the object does not exist (deleted?)")
+        }
+        return try storedObject(rows, reference, context: context)
+    }
+
+    /// `loadStored` of rows already read.
+    func storedObject(_ rows: [StoredAttribute], _ reference: ObjectReference, context: AccessContext)
+        throws(CoreError) -> AttributeSet
+    {
+        let attributes = storedAttributes(rows, reference)
+        try checkVisible(attributes, context: context)
+        return attributes
+    }
+
+    /// An object's rows as attributes, with its unique ID: what `loadStored` gives, unchecked.
+    func storedAttributes(_ rows: [StoredAttribute], _ reference: ObjectReference) -> AttributeSet {
+        var attributes: AttributeSet = [:]
+        for row in rows { attributes[AttributeType(row.type)] = row.value }
+        attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
+        ObjectPolicy.settleStored(&attributes)
+        return attributes
+    }
+
+    /// Throws `objectNotFound` unless the context may see the object; `loginChecked`: the
+    /// caller ran `checkLogin` in this hold of the lock.
+    func checkVisible(_ attributes: AttributeSet, context: AccessContext, loginChecked: Bool = false)
+        throws(CoreError)
+    {
+        // A private object needs the context's word and this token's login: a context kept
+        // from before a logout, or a login another process's re-initialisation ended, sees
+        // nothing.
+        let isPrivate = attributes.bool(.private) ?? false
+        if isPrivate, !loginChecked { checkLogin() }
+        guard context.canSee(privateObject: isPrivate), !isPrivate || authentication.login != nil else {
+            throw CoreError(.objectNotFound, "the object is private: log in first")
+        }
     }
 }

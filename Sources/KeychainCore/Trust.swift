@@ -187,10 +187,10 @@ extension Token {
     /// certificates are public objects and need no login, but without the token key a grant
     /// of trust on a token with a user PIN counts as unspecified (TrustIntegrity.swift).
     public func trustSettings(ofCertificate reference: ObjectReference) throws(CoreError) -> TrustSettings {
-        try lock.withLock { () throws(CoreError) in
-            let stored = try loadStored(reference, context: AccessContext(readWrite: false))
+        try withState { (state) throws(CoreError) in
+            let stored = try state.loadStored(reference, context: AccessContext(readWrite: false))
             try Token.checkIsCertificate(stored)
-            return try effectiveTrustSettings(of: stored)
+            return try state.effectiveTrustSettings(of: stored)
         }
     }
 
@@ -204,22 +204,22 @@ extension Token {
     public func setTrustSettings(
         _ settings: TrustSettings, ofCertificate reference: ObjectReference, context: AccessContext
     ) throws(CoreError) {
-        try lock.withLock { () throws(CoreError) in
-            let store = try store(for: reference)
-            let persistent = try self.store()
-            checkLogin()
+        try withState { (state) throws(CoreError) in
+            let store = try state.store(for: reference)
+            let persistent = try state.store()
+            state.checkLogin()
             try CoreError.mapping {
                 try store.write { () throws in
                     // Read inside the write: a PIN set meanwhile by another process counts.
                     let hasUserPIN = try persistent.metadata(Token.Key.userPIN) != nil
-                    let current = try loadStored(reference, context: context)
+                    let current = try state.loadStored(reference, context: context)
                     try Token.checkIsCertificate(current)
                     try context.checkTrustWrite(
                         tokenObject: !reference.isSessionObject,
                         writeProtected: !reference.isSessionObject
                             && (configuration.readOnly || store.isReadOnly),
-                        hasUserPIN: hasUserPIN, loggedIn: login != nil)
-                    let sealed = try sealedTrustAttributes(settings, der: current[.value] ?? [])
+                        hasUserPIN: hasUserPIN, loggedIn: state.authentication.login != nil)
+                    let sealed = try state.sealedTrustAttributes(settings, der: current[.value] ?? [])
                     let rows = sealed.map { StoredAttribute($0.key.rawValue, $0.value) }
                     try store.update(reference.rowID, attributes: rows)
                 }
@@ -241,16 +241,16 @@ extension Token {
     public func certificatesWithTrustSettings() throws(CoreError) -> [(der: [UInt8], settings: TrustSettings)]
     {
         let references = try certificateReferencesWithTrustSettings()
-        return try lock.withLock { () throws(CoreError) in
+        return try withState { (state) throws(CoreError) in
             var result: [(der: [UInt8], settings: TrustSettings)] = []
             for reference in references {
                 let attributes: AttributeSet
                 do throws(CoreError) {
-                    attributes = try loadStored(reference, context: AccessContext(readWrite: false))
+                    attributes = try state.loadStored(reference, context: AccessContext(readWrite: false))
                 } catch  where error.code == .objectNotFound {
                     continue  // deleted since the find
                 }
-                let settings = try effectiveTrustSettings(of: attributes)
+                let settings = try state.effectiveTrustSettings(of: attributes)
                 if !settings.isUnspecified, let der = attributes[.value] { result.append((der, settings)) }
             }
             return result
@@ -265,10 +265,10 @@ extension Token {
             StoredAttribute(
                 AttributeType.class.rawValue, AttributeValue.encode(ObjectClass.certificate.rawValue)),
         ]
-        return try lock.withLock { () throws(CoreError) in
-            var found = try CoreError.mapping { try store().find(terms) }
+        return try withState { (state) throws(CoreError) in
+            var found = try CoreError.mapping { try state.store().find(terms) }
                 .map { ObjectReference(isSessionObject: false, rowID: $0) }
-            if let sessionStore {
+            if let sessionStore = state.objects.sessionStore {
                 found += try CoreError.mapping { try sessionStore.find(terms) }
                     .map { ObjectReference(isSessionObject: true, rowID: $0) }
             }

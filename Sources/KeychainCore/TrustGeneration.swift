@@ -7,11 +7,12 @@ extension Token {
     /// may carry settings). A reader that sees the same non-nil value before and after reading
     /// `certificatesWithTrustSettings()` may keep the result while the value stays the same.
     public var trustSettingsGeneration: UInt64? {
-        lock.withLock {
+        withState { state in
             // Which grants of trust count depends on whether this process holds the token key
             // (TrustIntegrity.swift): a login or a logout gives another generation.
-            guard sessionStore == nil, let count = persistentStore?.changeCount else { return nil }
-            return count &* 2 &+ (login == nil ? 0 : 1)
+            guard state.objects.sessionStore == nil, let count = state.objects.persistentStore?.changeCount
+            else { return nil }
+            return count &* 2 &+ (state.authentication.login == nil ? 0 : 1)
         }
     }
 }

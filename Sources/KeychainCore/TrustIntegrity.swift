@@ -62,9 +62,15 @@ extension Token {
         }
     }
 
+    /// What `TrustSettings.unspecified` stores: the effective settings of a certificate with
+    /// none (`effectiveTrustSettings` gives `.unspecified` for it, with nothing to verify).
+    static let unspecifiedTrustAttributes = TrustSettings.unspecified.storedAttributes
+
+}
+
+extension TokenState {
     /// The stored attributes that carry `settings` on the certificate `der`, with their seal
     /// when this process holds the token key (else an empty seal: the settings are unsealed).
-    /// `lock` must be held.
     func sealedTrustAttributes(_ settings: TrustSettings, der: [UInt8]) throws(CoreError) -> AttributeSet {
         var attributes = settings.storedAttributes
         if let tokenKey = trustSealingKey() {
@@ -76,15 +82,15 @@ extension Token {
     }
 
     /// The token key that seals and verifies trust settings, when this process holds one
-    /// that the store still honours (`checkLogin`). `lock` must be held.
-    private func trustSealingKey() -> SecretBytes? {
+    /// that the store still honours (`checkLogin`).
+    fileprivate func trustSealingKey() -> SecretBytes? {
         checkLogin()
-        return login?.tokenKey
+        return authentication.login?.tokenKey
     }
 
     /// The settings of a stored certificate that an evaluation may act on (see the top of
     /// this file): the stored ones, less every grant of trust whose seal this process cannot
-    /// verify on a token with a user PIN. `lock` must be held.
+    /// verify on a token with a user PIN.
     func effectiveTrustSettings(of stored: AttributeSet) throws(CoreError) -> TrustSettings {
         let settings = try TrustSettings.stored(in: stored)
         guard settings.grantsTrust else { return settings }
@@ -95,16 +101,12 @@ extension Token {
             else { return settings.withoutGrants }
             return settings
         }
-        let hasUserPIN = try CoreError.mapping { try store().metadata(Key.userPIN) != nil }
+        let hasUserPIN = try CoreError.mapping { try store().metadata(Token.Key.userPIN) != nil }
         return hasUserPIN ? settings.withoutGrants : settings
     }
 
-    /// What `TrustSettings.unspecified` stores: the effective settings of a certificate with
-    /// none (`effectiveTrustSettings` gives `.unspecified` for it, with nothing to verify).
-    static let unspecifiedTrustAttributes = TrustSettings.unspecified.storedAttributes
-
     /// `attributes` (a certificate as a caller reads it) with CKA_TRUSTED and
-    /// CKA_X_DISTRUSTED as its effective settings say, not as stored. `lock` must be held.
+    /// CKA_X_DISTRUSTED as its effective settings say, not as stored.
     func withEffectiveTrust(_ attributes: AttributeSet, stored: AttributeSet) throws(CoreError)
         -> AttributeSet
     {
