@@ -185,7 +185,7 @@ extension Token {
     /// use: the PIN is checked (and a failure counted) as a context-specific login, then the
     /// value opens. Other reads never reveal it (`sensitiveTypes`): through PKCS#11 it reads as
     /// CKR_ATTRIBUTE_SENSITIVE, as PKCS#11 has no per-read login for data objects.
-    public func protectedValue(of reference: ObjectReference, pin: [UInt8], context: AccessContext)
+    package func protectedValue(of reference: ObjectReference, pin: [UInt8], context: AccessContext)
         throws(CoreError) -> [UInt8]
     {
         try reauthenticateUser(pin: pin)

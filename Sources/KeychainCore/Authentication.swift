@@ -2,23 +2,23 @@ internal import KeychainCrypto
 internal import KeychainStorage
 
 /// Who logs in (PKCS#11 CKU_SO and CKU_USER).
-public enum UserType: Sendable, Equatable {
+package enum UserType: Sendable, Equatable {
     case securityOfficer
     case user
 }
 
 /// What a token's PINs allow right now, read from the store on every call so that another
 /// process's C_InitPIN or failed login is seen at once (CK_TOKEN_INFO flags).
-public struct AuthenticationState: Sendable, Equatable {
-    public var label: String?
-    public var hasSecurityOfficerPIN: Bool
-    public var hasUserPIN: Bool
-    public var userFailures: Int
-    public var securityOfficerFailures: Int
-    public var maximumFailures: Int
+package struct AuthenticationState: Sendable, Equatable {
+    package var label: String?
+    package var hasSecurityOfficerPIN: Bool
+    package var hasUserPIN: Bool
+    package var userFailures: Int
+    package var securityOfficerFailures: Int
+    package var maximumFailures: Int
 
-    public var isUserPINLocked: Bool { userFailures >= maximumFailures }
-    public var isSecurityOfficerPINLocked: Bool { securityOfficerFailures >= maximumFailures }
+    package var isUserPINLocked: Bool { userFailures >= maximumFailures }
+    package var isSecurityOfficerPINLocked: Bool { securityOfficerFailures >= maximumFailures }
 }
 
 /// A PIN's record in the store: how its key is derived, and the token key sealed under it.
@@ -124,9 +124,9 @@ struct Login {
 /// old PINs or the new ones, never a token no PIN opens.
 extension Token {
     /// PINs have 4 to 255 bytes (CK_TOKEN_INFO ulMinPinLen / ulMaxPinLen).
-    public static let pinLengths = 4...255
+    package static let pinLengths = 4...255
     /// Failed logins before a PIN locks.
-    public static let maximumFailures = 10
+    package static let maximumFailures = 10
 
     enum Key {
         static let label = "label"
@@ -144,7 +144,7 @@ extension Token {
     }
 
     /// The PIN state, as stored now.
-    public func authenticationState() throws(CoreError) -> AuthenticationState {
+    package func authenticationState() throws(CoreError) -> AuthenticationState {
         try withState { (state) throws(CoreError) in
             let store = try state.store()
             return try CoreError.mapping {
@@ -164,7 +164,7 @@ extension Token {
     /// Who is logged in to this token in this process. Every C_SignInit asks, so this reads
     /// nothing: whether another process has re-initialised the token since (`checkLogin`) is
     /// checked where it matters, before private objects are found, read or sealed.
-    public var loggedInUser: UserType? { withState { state in state.authentication.login?.user } }
+    package var loggedInUser: UserType? { withState { state in state.authentication.login?.user } }
 
     static func count(_ bytes: [UInt8]?) -> Int {
         guard let bytes, bytes.count == 4 else { return 0 }
@@ -184,7 +184,7 @@ extension Token {
 
     /// C_InitToken. The first call sets the SO PIN and label; later calls need the SO PIN and
     /// wipe every object and the user PIN. The caller checks that no session is open.
-    public func initialize(securityOfficerPIN pin: [UInt8], label: String) throws(CoreError) {
+    package func initialize(securityOfficerPIN pin: [UInt8], label: String) throws(CoreError) {
         try Token.checkLength(pin)
         if try authenticationState().hasSecurityOfficerPIN {
             // Proves the PIN (and counts a failure) before anything changes.
@@ -213,7 +213,7 @@ extension Token {
     }
 
     /// C_InitPIN: the logged-in security officer sets (or resets, unlocking) the user PIN.
-    public func initializeUserPIN(_ pin: [UInt8]) throws(CoreError) {
+    package func initializeUserPIN(_ pin: [UInt8]) throws(CoreError) {
         try Token.checkLength(pin)
         guard let current = withState({ state in state.authentication.login }),
             current.user == .securityOfficer
@@ -233,7 +233,7 @@ extension Token {
     }
 
     /// C_SetPIN: changes the PIN of whoever is logged in, else the user's.
-    public func changePIN(from old: [UInt8], to new: [UInt8]) throws(CoreError) {
+    package func changePIN(from old: [UInt8], to new: [UInt8]) throws(CoreError) {
         try Token.checkLength(new)
         let user = withState { state in state.authentication.login?.user } ?? .user
         let tokenKey = try unwrapTokenKey(user, pin: old).tokenKey
@@ -246,7 +246,7 @@ extension Token {
 
     /// C_Login: checks the PIN and keeps the token key for this process's sessions. Logins
     /// of this process run one at a time (`logins`), so SO and user cannot both get in.
-    public func logIn(_ user: UserType, pin: [UInt8]) throws(CoreError) {
+    package func logIn(_ user: UserType, pin: [UInt8]) throws(CoreError) {
         try logins.withLock { (locked) throws(CoreError) in
             if let current = locked.withLock({ (state: inout TokenState) -> UserType? in
                 state.checkLogin()
@@ -268,7 +268,7 @@ extension Token {
 
     /// CKU_CONTEXT_SPECIFIC login: checks the user's PIN again (counting a failure) without
     /// changing who is logged in, for a key with CKA_ALWAYS_AUTHENTICATE.
-    public func reauthenticateUser(pin: [UInt8]) throws(CoreError) {
+    package func reauthenticateUser(pin: [UInt8]) throws(CoreError) {
         guard loggedInUser == .user else {
             throw CoreError(.userNotLoggedIn, "a context-specific login needs the user logged in")
         }
@@ -277,7 +277,7 @@ extension Token {
 
     /// C_Logout (and the end of the last session): forgets the token key and every key parsed
     /// under it, and destroys this process's private session objects (v2.40 §5.6).
-    public func logOut() {
+    package func logOut() {
         withState { state in
             state.endLogin()
             guard let sessionStore = state.objects.sessionStore else { return }

@@ -2,9 +2,9 @@ internal import KeychainStorage
 
 /// An object a find returned, with its attributes as `Token.attributes(of:context:revealing:)`
 /// gives them.
-public struct FoundObject: Sendable {
-    public var reference: ObjectReference
-    public var attributes: AttributeSet
+package struct FoundObject: Sendable {
+    package var reference: ObjectReference
+    package var attributes: AttributeSet
 }
 
 /// An object's stored attributes (`Token.storedAttributes`) as read while the store's change
@@ -28,7 +28,7 @@ extension Token {
     ///
     /// An object found by its unique ID right after a find read it (and no process wrote the
     /// store since, by its change counter) is not read again.
-    public func findObjectsWithAttributes(
+    package func findObjectsWithAttributes(
         _ template: AttributeSet, context: AccessContext, revealing types: Set<AttributeType>? = nil
     ) throws(CoreError) -> [FoundObject] {
         var terms = template

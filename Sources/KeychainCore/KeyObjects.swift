@@ -1,4 +1,4 @@
-public import KeychainCrypto
+package import KeychainCrypto
 internal import KeychainStorage
 
 /// What key pair to generate (C_GenerateKeyPair's mechanism with its template parameters).
@@ -85,9 +85,9 @@ extension KeyPairKind {
 }
 
 /// A stored key pair's two objects.
-public struct KeyPairReferences: Sendable {
-    public var publicKey: ObjectReference
-    public var privateKey: ObjectReference
+package struct KeyPairReferences: Sendable {
+    package var publicKey: ObjectReference
+    package var privateKey: ObjectReference
 }
 
 /// Key pairs (PKCS#11 v2.40 §4.8–4.9, §2.1, §2.3; ARCHITECTURE.md §3.4, §6): generation, the attributes a
@@ -96,14 +96,14 @@ public struct KeyPairReferences: Sendable {
 extension Token {
     /// CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_EC_KEY_PAIR_GEN, CKM_EC_EDWARDS_KEY_PAIR_GEN,
     /// CKM_EC_MONTGOMERY_KEY_PAIR_GEN.
-    public static let rsaKeyPairMechanism: UInt64 = 0x0000
-    public static let ecKeyPairMechanism: UInt64 = 0x1040
-    public static let edwardsKeyPairMechanism: UInt64 = 0x1055
-    public static let montgomeryKeyPairMechanism: UInt64 = 0x1056
+    package static let rsaKeyPairMechanism: UInt64 = 0x0000
+    package static let ecKeyPairMechanism: UInt64 = 0x1040
+    package static let edwardsKeyPairMechanism: UInt64 = 0x1055
+    package static let montgomeryKeyPairMechanism: UInt64 = 0x1056
 
     /// The RSA modulus sizes this token accepts: ``AsymmetricKey/rsaKeySizes`` with its
     /// minimum raised by `rsa-minimum-bits` (``TokenConfiguration/minimumRSABits``).
-    public var rsaKeySizes: ClosedRange<Int> {
+    package var rsaKeySizes: ClosedRange<Int> {
         let sizes = AsymmetricKey.rsaKeySizes
         return min(max(configuration.minimumRSABits, sizes.lowerBound), sizes.upperBound)...sizes.upperBound
     }
@@ -141,7 +141,7 @@ extension Token {
     /// Generates a key pair and stores both halves in one transaction. The templates are
     /// checked against the key classes' rules; generation parameters (CKA_MODULUS_BITS,
     /// CKA_PUBLIC_EXPONENT, CKA_EC_PARAMS) are read by the caller into `kind`.
-    public func generateKeyPair(
+    package func generateKeyPair(
         _ kind: KeyPairKind, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         context: AccessContext
     ) throws(CoreError) -> KeyPairReferences {
@@ -179,7 +179,7 @@ extension Token {
     }
 
     /// Stores an existing key pair (generated, or imported from PKCS#12 by the Swift API).
-    public func storeKeyPair(
+    package func storeKeyPair(
         _ key: AsymmetricKey, publicTemplate: AttributeSet, privateTemplate: AttributeSet,
         generatedBy mechanism: UInt64?, context: AccessContext
     ) throws(CoreError) -> KeyPairReferences {
@@ -306,7 +306,7 @@ extension Token {
     /// costs as much again: parsed keys are kept by object together with the sealed bytes
     /// they came from, and reused while the stored bytes are unchanged. Only a change (or a
     /// first use) opens the key material.
-    public func privateKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
+    package func privateKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
         try withState { (state) throws(CoreError) in
@@ -332,7 +332,7 @@ extension Token {
     /// is not a key (v2.40 §5.12): its handle is refused like any other non-key. Kept between
     /// calls like private keys (a SubjectPublicKeyInfo parse costs more than an ECDSA
     /// verification); the attributes returned never include sealed values.
-    public func publicKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
+    package func publicKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet)
     {
         try withState { (state) throws(CoreError) in

@@ -80,7 +80,7 @@ extension Token {
 
     /// A derivation's template with its base key's CKA_DERIVE_TEMPLATE merged in: what the
     /// derived key's length and kind are read from.
-    public static func derivationTemplate(_ template: AttributeSet, base: AttributeSet) throws(CoreError)
+    package static func derivationTemplate(_ template: AttributeSet, base: AttributeSet) throws(CoreError)
         -> AttributeSet
     {
         try merged(template, with: .deriveTemplate, of: base)

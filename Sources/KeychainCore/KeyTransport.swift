@@ -18,7 +18,7 @@ extension Token {
     /// secret or private key with CKA_EXTRACTABLE TRUE, and a key with CKA_WRAP_WITH_TRUSTED
     /// goes only under a wrapping key with CKA_TRUSTED (v2.40 §4.9–4.10). Sensitivity does
     /// not forbid wrapping: that is how a sensitive key is backed up.
-    public func keyToWrap(
+    package func keyToWrap(
         _ reference: ObjectReference, under wrappingKey: AttributeSet, context: AccessContext
     ) throws(CoreError) -> KeyToWrap {
         try withState { (state) throws(CoreError) in
@@ -47,7 +47,7 @@ extension Token {
     /// A secret key's value for C_DigestKey (v2.40 §5.10): only a key whose value could be
     /// read anyway (neither sensitive nor unextractable), since a digest of a low-entropy key
     /// would let a caller test guesses of a value the token keeps secret.
-    public func keyToDigest(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
+    package func keyToDigest(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> SecretBytes
     {
         try withState { (state) throws(CoreError) in
@@ -77,7 +77,7 @@ extension Token {
     /// are not the key's; a secret key's CKA_VALUE_LEN in the template cuts them off ("the
     /// mechanism decrypts the wrapped key, and truncates the result according to ... the
     /// CKA_VALUE_LEN attribute of the template", v2.40 §2.8.4).
-    public func storeUnwrappedKey(
+    package func storeUnwrappedKey(
         _ bytes: SecretBytes, template given: AttributeSet, unwrappingKey: AttributeSet,
         zeroPadded: Bool = false, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
@@ -143,7 +143,7 @@ extension Token {
     /// Stores a key derived from a base key (C_DeriveKey): `secret` is what the mechanism
     /// computed (an ECDH shared secret, after its KDF, or HKDF's output), cut to the length
     /// the template asks (`derivedKeyLength`). The key's history follows the base key's.
-    public func storeDerivedKey(
+    package func storeDerivedKey(
         _ secret: SecretBytes, template given: AttributeSet, base: AttributeSet, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
         let template = try Token.merged(given, with: .deriveTemplate, of: base)
@@ -154,7 +154,7 @@ extension Token {
 
     /// The kind of key a derivation template asks for: CKO_SECRET_KEY (the default) of its
     /// CKA_KEY_TYPE, generic secret by default.
-    public static func derivedKeyKind(_ template: AttributeSet) throws(CoreError) -> SecretKeyKind {
+    package static func derivedKeyKind(_ template: AttributeSet) throws(CoreError) -> SecretKeyKind {
         if let rawClass = template.ulong(.class), rawClass != ObjectClass.secretKey.rawValue {
             throw CoreError(.templateInconsistent, "a derived key is a secret key (CKO_SECRET_KEY)")
         }
@@ -171,7 +171,7 @@ extension Token {
     /// template gives it (at most `maximum`), else `natural` (the mechanism's own output
     /// length) for a generic secret or HMAC key; AES needs CKA_VALUE_LEN unless `natural` is
     /// an AES key's length.
-    public static func derivedKeyLength(_ template: AttributeSet, natural: Int, maximum: Int)
+    package static func derivedKeyLength(_ template: AttributeSet, natural: Int, maximum: Int)
         throws(CoreError) -> Int
     {
         let kind = try derivedKeyKind(template)
@@ -191,7 +191,7 @@ extension Token {
 
     /// The length of a derived data object (CKM_HKDF_DATA): CKA_VALUE_LEN, at most `maximum`,
     /// else `natural`.
-    public static func derivedDataLength(_ template: AttributeSet, natural: Int, maximum: Int)
+    package static func derivedDataLength(_ template: AttributeSet, natural: Int, maximum: Int)
         throws(CoreError) -> Int
     {
         guard let requested = template.ulong(.valueLength) else { return natural }
@@ -209,7 +209,7 @@ extension Token {
     /// are always a private object, and a template asking CKA_PRIVATE=FALSE is refused rather
     /// than quietly made private, which would hide the object from the public session that
     /// asked for it.
-    public func storeDerivedData(
+    package func storeDerivedData(
         _ value: SecretBytes, template: AttributeSet, derivedFrom keys: [AttributeSet], context: AccessContext
     )
         throws(CoreError) -> ObjectReference

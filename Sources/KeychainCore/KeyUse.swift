@@ -56,7 +56,7 @@ extension Token {
     /// `mechanism` among its allowed mechanisms (`checkUse`); a private key's secret opens
     /// only with a login. The caller enforces `needsPINForEachUse` by asking for the PIN
     /// before the operation runs.
-    public func useKey(
+    package func useKey(
         _ reference: ObjectReference, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?,
         context: AccessContext
     ) throws(CoreError) -> UsableKey {
@@ -71,7 +71,7 @@ extension Token {
     }
 
     /// `useKey` for a mechanism that fixes one key type (or none, `nil`).
-    public func useKey(
+    package func useKey(
         _ reference: ObjectReference, for usage: KeyUse, keyType: KeyType? = nil, mechanism: UInt64?,
         context: AccessContext
     ) throws(CoreError) -> UsableKey {
@@ -91,7 +91,7 @@ extension Token {
 
     /// The same entry point for secret keys: the object must be a secret key of one of
     /// `keyTypes` (nil: any), pass `checkUse`, and its value opens only with a login.
-    public func useSecretKey(
+    package func useSecretKey(
         _ reference: ObjectReference, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?,
         context: AccessContext
     ) throws(CoreError) -> UsableSecretKey {
@@ -154,7 +154,7 @@ extension Token {
 extension Token {
     /// A private key's secret, to leave the token: only a key that is neither sensitive nor
     /// unextractable (v2.40 §4.9; the PKCS#11 face answers CKR_ATTRIBUTE_SENSITIVE otherwise).
-    public func exportablePrivateKey(_ reference: ObjectReference, context: AccessContext)
+    package func exportablePrivateKey(_ reference: ObjectReference, context: AccessContext)
         throws(CoreError) -> AsymmetricKey
     {
         let loaded = try privateKey(reference, context: context)
@@ -195,7 +195,7 @@ extension Token {
     /// (decryption, unwrapping, signing: raw RSA "signing" of a chosen input is its
     /// decryption). Encryption and verification, public operations, stay. The PKCS#11 face
     /// reports these in C_GetMechanismInfo; `useKey` refuses them.
-    public func usesTurnedOff(for mechanism: UInt64) -> [KeyUse] {
+    package func usesTurnedOff(for mechanism: UInt64) -> [KeyUse] {
         guard !configuration.allowsRSAPKCS1Decryption else { return [] }
         switch mechanism {
         case RSAMechanism.pkcs1: return [.decrypt, .unwrap]

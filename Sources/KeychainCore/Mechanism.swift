@@ -133,7 +133,7 @@ public struct Mechanism: Sendable, Hashable {
 
     /// The key sizes it reports for a token whose configuration raises the smallest RSA key
     /// (`rsa-minimum-bits`).
-    public func keySizes(on token: Token) -> ClosedRange<Int>? {
+    package func keySizes(on token: Token) -> ClosedRange<Int>? {
         guard keySizes != nil, keyTypes == [.rsa] else { return keySizes }
         return token.rsaKeySizes
     }

@@ -10,7 +10,7 @@ extension Token {
     /// PIN, which an item whose access control needs it for each use asks for any change
     /// (`checkPINForChange`); PKCS#11 has no way to give it, so there such an item does not
     /// change.
-    public func updateObject(
+    package func updateObject(
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext,
         pin: [UInt8]? = nil
     ) throws(CoreError) {
@@ -23,7 +23,7 @@ extension Token {
     /// Changes the same attributes of several token objects in one transaction: all of them
     /// change, or none (SecItemUpdate applies to every match). Objects deleted meanwhile are
     /// skipped. Returns the references changed. `pin` as for `updateObject`.
-    public func updateObjects(
+    package func updateObjects(
         _ references: [ObjectReference], with template: AttributeSet, context: AccessContext,
         pin: [UInt8]? = nil
     ) throws(CoreError) -> [ObjectReference] {
@@ -34,7 +34,7 @@ extension Token {
     }
 
     /// Checks a PIN given for a change as a context-specific login (a failure counted, as for
-    /// `protectedValue`); false when none is given. Runs before `lock` is taken: the PIN's
+    /// `protectedValue`); false when none is given. Runs before the state's lock is taken: the PIN's
     /// derivation is slow and takes the lock itself.
     private func checkPIN(_ pin: [UInt8]?) throws(CoreError) -> Bool {
         guard let pin else { return false }
@@ -62,7 +62,7 @@ extension Token {
     /// Destroys several token objects in one transaction: all of them go, or none
     /// (SecItemDelete applies to every match). Objects deleted meanwhile are skipped.
     /// Returns the references destroyed.
-    public func destroyObjects(_ references: [ObjectReference], context: AccessContext)
+    package func destroyObjects(_ references: [ObjectReference], context: AccessContext)
         throws(CoreError) -> [ObjectReference]
     {
         try inOneTransaction(references) { (state, reference) throws(CoreError) in
@@ -102,7 +102,7 @@ extension Token {
     /// to a token object without a login. A copy into the other store (CKA_TOKEN changed), or
     /// one that changes a sealed value, opens the values under the original's key and seals
     /// them again under the copy's (Sealing.swift).
-    public func copyObject(
+    package func copyObject(
         _ reference: ObjectReference, with template: AttributeSet, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
         try withState { (state) throws(CoreError) in
@@ -153,7 +153,7 @@ extension Token {
     }
 
     /// Destroys an object (C_DestroyObject, SecItemDelete).
-    public func destroyObject(_ reference: ObjectReference, context: AccessContext)
+    package func destroyObject(_ reference: ObjectReference, context: AccessContext)
         throws(CoreError)
     {
         try withState { (state) throws(CoreError) in

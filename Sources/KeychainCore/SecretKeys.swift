@@ -215,7 +215,7 @@ extension Token {
     /// Generates a secret key (C_GenerateKey, v2.40 §5.14): `kind` from
     /// `SecretKeyKind(generating:template:)`, its length from CKA_VALUE_LEN (which AES and
     /// generic secrets need), its bytes from the token's generator.
-    public func generateSecretKey(
+    package func generateSecretKey(
         _ kind: SecretKeyKind, mechanism: UInt64, template: AttributeSet, context: AccessContext
     ) throws(CoreError) -> ObjectReference {
         guard let requested = template.ulong(.valueLength) else {

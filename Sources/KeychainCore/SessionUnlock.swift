@@ -5,7 +5,7 @@ internal import KeychainCrypto
 #endif
 
 /// Where a token's session unlock stands (`p11keychain status`).
-public enum SessionUnlockState: Sendable, Equatable {
+package enum SessionUnlockState: Sendable, Equatable {
     /// No entry for this token in the session keyring (never unlocked, locked, expired).
     case locked
     /// Unlocked for the session until `expires` (seconds since 1970), or until
@@ -18,9 +18,9 @@ public enum SessionUnlockState: Sendable, Equatable {
 
 /// A token's session unlock as `p11keychain status` shows it: its state, and whether the
 /// keyring is only the user's default session keyring (no login session keyring exists).
-public struct SessionUnlockStatus: Sendable, Equatable {
-    public var state: SessionUnlockState
-    public var inUserDefaultKeyring: Bool
+package struct SessionUnlockStatus: Sendable, Equatable {
+    package var state: SessionUnlockState
+    package var inUserDefaultKeyring: Bool
 }
 
 /// A keychain unlocked for the login session, as on macOS (ARCHITECTURE.md §6.5).
@@ -53,7 +53,7 @@ extension Token {
     /// Checks the user PIN (counted as a C_Login) and stores this token's entry in the
     /// calling process's session keyring, valid for `timeout` seconds (nil: until `lock` or
     /// the session's end). The calling process itself is not unlocked.
-    public func unlockSession(pin: [UInt8], timeout: UInt32?) throws(CoreError) -> SessionUnlockStatus {
+    package func unlockSession(pin: [UInt8], timeout: UInt32?) throws(CoreError) -> SessionUnlockStatus {
         let keyring = try SessionKeyring.sessionKeyring()
         let opened = try unwrapTokenKey(.user, pin: pin)
         let expires = timeout.map { UInt64(max(time(nil), 0)) + UInt64($0) }
@@ -68,7 +68,7 @@ extension Token {
     /// Removes this token's entry from the session keyring, for every process of the session,
     /// and ends this process's login taken from it. Returns false when there was none.
     @discardableResult
-    public func lockSession() throws(CoreError) -> Bool {
+    package func lockSession() throws(CoreError) -> Bool {
         let description = try sessionDescription()
         withState { state in
             if state.authentication.login?.sessionEntry != nil { state.endLogin() }  // as C_Logout would
@@ -79,7 +79,7 @@ extension Token {
     }
 
     /// Where this token's session unlock stands now.
-    public func sessionUnlockStatus() throws(CoreError) -> SessionUnlockStatus {
+    package func sessionUnlockStatus() throws(CoreError) -> SessionUnlockStatus {
         let keyring = try SessionKeyring.sessionKeyring()
         let state: SessionUnlockState
         if let found = try currentSessionEntry() {
@@ -98,9 +98,9 @@ extension Token {
     /// (no PIN, no count). A login with the PIN, or a process that locked the keychain itself,
     /// is left as it is. Costs one system call when nothing changes. Never fails: an entry
     /// that cannot be read or does not open unlocks nothing.
-    public func followSessionUnlock() {
+    package func followSessionUnlock() {
         logins.withLock { locked in
-            // The keyring is read with `lock` free: naming the entry opens the store, which
+            // The keyring is read with the state's lock free: naming the entry opens the store, which
             // takes it. `logins`, held throughout, keeps C_Login out meanwhile.
             let wantsEntry = locked.withLock { (state: inout TokenState) -> Bool in
                 if let current = state.authentication.login {
@@ -124,13 +124,13 @@ extension Token {
 
     /// This process locks the keychain itself (SecKeychainLock): the session's entry no longer
     /// unlocks it in this process, until a login with the PIN.
-    public func declineSessionUnlock() {
+    package func declineSessionUnlock() {
         withState { state in state.authentication.sessionUnlockDeclined = true }
     }
 
     /// True when the session keyring holds a current entry for this token (it may still be
     /// stale): what CK_TOKEN_INFO's protected authentication path reports. One keyring search.
-    public var hasSessionUnlock: Bool {
+    package var hasSessionUnlock: Bool {
         // try?: a store that cannot be opened has no entry to name; C_GetTokenInfo reports
         // the store's own error elsewhere, and this flag only says whether to offer the path.
         guard let description = try? sessionDescription() else { return false }
@@ -141,7 +141,7 @@ extension Token {
     /// key the session keyring's entry opens. Not a PIN guess (no count moves); without a
     /// current entry that opens the stored record, `pinIncorrect`, and nothing changes. Logins
     /// of this process run one at a time (`logins`), as with the PIN.
-    public func logInWithSessionEntry() throws(CoreError) {
+    package func logInWithSessionEntry() throws(CoreError) {
         try logins.withLock { (locked) throws(CoreError) in
             if let current = locked.withLock({ (state: inout TokenState) -> UserType? in
                 state.checkLogin()

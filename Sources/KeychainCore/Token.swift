@@ -58,8 +58,8 @@ public struct AccessContext: Sendable {
 /// parsed keys and found objects are kept across calls, and only while the store's change
 /// counter says no process has written since they were read, so other processes' changes
 /// are seen on the next call.
-public final class Token: Sendable {
-    public let configuration: TokenConfiguration
+package final class Token: Sendable {
+    package let configuration: TokenConfiguration
     /// The stores, the login and the kept keys, behind one lock: it serialises the store
     /// connection, and a login ends with everything kept under it in one hold.
     private let state: Locked<TokenState>
@@ -69,7 +69,7 @@ public final class Token: Sendable {
     /// runs with the state's lock free.
     let logins: OrderedLock<TokenState>
 
-    public init(configuration: TokenConfiguration) {
+    package init(configuration: TokenConfiguration) {
         self.configuration = configuration
         let state = Locked(TokenState(configuration: configuration))
         self.state = state
@@ -82,17 +82,17 @@ public final class Token: Sendable {
     }
 
     /// Opens the store now, reporting why it cannot be opened.
-    public func open() throws(CoreError) {
+    package func open() throws(CoreError) {
         try withState { (state) throws(CoreError) in _ = try state.store() }
     }
 
     /// True when the store exists or can be created.
-    public var isPresent: Bool { openError == nil }
+    package var isPresent: Bool { openError == nil }
 
     /// Why the store cannot be opened (tried again now), or nil when it is open: the reason
     /// a face reports instead of a bare "not present" (a FIFO, a damaged file, a directory
     /// it may not create…).
-    public var openError: CoreError? {
+    package var openError: CoreError? {
         withState { state -> CoreError? in
             do throws(CoreError) {
                 _ = try state.store()
@@ -104,13 +104,13 @@ public final class Token: Sendable {
     }
 
     /// True when this process cannot write the store (configuration or permissions).
-    public var isWriteProtected: Bool {
+    package var isWriteProtected: Bool {
         configuration.readOnly
             || withState { (try? $0.store().isReadOnly) ?? true }
     }
 
     /// A stable serial number for CK_TOKEN_INFO, kept in the store.
-    public var serialNumber: String {
+    package var serialNumber: String {
         withState { state in (try? state.store()).map { _ in state.objects.storeSerial } ?? "" }
     }
 
@@ -209,7 +209,7 @@ extension Token {
 
     /// Creates an object from a template (C_CreateObject, SecItemAdd). CKA_TOKEN in the
     /// template chooses the token store or the session store.
-    public func createObject(_ template: AttributeSet, context: AccessContext)
+    package func createObject(_ template: AttributeSet, context: AccessContext)
         throws(CoreError) -> ObjectReference
     {
         let object = try NewObject(template: template, asSecurityOfficer: context.securityOfficer)
@@ -223,7 +223,7 @@ extension Token {
     }
 
     /// Creates several objects in one transaction: all are stored, or none (a batch import).
-    public func createObjects(_ templates: [AttributeSet], context: AccessContext)
+    package func createObjects(_ templates: [AttributeSet], context: AccessContext)
         throws(CoreError) -> [ObjectReference]
     {
         var objects: [NewObject] = []
@@ -269,7 +269,7 @@ extension Token {
     /// are opened only when asked for in `types` (nil: every one) and revealable: a
     /// sensitive or unextractable key's secret parts never are, and reading a key's label
     /// opens nothing. Private objects are not found unless the context may see them.
-    public func attributes(
+    package func attributes(
         of reference: ObjectReference, context: AccessContext, revealing types: Set<AttributeType>? = nil
     ) throws(CoreError) -> AttributeSet {
         try withState { (state) throws(CoreError) in
@@ -278,7 +278,7 @@ extension Token {
     }
 
     /// One attribute of an object as a caller may read it (C_GetAttributeValue, v2.40 §5.7).
-    public enum AttributeReading: Sendable, Equatable {
+    package enum AttributeReading: Sendable, Equatable {
         case value([UInt8])
         /// The object has it, but its value is never revealed (CKR_ATTRIBUTE_SENSITIVE): a
         /// sensitive or unextractable key's secret part, or a sealed value with no login.
@@ -289,7 +289,7 @@ extension Token {
 
     /// The attributes `types` of an object, each as a caller may read it. Only the sealed
     /// values asked for are opened: reading a key's label opens none of its secret parts.
-    public func read(_ types: [AttributeType], of reference: ObjectReference, context: AccessContext)
+    package func read(_ types: [AttributeType], of reference: ObjectReference, context: AccessContext)
         throws(CoreError) -> [AttributeReading]
     {
         try withState { (state) throws(CoreError) in
@@ -316,7 +316,7 @@ extension Token {
     /// The attributes of `attributes` whose values are never revealed: a key's secret parts
     /// while it is sensitive or unextractable, and a data object's value while its access
     /// control needs the PIN for each use (CKR_ATTRIBUTE_SENSITIVE).
-    public static func sensitiveTypes(of attributes: AttributeSet) -> Set<AttributeType> {
+    package static func sensitiveTypes(of attributes: AttributeSet) -> Set<AttributeType> {
         if attributes.ulong(.class) == ObjectClass.data.rawValue, AccessControl.needsPINForEachUse(attributes)
         {
             return [.value]  // opened only with the PIN, by `protectedValue`
@@ -329,7 +329,7 @@ extension Token {
 
     /// Removes session objects whose session ended. Never fails: the session store is
     /// private to this process.
-    public func discardSessionObjects(_ references: [ObjectReference]) {
+    package func discardSessionObjects(_ references: [ObjectReference]) {
         withState { state in
             guard let sessionStore = state.objects.sessionStore else { return }
             for reference in references where reference.isSessionObject {
@@ -341,7 +341,7 @@ extension Token {
     /// References of the objects matching every attribute of `template` (C_FindObjectsInit,
     /// SecItemCopyMatching), token objects first. Private objects only when the context may
     /// see them. Each lookup is an index seek on the template's most selective attribute.
-    public func findObjects(_ template: AttributeSet, context: AccessContext) throws(CoreError)
+    package func findObjects(_ template: AttributeSet, context: AccessContext) throws(CoreError)
         -> [ObjectReference]
     {
         var terms = template

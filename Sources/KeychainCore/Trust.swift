@@ -186,7 +186,7 @@ extension Token {
     /// The trust settings of a certificate that count (`.unspecified` when it has none):
     /// certificates are public objects and need no login, but without the token key a grant
     /// of trust on a token with a user PIN counts as unspecified (TrustIntegrity.swift).
-    public func trustSettings(ofCertificate reference: ObjectReference) throws(CoreError) -> TrustSettings {
+    package func trustSettings(ofCertificate reference: ObjectReference) throws(CoreError) -> TrustSettings {
         try withState { (state) throws(CoreError) in
             let stored = try state.loadStored(reference, context: AccessContext(readWrite: false))
             try Token.checkIsCertificate(stored)
@@ -195,13 +195,13 @@ extension Token {
     }
 
     /// The trust settings of the certificate `der` in this keychain.
-    public func trustSettings(ofCertificateDER der: [UInt8]) throws(CoreError) -> TrustSettings {
+    package func trustSettings(ofCertificateDER der: [UInt8]) throws(CoreError) -> TrustSettings {
         try trustSettings(ofCertificate: try certificateReference(der: der))
     }
 
     /// Replaces a certificate's trust settings, in one write transaction (all of its stored
     /// trust attributes change, or none), under the policy of `checkTrustWrite`.
-    public func setTrustSettings(
+    package func setTrustSettings(
         _ settings: TrustSettings, ofCertificate reference: ObjectReference, context: AccessContext
     ) throws(CoreError) {
         try withState { (state) throws(CoreError) in
@@ -229,7 +229,7 @@ extension Token {
 
     /// Replaces the trust settings of the certificate `der` in this keychain; a certificate
     /// the keychain does not hold is refused (`.objectNotFound`), and nothing is written.
-    public func setTrustSettings(
+    package func setTrustSettings(
         _ settings: TrustSettings, ofCertificateDER der: [UInt8], context: AccessContext
     ) throws(CoreError) {
         try setTrustSettings(settings, ofCertificate: try certificateReference(der: der), context: context)
@@ -238,8 +238,9 @@ extension Token {
     /// Every token certificate with a setting other than unspecified: its DER and its
     /// settings, for the anchors and distrust of an evaluation. An index seek on the trust
     /// marker: the cost follows the certificates with settings, not the keychain's size.
-    public func certificatesWithTrustSettings() throws(CoreError) -> [(der: [UInt8], settings: TrustSettings)]
-    {
+    package func certificatesWithTrustSettings() throws(CoreError) -> [(
+        der: [UInt8], settings: TrustSettings
+    )] {
         let references = try certificateReferencesWithTrustSettings()
         return try withState { (state) throws(CoreError) in
             var result: [(der: [UInt8], settings: TrustSettings)] = []
@@ -259,7 +260,7 @@ extension Token {
 
     /// References of the certificates with trust settings, token objects first, then this
     /// process's session certificates.
-    public func certificateReferencesWithTrustSettings() throws(CoreError) -> [ObjectReference] {
+    package func certificateReferencesWithTrustSettings() throws(CoreError) -> [ObjectReference] {
         let terms = [
             StoredAttribute(AttributeType.trustMarker.rawValue, [1]),
             StoredAttribute(
@@ -279,7 +280,7 @@ extension Token {
     /// The certificate with this issuer and serial number (a token object or a session
     /// object when `tokenObject` says, else either, token store first); nil when the keychain
     /// holds none. An index seek on the serial (ARCHITECTURE.md §3.1).
-    public func certificateReference(issuer: [UInt8], serialNumber: [UInt8], tokenObject: Bool? = nil)
+    package func certificateReference(issuer: [UInt8], serialNumber: [UInt8], tokenObject: Bool? = nil)
         throws(CoreError) -> ObjectReference?
     {
         var template: AttributeSet = [

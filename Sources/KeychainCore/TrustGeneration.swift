@@ -6,7 +6,7 @@ extension Token {
     /// process has session objects (their store has no counter, and a session certificate
     /// may carry settings). A reader that sees the same non-nil value before and after reading
     /// `certificatesWithTrustSettings()` may keep the result while the value stays the same.
-    public var trustSettingsGeneration: UInt64? {
+    package var trustSettingsGeneration: UInt64? {
         withState { state in
             // Which grants of trust count depends on whether this process holds the token key
             // (TrustIntegrity.swift): a login or a logout gives another generation.

@@ -155,7 +155,7 @@ public enum SignatureAlgorithm: Hashable, Sendable {
 
     /// Starts a signature (`.sign`) or verification (`.verify`) of this algorithm with the
     /// stored key `reference` names, through ``Token/signatureOperation(_:_:for:context:kept:)``.
-    public func operation(
+    package func operation(
         on token: Token, _ reference: ObjectReference, for usage: KeyUse, context: AccessContext
     ) throws(CoreError) -> SignatureOperation {
         let mechanism = try checked(for: MechanismFunctions(usage))
