@@ -61,40 +61,19 @@ enum InternetPasswordCommands {
         let secret = Secret(
             name: "password", option: password, fileOption: passwordFile, environmentVariable: nil,
             prompt: "Password for account \(Format.quoted(account)) on \(Format.quoted(server)): ")
-        let given = try secret.given(invocation)
-        let keychain = try invocation.unlockedKeychain()
-        let value: String
-        if let given {
-            value = given
-        } else {
-            value = try secret.required(invocation, confirming: true)
-        }
         let item = "server \(Format.quoted(server)), account \(Format.quoted(account))"
-        do {
-            let added = try keychain.addInternetPassword(
-                Array(value.utf8), account: account, address: address, label: label)
-            Console.print("added internet password \(Format.quoted(added.label)) (\(item))\n")
-            return
-        } catch  where error.code == .duplicateItem && invocation.flag("U") {
-            // Replaced below.
-        } catch  where error.code == .duplicateItem {
-            throw .failed(
-                "a password for \(item) is already stored; nothing was changed (replace it: add -U)")
-        } catch {
-            throw Failure(error, doing: "cannot add the password")
-        }
-        let updated: [InternetPasswordItem]
-        do {
-            updated = try keychain.updateInternetPasswords(
-                matching: InternetPasswordQuery(address: address, account: account),
-                label: label, password: Array(value.utf8))
-        } catch {
-            throw Failure(error, doing: "cannot update the password")
-        }
-        guard let first = updated.first else {
-            throw .failed("the password for \(item) was deleted meanwhile; try again")
-        }
-        Console.print("updated internet password \(Format.quoted(first.label)) (\(item))\n")
+        try PasswordCommands.storePassword(
+            invocation, secret: secret, kind: "internet password", item: item,
+            add: { keychain, value throws(KeychainError) in
+                try keychain.addInternetPassword(value, account: account, address: address, label: label)
+                    .label
+            },
+            replace: { keychain, value throws(KeychainError) in
+                try keychain.updateInternetPasswords(
+                    matching: InternetPasswordQuery(address: address, account: account),
+                    label: label, password: value
+                ).first?.label
+            })
     }
 
     // MARK: find-internet-password

@@ -44,7 +44,29 @@ enum PasswordCommands {
         let secret = Secret(
             name: "password", option: password, fileOption: passwordFile, environmentVariable: nil,
             prompt: "Password for \(Format.quoted(service)), account \(Format.quoted(account)): ")
-        // The password's options are read (and a file's errors reported) before the PIN is.
+        let item = "service \(Format.quoted(service)), account \(Format.quoted(account))"
+        try storePassword(
+            invocation, secret: secret, kind: "generic password", item: item,
+            add: { keychain, value throws(KeychainError) in
+                try keychain.addGenericPassword(value, service: service, account: account, label: label).label
+            },
+            replace: { keychain, value throws(KeychainError) in
+                try keychain.updateGenericPasswords(
+                    matching: GenericPasswordQuery(service: service, account: account),
+                    setting: GenericPasswordChanges(label: label, password: value)
+                ).first?.label
+            })
+    }
+
+    /// Adds a password, or with -U replaces the one already stored for the same item, as
+    /// security(1)'s add-generic-password and add-internet-password do. The password's options
+    /// are read (and a file's errors reported) before the PIN is. `add` returns the new item's
+    /// label; `replace` the label of the item it changed, nil when none was left to change.
+    static func storePassword(
+        _ invocation: Invocation, secret: Secret, kind: String, item: String,
+        add: (Keychain, [UInt8]) throws(KeychainError) -> String,
+        replace: (Keychain, [UInt8]) throws(KeychainError) -> String?
+    ) throws(Failure) {
         let given = try secret.given(invocation)
         let keychain = try invocation.unlockedKeychain()
         let value: String
@@ -53,11 +75,9 @@ enum PasswordCommands {
         } else {
             value = try secret.required(invocation, confirming: true)
         }
-        let item = "service \(Format.quoted(service)), account \(Format.quoted(account))"
         do {
-            let added = try keychain.addGenericPassword(
-                Array(value.utf8), service: service, account: account, label: label)
-            Console.print("added generic password \(Format.quoted(added.label)) (\(item))\n")
+            let label = try add(keychain, Array(value.utf8))
+            Console.print("added \(kind) \(Format.quoted(label)) (\(item))\n")
             return
         } catch  where error.code == .duplicateItem && invocation.flag("U") {
             // Replaced below.
@@ -67,18 +87,16 @@ enum PasswordCommands {
         } catch {
             throw Failure(error, doing: "cannot add the password")
         }
-        let updated: [GenericPasswordItem]
+        let replaced: String?
         do {
-            updated = try keychain.updateGenericPasswords(
-                matching: GenericPasswordQuery(service: service, account: account),
-                setting: GenericPasswordChanges(label: label, password: Array(value.utf8)))
+            replaced = try replace(keychain, Array(value.utf8))
         } catch {
             throw Failure(error, doing: "cannot update the password")
         }
-        guard let first = updated.first else {
+        guard let replaced else {
             throw .failed("the password for \(item) was deleted meanwhile; try again")
         }
-        Console.print("updated generic password \(Format.quoted(first.label)) (\(item))\n")
+        Console.print("updated \(kind) \(Format.quoted(replaced)) (\(item))\n")
     }
 
     // MARK: find-generic-password
