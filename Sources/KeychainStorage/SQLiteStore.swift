@@ -330,20 +330,18 @@ public final class SQLiteStore: StorageEngine {
     }
 
     private func addLookups(_ attributes: [StoredAttribute], of id: Int64) throws {
-        let statement = try database.statement(
-            "INSERT OR IGNORE INTO lookup (type, value, object) VALUES (?1, ?2, ?3)")
-        for attribute in attributes where ObjectStore.indexedTypes.contains(attribute.type) {
-            statement.reset()
-            statement.bind(1, Int64(bitPattern: attribute.type))
-            statement.bind(2, attribute.value)
-            statement.bind(3, id)
-            try statement.run()
-        }
+        try runForLookups(
+            "INSERT OR IGNORE INTO lookup (type, value, object) VALUES (?1, ?2, ?3)", attributes, of: id)
     }
 
     private func removeLookups(_ attributes: [StoredAttribute], of id: Int64) throws {
-        let statement = try database.statement(
-            "DELETE FROM lookup WHERE type = ?1 AND value = ?2 AND object = ?3")
+        try runForLookups(
+            "DELETE FROM lookup WHERE type = ?1 AND value = ?2 AND object = ?3", attributes, of: id)
+    }
+
+    /// Runs `sql` once for each indexed attribute, bound as (type, value, object).
+    private func runForLookups(_ sql: String, _ attributes: [StoredAttribute], of id: Int64) throws {
+        let statement = try database.statement(sql)
         for attribute in attributes where ObjectStore.indexedTypes.contains(attribute.type) {
             statement.reset()
             statement.bind(1, Int64(bitPattern: attribute.type))
