@@ -1,4 +1,5 @@
 internal import KeychainCrypto
+internal import KeychainStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -197,9 +198,18 @@ extension Token {
     func sessionDescription() throws(CoreError) -> String {
         try open()
         if let name = withState({ state in state.authentication.sessionEntryName }) { return name }
-        let name = SessionEntry.description(serial: serialNumber, path: Token.resolved(configuration.path))
+        let name = SessionEntry.description(
+            serial: serialNumber, path: Token.entryLocation(configuration.path))
         withState { state in state.authentication.sessionEntryName = name }
         return name
+    }
+
+    /// A server store by its printable location (host, port, database, user: never a password
+    /// the connection string holds, since anything of this user's may read the keyring entry's
+    /// name); with the token's serial number that still names one store. A file by its
+    /// resolved path.
+    private static func entryLocation(_ location: String) -> String {
+        ObjectStore.isServerLocation(location) ? ObjectStore.printable(location) : resolved(location)
     }
 
     private static func resolved(_ path: String) -> String {

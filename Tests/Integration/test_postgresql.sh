@@ -149,3 +149,22 @@ test_wrong_pins_guessed_at_once_from_two_hosts_lock_the_token_after_ten() {
     assert_flag "user PIN locked" "after ten wrong PINs from two hosts"
     refused pk11 --login --pin "$USER_PIN" -O
 }
+
+test_unlocking_a_postgresql_token_names_its_session_entry_without_the_connection_password() {
+    command -v keyctl >/dev/null || fail "keyctl is missing (scripts/setup.sh installs keyutils)"
+    keyctl new_session >/dev/null || fail "keyctl new_session failed"
+    pg_start
+    init_pins
+    printf '%s' "$USER_PIN" >"$TEST_TMP/pin"
+    ok cli --token "$TOKEN_LABEL" unlock --pin-file "$TEST_TMP/pin"
+    local id description
+    id=$(keyctl show @s | awk '/user: p11keychain:/ { print $1 }' | head -n 1)
+    [[ -n $id ]] || fail "no p11keychain entry in the session keyring after unlock: $(keyctl show @s)"
+    description=$(keyctl rdescribe "$id") || fail "keyctl rdescribe $id failed"
+    echo "--- the entry: $description" >&2
+    assert_contains "$description" "postgresql:" "the session entry names the server store"
+    assert_not_contains "$description" "$PG_PASSWORD" "the session entry's name"
+    local out
+    out=$(cli --token "$TOKEN_LABEL" status 2>&1) || fail "status after unlock: $(summarize "$out")"
+    assert_contains "$out" "unlocked" "status after unlock"
+}
