@@ -55,7 +55,9 @@ public struct AccessControlFlags: OptionSet, Hashable, Sendable {
 public struct ItemAttributes: Hashable, Sendable {
     /// kSecAttrAccessible; an item without one is `.whenUnlocked`.
     public var accessibility: Accessibility?
-    /// kSecAttrAccessGroup. No entitlement restricts groups on Linux: stored and matched only.
+    /// kSecAttrAccessGroup. Adding without one gives the keychain's default group
+    /// (KeychainCore `AccessGroup`), which items read back with; a query without one sees every
+    /// group. No entitlement restricts groups on Linux: they sort items, they protect nothing.
     public var accessGroup: String?
     /// kSecAttrSynchronizable. Nothing leaves the machine: stored and matched only.
     public var synchronizable: Bool?
@@ -112,7 +114,7 @@ public struct ItemAttributes: Hashable, Sendable {
     init(stored attributes: AttributeSet) {
         accessibility =
             attributes.string(.accessible).flatMap(Accessibility.init(rawValue:)) ?? .whenUnlocked
-        accessGroup = attributes.string(.accessGroup)
+        accessGroup = String(decoding: AccessGroup.group(of: attributes), as: UTF8.self)
         synchronizable = attributes.bool(.synchronizable) ?? false
         accessControl = attributes.ulong(.accessControl).map(AccessControlFlags.init(rawValue:))
         generic = attributes[.generic]
@@ -151,6 +153,8 @@ public struct ItemAttributes: Hashable, Sendable {
     /// one matching rule of every item class.
     func matches(_ stored: AttributeSet, anySynchronizable: Bool) -> Bool {
         var wanted = template
+        guard AccessGroup.contains(stored, group: wanted[.accessGroup]) else { return false }
+        wanted[.accessGroup] = nil
         wanted[.accessControl] = nil
         wanted[.synchronizable] = nil
         wanted[.valueTypes] = nil

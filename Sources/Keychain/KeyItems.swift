@@ -130,8 +130,9 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.generateKeyPair(
-                kind, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private, for: algorithm.type),
+                kind, publicTemplate: token.withDefaultAccessGroup(publicKey.template(.public)),
+                privateTemplate: token.withDefaultAccessGroup(
+                    privateKey.template(.private, for: algorithm.type)),
                 context: context)
         }
         return try keyPair(references)
@@ -160,8 +161,10 @@ extension Keychain {
         try requireUnlocked(to: "store a private key")
         let references = try KeychainError.mapping { () throws(CoreError) in
             try token.storeKeyPair(
-                key.material, publicTemplate: publicKey.template(.public),
-                privateTemplate: privateKey.template(.private, for: key.algorithm.type), context: context)
+                key.material, publicTemplate: token.withDefaultAccessGroup(publicKey.template(.public)),
+                privateTemplate: token.withDefaultAccessGroup(
+                    privateKey.template(.private, for: key.algorithm.type)),
+                context: context)
         }
         return try keyPair(references)
     }
@@ -211,7 +214,7 @@ extension Keychain {
         }
         for (type, value) in parts { template[type] = value }
         let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.createObject(template, context: context)
+            try token.createObject(token.withDefaultAccessGroup(template), context: context)
         }
         guard let item = try loadKey(reference) else {
             throw KeychainError(.internal, "the new public key cannot be read back")

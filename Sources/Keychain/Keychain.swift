@@ -181,7 +181,7 @@ public final class Keychain: Sendable {
         var template = Keychain.template(for: certificate, label: label, publicKeyHash: publicKeyHash)
         template.merge(try attributes.certificateTemplate) { given, _ in given }
         let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.createObject(template, context: context)
+            try token.createObject(token.withDefaultAccessGroup(template), context: context)
         }
         return try item(reference, certificate: certificate)
     }
@@ -213,7 +213,7 @@ public final class Keychain: Sendable {
         }
         let templates = batch.map { Keychain.template(for: $0, label: label, publicKeyHash: nil) }
         let references = try KeychainError.mapping { () throws(CoreError) in
-            try token.createObjects(templates, context: context)
+            try token.createObjects(templates.map(token.withDefaultAccessGroup), context: context)
         }
         var items: [CertificateItem] = []
         for (reference, certificate) in zip(references, batch) {
@@ -575,12 +575,14 @@ final class TokenCache: @unchecked Sendable {
         var path: String
         var readOnly: Bool
         var synchronous: Bool
+        var accessGroup: String?
 
         init(_ configuration: TokenConfiguration) {
             name = configuration.name
             path = configuration.path
             readOnly = configuration.readOnly
             synchronous = configuration.synchronous
+            accessGroup = configuration.accessGroup
         }
     }
 

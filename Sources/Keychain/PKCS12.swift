@@ -92,8 +92,10 @@ extension Keychain {
                     let attributes = NewKeyAttributes(label: label, isSensitive: true, isExtractable: false)
                     let references = try KeychainError.mapping { () throws(CoreError) in
                         try token.storeKeyPair(
-                            key.material, publicTemplate: attributes.template(.public),
-                            privateTemplate: attributes.template(.private), context: context)
+                            key.material,
+                            publicTemplate: token.withDefaultAccessGroup(attributes.template(.public)),
+                            privateTemplate: token.withDefaultAccessGroup(attributes.template(.private)),
+                            context: context)
                     }
                     stored += [references.publicKey, references.privateKey]
                 }

@@ -95,7 +95,7 @@ extension Keychain {
         full[.private] = [1]
         full[.itemClass] = passwordClass.code
         let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.createObject(full, context: context)
+            try token.createObject(token.withDefaultAccessGroup(full), context: context)
         }
         guard let record = try passwordRecord(reference) else {
             throw KeychainError(.internal, "the new password item cannot be read back")

@@ -324,7 +324,8 @@ extension Keychain {
         let reference = try KeychainError.mapping { () throws(CoreError) in
             let kind = try SecretKeyKind(generating: mechanism, template: template)
             return try token.generateSecretKey(
-                kind, mechanism: mechanism, template: template, context: context)
+                kind, mechanism: mechanism, template: token.withDefaultAccessGroup(template), context: context
+            )
         }
         return try storedSecretKey(reference)
     }
@@ -355,7 +356,7 @@ extension Keychain {
         template[.value] = value
         defer { template[.value] = nil }
         let reference = try KeychainError.mapping { () throws(CoreError) in
-            try token.createObject(template, context: context)
+            try token.createObject(token.withDefaultAccessGroup(template), context: context)
         }
         return try storedSecretKey(reference)
     }

@@ -53,14 +53,15 @@ extension NewObject {
     /// type, security domain, access group, synchronizable). Absent values count as empty (a
     /// port as 0, synchronizable as false), as Apple's defaults.
     ///
-    /// A generic password with neither access group nor synchronizable keeps the key it had
-    /// before those attributes existed, so stored items and new ones still collide. Every
+    /// A generic password in the default access group (or none, which is the same:
+    /// `AccessGroup.keyed`) and not synchronizable keeps the key it had before those
+    /// attributes existed, so stored items and new ones still collide. Every
     /// field but the last is length-prefixed, so ("ab", "c") never equals ("a", "bc").
     static func passwordKey(of attributes: AttributeSet) -> [UInt8]? {
         guard let passwordClass = PasswordClass(of: attributes) else { return nil }
         let service = attributes[.application] ?? []
         let account = attributes[.account] ?? []
-        let group = attributes[.accessGroup] ?? []
+        let group = AccessGroup.keyed(attributes)
         let synchronizable: [UInt8] = [attributes.bool(.synchronizable) == true ? 1 : 0]
         func field(_ bytes: [UInt8]) -> [UInt8] { AttributeValue.encode(UInt64(bytes.count)) + bytes }
         switch passwordClass {

@@ -17,6 +17,9 @@ public struct TokenConfiguration: Sendable, Equatable {
     /// The global `rsa-minimum-bits`, given to every token: the smallest RSA modulus it
     /// generates, imports and advertises (``Configuration/minimumRSABits``).
     public var minimumRSABits = Configuration.defaultMinimumRSABits
+    /// The token's `access-group`: the group of the Apple items this process adds to it
+    /// without one (``defaultAccessGroup``); nil for ``AccessGroup/defaultName``.
+    public var accessGroup: String?
 
     public init(name: String, path: String, readOnly: Bool = false, synchronous: Bool = false) {
         self.name = name
@@ -48,6 +51,7 @@ public struct TokenConfiguration: Sendable, Equatable {
 ///     [token System]
 ///     path = /var/lib/p11keychain/system.sqlite3
 ///     read-only = yes
+///     access-group = com.example.shared
 ///
 /// The default `login` token is always slot 0; a `[token login]` section changes its
 /// settings. Other tokens follow in file order.
@@ -224,9 +228,13 @@ public struct Configuration: Sendable, Equatable {
                     tokens[index].path = value
                 case "read-only": tokens[index].readOnly = try flag()
                 case "synchronous": tokens[index].synchronous = try flag()
+                case "access-group":
+                    guard !value.isEmpty else { throw fail("'access-group' is empty") }
+                    tokens[index].accessGroup = value
                 default:
                     throw fail(
-                        "unknown key '\(key)' in a token section (path, store, read-only, synchronous)")
+                        "unknown key '\(key)' in a token section (path, store, read-only, synchronous, "
+                            + "access-group)")
                 }
             } else {
                 switch key {

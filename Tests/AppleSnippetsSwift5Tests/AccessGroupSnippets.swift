@@ -1,0 +1,1 @@
+../AppleSnippetsTests/AccessGroupSnippets.swift
