@@ -68,4 +68,24 @@ struct AccessGroupSnippetsTests {
                     == errSecDuplicateItem)
         }
     }
+
+    @Test("the CLI's items are in the same default group: its password and an Apple program's are one item")
+    func cliAndAppleProgramShareTheDefault() throws {
+        try withPINKeychain { directory in
+            try unlockKeychain(password: TestPIN.user)
+            let cli = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                .deletingLastPathComponent()
+                .appendingPathComponent("p11keychain").path
+            let added = try runProgram(
+                cli, ["add-generic-password", "-s", "app", "-a", "alice", "-w", "from the CLI"],
+                environment: [
+                    "P11KEYCHAIN_DIR": directory, "P11KEYCHAIN_CONF": "/dev/null",
+                    "P11KEYCHAIN_PIN": TestPIN.user,
+                    "HOME": directory, "PATH": "/usr/bin:/bin",
+                ])
+            #expect(added.status == 0, "\(added.error)")
+            #expect(accessGroups(service: "app") == ["p11keychain.default"])
+            #expect(addSharedPassword(service: "app", account: "alice").0 == errSecDuplicateItem)
+        }
+    }
 }
