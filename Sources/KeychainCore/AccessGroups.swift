@@ -49,7 +49,7 @@ extension Token {
     /// `template` as an Apple item is added: with the token's default access group
     /// (``TokenConfiguration/defaultAccessGroup``) when it names none. Apple fills in the
     /// group the same way, from the entitlements, and returns it with the item.
-    public func withDefaultAccessGroup(_ template: AttributeSet) -> AttributeSet {
+    package func withDefaultAccessGroup(_ template: AttributeSet) -> AttributeSet {
         guard template[.accessGroup] == nil else { return template }
         var filled = template
         filled[.accessGroup] = Array(configuration.defaultAccessGroup.utf8)
