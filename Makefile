@@ -1,5 +1,5 @@
 # Convenience targets; each is a script under scripts/ or bench/ that works on its own.
-.PHONY: all demo test bench module cli pam release register lint format clean install uninstall deb
+.PHONY: all demo test bench module cli pam release register lint format clean install uninstall deb deb-depends
 
 all: release
 
@@ -114,3 +114,7 @@ uninstall:
 ## The Debian package: .build/deb/p11keychain_<VERSION>_<arch>.deb (scripts/build-deb.sh).
 deb:
 	bash scripts/build-deb.sh
+
+## The names of the packages the .deb depends on, derived from the binaries (README "Install").
+deb-depends:
+	@bash scripts/build-deb.sh --depends

@@ -2,13 +2,18 @@
 # Builds the Debian package of p11keychain with dpkg-deb:
 #
 #   scripts/build-deb.sh [OUTPUT_DIR]     (default: .build/deb)
+#   scripts/build-deb.sh --depends        (also: make deb-depends)
 #
-# writes OUTPUT_DIR/p11keychain_<VERSION>_<arch>.deb and prints its path. The package holds
-# what `make install PREFIX=/usr` lays out (README "Install"): the module in
+# writes OUTPUT_DIR/p11keychain_<VERSION>_<arch>.deb and prints its path; with --depends it
+# builds nothing and prints the names of the packages Depends lists, one line, comma-separated
+# (what README "Install" lists; Tests/Integration/test_install.sh checks they agree). The
+# package holds what `make install PREFIX=/usr` lays out (README "Install"): the module in
 # /usr/lib/<multiarch>/pkcs11/, its p11-kit registration in /usr/share/p11-kit/modules/ (so
 # every p11-kit client sees the token once the package is installed), the CLI, the man pages
-# (compressed, as Debian policy asks), the bash completion and the example configuration.
-# The version is the VERSION file's. Depends comes from the libraries the two binaries link
+# (compressed, as Debian policy asks), the bash completion and the example configuration,
+# and in /usr/share/doc/p11keychain/ the machine-readable copyright file and the changelog
+# (conf/deb/copyright, conf/deb/changelog: lintian reports neither missing). The version is
+# the VERSION file's. Depends comes from the libraries the two binaries link
 # (dpkg-shlibdeps reads each library package's shlibs), plus p11-kit, which loads the module.
 # Neither binary needs the Swift runtime: both link it statically (Package.swift).
 #
@@ -18,20 +23,26 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+PRINT_DEPENDS=false
+if [[ ${1:-} == --depends ]]; then
+    PRINT_DEPENDS=true
+    shift
+fi
 OUT=${1:-$REPO/.build/deb}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
 
 die() {
     echo "build-deb.sh: $*" >&2
     exit 1
 }
 
-for tool in dpkg-deb dpkg-shlibdeps make gzip strip; do
+for tool in dpkg-deb dpkg-shlibdeps dpkg-parsechangelog make gzip strip; do
     command -v "$tool" >/dev/null || die "$tool is missing (scripts/setup.sh installs dpkg-dev)"
 done
 VERSION=$(tr -d ' \n' <"$REPO/VERSION")
 [[ $VERSION =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] || die "VERSION holds '$VERSION', not a Debian version"
+changelog_version=$(dpkg-parsechangelog -l "$REPO/conf/deb/changelog" -S Version)
+[[ $changelog_version == "$VERSION" ]] ||
+    die "conf/deb/changelog's newest entry is $changelog_version, VERSION is $VERSION: add an entry"
 ARCH=$(dpkg --print-architecture)
 
 work=$(mktemp -d)
@@ -40,6 +51,12 @@ root=$work/pkgroot
 
 make -s -C "$REPO" install DESTDIR="$root" PREFIX=/usr >/dev/null
 gzip -9n "$root"/usr/share/man/man1/p11keychain.1 "$root"/usr/share/man/man5/p11keychain.conf.5
+doc=$root/usr/share/doc/p11keychain
+install -m 0644 "$REPO/conf/deb/copyright" "$doc/copyright"
+# changelog.gz, not changelog.Debian.gz: the version has no Debian revision, so the package
+# is native, and lintian wants a native package's changelog under that name.
+gzip -9n -c "$REPO/conf/deb/changelog" >"$doc/changelog.gz"
+chmod 0644 "$doc/changelog.gz"
 # As Debian packages do: no symbol tables beyond the dynamic ones (the module's C_* stay).
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     "$root"/usr/lib/*/pkcs11/libp11keychain-pkcs11.so "$root"/lib/*/security/pam_p11keychain.so
@@ -55,6 +72,13 @@ shlibs=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]}" 2>"$work/shlibdeps.log
 depends=${shlibs#shlibs:Depends=}
 [[ -n $depends && $depends != "$shlibs" ]] || die "dpkg-shlibdeps printed no dependencies: $shlibs"
 depends="$depends, p11-kit"
+if $PRINT_DEPENDS; then
+    # The names alone, sorted: versions follow the build machine's libraries.
+    sed -E 's/ *\([^)]*\)//g; s/, */\n/g' <<<"$depends" | LC_ALL=C sort -u | paste -sd, - | sed 's/,/, /g'
+    exit 0
+fi
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 
 installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 cat >"$root/DEBIAN/control" <<CONTROL
@@ -67,12 +91,12 @@ Depends: $depends
 Section: utils
 Priority: optional
 Description: SQLite-backed certificate and key store with a PKCS#11 module
- p11keychain keeps certificates, key pairs, secret keys and passwords in one SQLite
- file per token, served three ways over the same items: a PKCS#11 module
+ p11keychain keeps certificates, key pairs, secret keys and passwords in one
+ SQLite file per token, served three ways over the same items: a PKCS#11 module
  (libp11keychain-pkcs11.so, registered with p11-kit, so p11tool, certtool, NSS,
- OpenSSL's libp11 engine and other PKCS#11 clients see the token), a Swift API with
- Apple Keychain Services semantics, and the p11keychain command, in the manner of
- macOS security(1).
+ OpenSSL's libp11 engine and other PKCS#11 clients see the token), a Swift API
+ with Apple Keychain Services semantics, and the p11keychain command, in the
+ manner of macOS security(1).
 CONTROL
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 

@@ -1,6 +1,7 @@
 # A real install: `make install` lays out exactly the files README
 # "Install" lists and `make uninstall` removes them; the Debian package installs with apt,
-# works with no Swift toolchain present, and leaves nothing behind when purged; the man pages
+# works with no Swift toolchain present, has no lintian error, and leaves nothing behind
+# when purged; the README lists the dependencies the package derives; the man pages
 # render without warnings and document every command; the bash completion completes.
 #
 # What is installed is the build under test: the module $P11KEYCHAIN_MODULE and the
@@ -146,6 +147,14 @@ test_the_deb_installs_works_without_the_toolchain_and_purges_cleanly() {
     assert_contains "$RUN_OUT" "./usr/lib/$arch/pkcs11/libp11keychain-pkcs11.so" "package contents"
     assert_contains "$RUN_OUT" "./usr/share/man/man1/p11keychain.1.gz" "package contents"
     assert_eq "" "$(awk '$2 != "root/root"' <<<"$RUN_OUT")" "entries of the package not owned by root/root"
+    assert_contains "$RUN_OUT" "./usr/share/doc/p11keychain/copyright" "package contents"
+    assert_contains "$RUN_OUT" "./usr/share/doc/p11keychain/changelog.gz" "package contents"
+
+    note "lintian: no error (E:) on the package"
+    run lintian "$deb"
+    assert_no_line "$RUN_OUT" '^E: ' "lintian $(basename "$deb")"
+    # lintian fails on errors alone by default (--fail-on error); a crash fails too.
+    [[ $RUN_STATUS == 0 ]] || fail "lintian $(basename "$deb") failed: $(summarize "$RUN_OUT")"
 
     defer deb_restore
     note "install with apt, offline: every dependency is installed already"
@@ -218,6 +227,19 @@ test_the_deb_installs_works_without_the_toolchain_and_purges_cleanly() {
     ((${#left[@]} == 0)) || fail "files of the package left after purge: ${left[*]}"
     [[ ! -e /usr/share/p11-kit/modules/p11keychain.module ]] || fail "the p11-kit registration was left behind"
     [[ ! -e /usr/share/doc/p11keychain ]] || fail "/usr/share/doc/p11keychain was left behind"
+}
+
+# The README's list of the package's dependencies (the line "**Depends** ...: `A, B, ...`.")
+# is the one scripts/build-deb.sh --depends derives from the binaries under test.
+test_the_readme_lists_the_packages_derived_depends() {
+    local cli listed
+    cli=$(install_cli)
+    ok env RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" \
+        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" bash "$IT_REPO/scripts/build-deb.sh" --depends
+    listed=$(sed -nE 's/^\*\*Depends\*\* .*: `([^`]*)`\.?$/\1/p' "$IT_REPO/README.md")
+    [[ -n $listed ]] || fail "README.md has no line '**Depends** ...: \`...\`.'"
+    assert_eq "$RUN_OUT" "$listed" "README's Depends list against scripts/build-deb.sh --depends"
+    assert_contains "$listed" "libkeyutils1" "README's Depends list (the session keyring's library)"
 }
 
 test_the_man_pages_render_without_warnings_and_document_every_command_and_key() {
