@@ -23,8 +23,8 @@ packages=(
     # without a JDK) and a venv for python-pkcs11 from PyPI (Tests/Integration/test_{nss,java,python}.sh;
     # certutil -M and vfychain also for test_nss_trust.sh)
     libnss3-tools openjdk-17-jre-headless python3-venv
-    # make install / the .deb (dpkg-architecture, dpkg-shlibdeps) and the man page checks
-    dpkg-dev man-db groff-base
+    # make install / the .deb (dpkg-architecture, dpkg-shlibdeps, lintian) and the man page checks
+    dpkg-dev lintian man-db groff-base
     # the session keyring `p11keychain unlock` uses (libkeyutils) and the keyctl tool its tests drive
     libkeyutils-dev keyutils
     # the PAM module (pam/, libpam) and the pamtester its test drives (test_pam.sh)
