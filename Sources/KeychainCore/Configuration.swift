@@ -98,7 +98,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// Reads the configuration the environment points at: `$P11KEYCHAIN_CONF`, else
     /// `$XDG_CONFIG_HOME/p11keychain/p11keychain.conf` (`~/.config/…`), else
-    /// `/etc/p11keychain/p11keychain.conf`; with none, the default `login` token alone.
+    /// `/etc/p11keychain/p11keychain.conf`; with none, the default `login` token alone. A
+    /// `$P11KEYCHAIN_CONF` that names no readable file is an error (line 0), not the default.
     /// `P11KEYCHAIN_DEBUG=1` turns tracing on whatever the file says.
     ///
     /// In a privileged host (`AT_SECURE`: setuid, setgid, file capabilities) none of that
@@ -118,8 +119,14 @@ public struct Configuration: Sendable, Equatable {
         var configuration = Configuration(
             tokens: [defaultToken(environment: environment, home: home)], debug: false, logFile: nil,
             source: nil)
+        let explicit = !privileged && !(environment["P11KEYCHAIN_CONF"] ?? "").isEmpty
         for path in candidateFiles(environment: environment, home: home, privileged: privileged) {
-            guard let text = try readFile(path) else { continue }
+            guard let text = try readFile(path) else {
+                // A file named on purpose that is not there is a mistake (a typo), not "no
+                // configuration": falling back would quietly open another store.
+                if explicit { throw missingExplicitFile(path) }
+                continue
+            }
             try configuration.apply(text, file: path, home: home)
             configuration.source = path
             break
@@ -130,7 +137,26 @@ public struct Configuration: Sendable, Equatable {
         return configuration
     }
 
-    /// The files `load` tries, in order: the first one that can be read is the configuration.
+    /// The error `load` reports when `$P11KEYCHAIN_CONF` names no file this process can read,
+    /// else nil (not set, or a privileged host, which ignores it): for a face that says so
+    /// before it does anything else (the CLI, as a usage error).
+    public static func explicitFileError(environment: [String: String]) -> ParseError? {
+        guard !Environment.isPrivileged, let path = environment["P11KEYCHAIN_CONF"], !path.isEmpty,
+            access(path, R_OK) != 0
+        else { return nil }
+        return missingExplicitFile(path)
+    }
+
+    /// The error for a `$P11KEYCHAIN_CONF` that names no file this process can read.
+    static func missingExplicitFile(_ path: String) -> ParseError {
+        let what = access(path, F_OK) == 0 ? "cannot be read by this process" : "does not exist"
+        return ParseError(
+            file: path, line: 0,
+            reason: "\(what) (P11KEYCHAIN_CONF names it; /dev/null means no configuration file)")
+    }
+
+    /// The files `load` tries, in order: the first one that can be read is the configuration;
+    /// `$P11KEYCHAIN_CONF`, when set, must be that one.
     static func candidateFiles(environment: [String: String], home: String, privileged: Bool) -> [String] {
         if privileged { return [systemFile] }
         if let explicit = environment["P11KEYCHAIN_CONF"], !explicit.isEmpty { return [explicit] }

@@ -1,5 +1,6 @@
 import Foundation
 import Keychain
+import KeychainCore
 
 /// One command: its name, what help says about it, the options it takes and what it does.
 struct Command: Sendable {
@@ -149,6 +150,12 @@ enum Tool {
             guard let command = command(named: name) else {
                 Console.printError(
                     "p11keychain: unknown command \(Format.quoted(name)) (see: p11keychain help)")
+                return 2
+            }
+            // A P11KEYCHAIN_CONF that names no file is a mistake in how the tool was called:
+            // said before anything else, rather than reached as a store that cannot open.
+            if let error = Configuration.explicitFileError(environment: environment) {
+                Console.printError("p11keychain: \(name): invalid configuration: \(error.description)")
                 return 2
             }
             commandName = name

@@ -6,9 +6,9 @@ import Testing
     import Glibc
 #endif
 
-/// An environment naming no configuration file that exists, so only the defaults apply.
+/// An environment naming an empty configuration (`/dev/null`), so only the defaults apply.
 private let bare = [
-    "P11KEYCHAIN_CONF": "/nonexistent/p11keychain.conf", "P11KEYCHAIN_DIR": "/data", "HOME": "/home/u",
+    "P11KEYCHAIN_CONF": "/dev/null", "P11KEYCHAIN_DIR": "/data", "HOME": "/home/u",
 ]
 
 /// The configuration `text` gives on top of the defaults.
@@ -198,7 +198,7 @@ struct ConfigurationLoadingTests {
         }
     }
 
-    @Test("a P11KEYCHAIN_CONF that does not exist means the defaults, not the next place")
+    @Test("a P11KEYCHAIN_CONF that does not exist is an error, neither the defaults nor the next place")
     func missingExplicitFile() throws {
         try withTemporaryDirectory { directory in
             let xdg = directory.file("xdg")
@@ -206,14 +206,20 @@ struct ConfigurationLoadingTests {
                 atPath: xdg + "/p11keychain", withIntermediateDirectories: true)
             try "[token FromXDG]\npath = /x".write(
                 toFile: xdg + "/p11keychain/p11keychain.conf", atomically: true, encoding: .utf8)
-            let configuration = try Configuration.load(environment: [
-                "P11KEYCHAIN_CONF": directory.file("missing.conf"), "XDG_CONFIG_HOME": xdg,
-                "P11KEYCHAIN_DIR": "/data",
-            ])
-            #expect(configuration.source == nil)
-            #expect(configuration.tokens == [TokenConfiguration(name: "login", path: "/data/login.sqlite3")])
-            #expect(!configuration.debug)
-            #expect(configuration.logFile == nil)
+            let missing = directory.file("missing.conf")
+            do throws(Configuration.ParseError) {
+                let configuration = try Configuration.load(environment: [
+                    "P11KEYCHAIN_CONF": missing, "XDG_CONFIG_HOME": xdg, "P11KEYCHAIN_DIR": "/data",
+                ])
+                Issue.record(
+                    "a missing P11KEYCHAIN_CONF gave a configuration from \(configuration.source ?? "nowhere")"
+                )
+            } catch {
+                #expect(error.file == missing)
+                #expect(error.line == 0)
+                #expect(error.description.hasPrefix("\(missing): does not exist"), "\(error)")
+                #expect(error.reason.contains("P11KEYCHAIN_CONF"), "\(error)")
+            }
         }
     }
 

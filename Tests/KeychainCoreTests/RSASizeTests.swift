@@ -9,7 +9,7 @@ import Testing
     @Test("rsa-minimum-bits is 1024 unless the file says otherwise, and reaches every token")
     func configurationKey() throws {
         var configuration = try Configuration.load(environment: [
-            "P11KEYCHAIN_CONF": "/nonexistent/p11keychain.conf", "P11KEYCHAIN_DIR": "/data", "HOME": "/h",
+            "P11KEYCHAIN_CONF": "/dev/null", "P11KEYCHAIN_DIR": "/data", "HOME": "/h",
         ])
         #expect(configuration.minimumRSABits == 1024)
         #expect(configuration.tokens.allSatisfy { $0.minimumRSABits == 1024 })
@@ -25,7 +25,7 @@ import Testing
         arguments: ["1023", "8193", "0", "-2048", "2048 bits", ""])
     func badValues(value: String) throws {
         var configuration = try Configuration.load(environment: [
-            "P11KEYCHAIN_CONF": "/nonexistent/p11keychain.conf", "P11KEYCHAIN_DIR": "/data", "HOME": "/h",
+            "P11KEYCHAIN_CONF": "/dev/null", "P11KEYCHAIN_DIR": "/data", "HOME": "/h",
         ])
         do {
             try configuration.apply("\nrsa-minimum-bits = \(value)\n", file: "a.conf", home: "/h")
