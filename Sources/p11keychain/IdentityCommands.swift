@@ -30,6 +30,7 @@ enum IdentityCommands {
                 short: "l", value: "LABEL",
                 help:
                     "the key's and certificate's label (default: the file's friendly name, else the subject)"),
+            DuplicateKeyLabels.option,
         ] + PINs.unlockOptions,
         operands: Operands(name: "FILE", minimum: 1, maximum: 1),
         notes: [
@@ -88,6 +89,9 @@ enum IdentityCommands {
             identities = try keychain.add(bundle, label: invocation.value("l"))
         } catch {
             throw Failure(error, doing: "cannot import \(name) (nothing was imported)")
+        }
+        if let key = identities.first?.privateKey {
+            DuplicateKeyLabels.warn(label: key.label, id: key.applicationLabel, in: keychain, invocation)
         }
         var parts: [String] = []
         if let identity = identities.first {

@@ -33,7 +33,7 @@ enum KeyCommands {
             Option(long: "bits", value: "BITS", help: "an RSA key's size: 2048 (default), 3072 or 4096"),
             Option(long: "curve", value: "CURVE", help: "an EC key's curve: p256 (default), p384 or p521"),
             Option(short: "l", value: "LABEL", help: "the key's label, of both halves of a pair (required)"),
-        ] + SecretKeyCommands.generationOptions + PINs.unlockOptions,
+        ] + SecretKeyCommands.generationOptions + [DuplicateKeyLabels.option] + PINs.unlockOptions,
         notes: [
             """
             The private key never leaves the token: it is marked sensitive and not extractable,
@@ -87,6 +87,7 @@ enum KeyCommands {
                 + "id:  \(id)\n"
                 + "uri: \(Format.pkcs11URI(token: tokenLabel ?? keychain.name, object: label, type: "private"))\n"
         )
+        DuplicateKeyLabels.warn(label: label, id: pair.privateKey.applicationLabel, in: keychain, invocation)
         if pair.privateKey.algorithm.type == .ed25519 { Console.printError(ed25519Note) }
     }
 

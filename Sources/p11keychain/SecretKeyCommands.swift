@@ -111,6 +111,7 @@ enum SecretKeyCommands {
         Console.print(
             "generated \(describe(key.algorithm)) secret key \(Format.quoted(label)) "
                 + "in token \(Format.quoted(keychain.name))\n" + details(of: key, in: keychain))
+        DuplicateKeyLabels.warn(label: label, id: key.applicationLabel, in: keychain, invocation)
     }
 
     /// The `id:`, `kcv:` and `uri:` lines of a key.
