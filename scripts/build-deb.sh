@@ -98,7 +98,7 @@ Description: SQLite-backed certificate and key store with a PKCS#11 module
  with Apple Keychain Services semantics, and the p11keychain command, in the
  manner of macOS security(1).
 CONTROL
-(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+(cd "$root" && find usr lib -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 
 deb=$OUT/p11keychain_${VERSION}_${ARCH}.deb
 dpkg-deb --root-owner-group -Zgzip --build "$root" "$deb" >/dev/null
