@@ -67,7 +67,7 @@ struct AccessGroupRulesTests {
     @Test("access-group in a token section sets that token's default; an empty one is refused")
     func configurationKey() throws {
         let environment = [
-            "P11KEYCHAIN_CONF": "/nonexistent/p11keychain.conf", "P11KEYCHAIN_DIR": "/data",
+            "P11KEYCHAIN_CONF": "/dev/null", "P11KEYCHAIN_DIR": "/data",
             "HOME": "/home/u",
         ]
         var configuration = try Configuration.load(environment: environment)
