@@ -27,52 +27,13 @@ public struct TrustPolicy: Hashable, Sendable {
     }
 }
 
-/// Why a chain is not trusted.
-public struct TrustFailure: Hashable, Sendable, CustomStringConvertible {
-    /// The kind of failure.
-    public enum Reason: String, Hashable, Sendable {
-        case expired, notYetValid, hostNameMismatch
-        /// An issuer was found neither among the given certificates nor among the anchors.
-        case missingIssuer
-        /// The chain ends at a root that is not an anchor.
-        case untrustedRoot
-        /// A certificate of the chain is distrusted in this keychain.
-        case distrusted
-        /// The extended key usage does not allow the policy's purpose.
-        case wrongPurpose
-        case unknownCriticalExtension
-        /// An issuer is not a CA.
-        case notCertificateAuthority
-        case pathLengthExceeded
-        case chainTooLong
-        case nameConstraintViolation
-        case invalidSignature
-        case malformed
-        case other
-    }
-
-    /// The kind of failure.
-    public var reason: Reason
-    /// Where in the chain: 0 is the leaf.
-    public var depth: Int
-    /// What OpenSSL (or the check) says, for a person.
-    public var message: String
-
-    /// `message (depth n)`.
-    public var description: String { "\(message) (depth \(depth))" }
-}
+/// Why a chain is not trusted: the core's type, one vocabulary for every face.
+public typealias TrustFailure = KeychainCore.TrustFailure
 
 /// The outcome of ``Keychain/evaluate(chain:policy:at:anchors:anchorsOnly:)``.
 public struct TrustEvaluation: Sendable {
     /// Where the anchor that ended the chain came from.
-    public enum AnchorSource: Hashable, Sendable {
-        /// A certificate this keychain trusts by an explicit setting.
-        case keychain
-        /// A certificate given to the evaluation as an anchor.
-        case given
-        /// The system's CA bundle.
-        case system
-    }
+    public typealias AnchorSource = TrustAnchorSource
 
     /// The chain built, leaf first, ending at the anchor when one was reached.
     public let chain: [Certificate]
@@ -165,8 +126,8 @@ extension Keychain {
             known.first { $0.derEncoded == der } ?? (try? Certificate(derEncoded: der))
         }
         return TrustEvaluation(
-            chain: built.isEmpty ? [leaf] : built, failures: outcome.problems.map(TrustFailure.init),
-            anchorSource: outcome.anchorSource.map(TrustEvaluation.AnchorSource.init))
+            chain: built.isEmpty ? [leaf] : built, failures: outcome.problems,
+            anchorSource: outcome.anchorSource)
     }
 }
 
@@ -178,22 +139,4 @@ private func seconds(_ date: Date) throws(KeychainError) -> Int64 {
         throw KeychainError(.parameter, "the verify date is out of range (years 1 to 9999)")
     }
     return whole
-}
-
-extension TrustFailure {
-    init(_ problem: ChainProblem) {
-        self.init(
-            reason: Reason(rawValue: problem.reason) ?? .other, depth: problem.depth, message: problem.message
-        )
-    }
-}
-
-extension TrustEvaluation.AnchorSource {
-    init(_ source: ChainAnchorSource) {
-        switch source {
-        case .keychain: self = .keychain
-        case .given: self = .given
-        case .system: self = .system
-        }
-    }
 }

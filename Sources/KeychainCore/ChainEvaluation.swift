@@ -1,7 +1,7 @@
 internal import KeychainCrypto
 
 /// Where the anchor that ended an evaluated chain came from.
-package enum ChainAnchorSource: Sendable {
+public enum TrustAnchorSource: Hashable, Sendable {
     /// A certificate the keychain trusts by an explicit setting.
     case keychain
     /// A certificate given to the evaluation as an anchor.
@@ -10,12 +10,39 @@ package enum ChainAnchorSource: Sendable {
     case system
 }
 
-/// One reason a chain is not trusted: `reason` is the raw value of the faces' reason
-/// (`expired`, `missingIssuer`, `distrusted`…), `depth` 0 the leaf.
-package struct ChainProblem: Sendable {
-    package var reason: String
-    package var depth: Int
-    package var message: String
+/// Why a chain is not trusted.
+public struct TrustFailure: Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Reason: String, Hashable, Sendable {
+        case expired, notYetValid, hostNameMismatch
+        /// An issuer was found neither among the given certificates nor among the anchors.
+        case missingIssuer
+        /// The chain ends at a root that is not an anchor.
+        case untrustedRoot
+        /// A certificate of the chain is distrusted in this keychain.
+        case distrusted
+        /// The extended key usage does not allow the policy's purpose.
+        case wrongPurpose
+        case unknownCriticalExtension
+        /// An issuer is not a CA.
+        case notCertificateAuthority
+        case pathLengthExceeded
+        case chainTooLong
+        case nameConstraintViolation
+        case invalidSignature
+        case malformed
+        case other
+    }
+
+    /// The kind of failure.
+    public var reason: Reason
+    /// Where in the chain: 0 is the leaf.
+    public var depth: Int
+    /// What OpenSSL (or the check) says, for a person.
+    public var message: String
+
+    /// `message (depth n)`.
+    public var description: String { "\(message) (depth \(depth))" }
 }
 
 /// The outcome of ``ChainEvaluation/evaluate(leaf:helpers:policy:anchors:anchorsOnly:stored:)``.
@@ -23,9 +50,9 @@ package struct ChainOutcome: Sendable {
     /// The chain OpenSSL built, leaf first, as DER.
     package var chain: [[UInt8]]
     /// Every problem found; empty when trusted.
-    package var problems: [ChainProblem]
+    package var problems: [TrustFailure]
     /// Where the chain's anchor came from; nil when no anchor was reached.
-    package var anchorSource: ChainAnchorSource?
+    package var anchorSource: TrustAnchorSource?
 }
 
 /// RFC 5280 path validation with OpenSSL, with the keychain's trust settings applied: the
@@ -83,7 +110,7 @@ package enum ChainEvaluation {
                 policy: ChainPolicy(
                     purpose: ChainPolicy.Purpose(rawValue: purpose.rawValue) ?? .any, hostName: hostName,
                     verifyTime: verifyTime))
-            var source: ChainAnchorSource?
+            var source: TrustAnchorSource?
             if result.reachedAnchor, let last = result.chain.last {
                 let anchor = fingerprint(last)
                 source =
@@ -93,7 +120,9 @@ package enum ChainEvaluation {
             return ChainOutcome(
                 chain: result.chain,
                 problems: result.failures.map {
-                    ChainProblem(reason: $0.reason.rawValue, depth: $0.depth, message: $0.message)
+                    TrustFailure(
+                        reason: TrustFailure.Reason(rawValue: $0.reason.rawValue) ?? .other, depth: $0.depth,
+                        message: $0.message)
                 },
                 anchorSource: source)
         } catch {
