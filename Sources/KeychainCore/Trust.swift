@@ -316,3 +316,20 @@ extension Token {
         }
     }
 }
+
+extension TrustSettings {
+    /// The stapled extendedKeyUsage extension p11-kit reads for a certificate that is an anchor
+    /// for some purposes and not others (RFC 5280 §4.2.1.12, made by OpenSSL): the DER of the
+    /// Extension and of its OID. Nil for an anchor for every purpose, or for none: such a
+    /// certificate has no purpose extension.
+    package func purposeExtension() throws(CoreError) -> (objectID: [UInt8], der: [UInt8])? {
+        let purposes: [TrustPurpose] = [.serverAuth, .clientAuth, .codeSigning, .emailProtection]
+        let anchored = purposes.filter { disposition(for: $0) == .trustedAnchor }
+        guard !anchored.isEmpty, anchored.count < purposes.count else { return nil }
+        do throws(CryptoError) {
+            return try CertificateExtension.extendedKeyUsage(anchored.map(\.rawValue))
+        } catch {
+            throw CoreError(error)
+        }
+    }
+}

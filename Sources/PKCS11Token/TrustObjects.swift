@@ -397,26 +397,15 @@ func trustObjectAttributes(_ view: TrustView, _ certificate: ObjectReference, in
 private func purposeExtension(of certificate: AttributeSet, _ settings: TrustSettings) throws(P11Error)
     -> AttributeSet
 {
-    let usages: [(TrustPurpose, [UInt8])] = [
-        (.serverAuth, [1]), (.clientAuth, [2]), (.codeSigning, [3]), (.emailProtection, [4]),
-    ]
-    let anchored = usages.filter { settings.disposition(for: $0.0) == .trustedAnchor }
-    guard !anchored.isEmpty, anchored.count < usages.count else {
+    guard let purposeExtension = try core({ () throws(CoreError) in try settings.purposeExtension() }) else {
         throw P11Error(CKR_OBJECT_HANDLE_INVALID, "the certificate has no purpose extension")
     }
-    // id-kp-* = 1.3.6.1.5.5.7.3.n; id-ce-extKeyUsage = 2.5.29.37. At most three 10-byte OIDs:
-    // every length is under 128, a one-byte DER length (so the truncations never cut).
-    let prefix: [UInt8] = [0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03]
-    let oids: [UInt8] = anchored.flatMap { prefix + $0.1 }
-    let sequence: [UInt8] = [0x30, UInt8(truncatingIfNeeded: oids.count)] + oids
-    let extnID: [UInt8] = [0x06, 0x03, 0x55, 0x1D, 0x25]
-    let body = extnID + [0x04, UInt8(truncatingIfNeeded: sequence.count)] + sequence
     return [
         .class: AttributeValue.encode(TrustVocabulary.certificateExtensionClass),
         .token: certificate[.token] ?? [0], .private: [0], .modifiable: [0], .copyable: [0],
         .destroyable: [0], .label: certificate[.label] ?? [],
-        .publicKeyInfo: certificate[.publicKeyInfo] ?? [], .objectID: extnID,
-        .value: [0x30, UInt8(truncatingIfNeeded: body.count)] + body,
+        .publicKeyInfo: certificate[.publicKeyInfo] ?? [], .objectID: purposeExtension.objectID,
+        .value: purposeExtension.der,
     ]
 }
 
