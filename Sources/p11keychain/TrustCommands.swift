@@ -120,29 +120,26 @@ enum TrustCommands {
         }
     }
 
-    /// `2026-04-25`, `2026-04-25-15:59:59` (macOS's form) or `2026-04-25T15:59:59Z`, in UTC.
+    /// `2026-04-25`, `2026-04-25-15:59:59` (macOS's form) or `2026-04-25T15:59:59Z`, in UTC,
+    /// read by Foundation's strict (non-lenient) date parser: 2020-02-30 is refused, not moved.
     static func parseDate(_ text: String) throws(Failure) -> Date {
-        let bad = Failure.usage("-d takes YYYY-MM-DD[-hh:mm:ss] in UTC, not \(Format.quoted(text))")
-        var body = Substring(text)
-        if body.hasSuffix("Z") { body = body.dropLast() }
-        let fields = body.split(whereSeparator: { $0 == "-" || $0 == ":" || $0 == "T" }).map { Int($0) }
-        guard fields.count == 3 || fields.count == 6, fields.allSatisfy({ $0 != nil }) else { throw bad }
-        let numbers = fields.compactMap { $0 }
-        var components = DateComponents()
-        components.timeZone = TimeZone(identifier: "UTC")
-        (components.year, components.month, components.day) = (numbers[0], numbers[1], numbers[2])
-        if numbers.count == 6 {
-            (components.hour, components.minute, components.second) = (numbers[3], numbers[4], numbers[5])
+        for format in dateFormats {
+            if let date = format.date(from: text) { return date }
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        guard (1...9999).contains(numbers[0]), (1...12).contains(numbers[1]), (1...31).contains(numbers[2]),
-            numbers.count == 3
-                || ((0...23).contains(numbers[3]) && (0...59).contains(numbers[4])
-                    && (0...60).contains(numbers[5])),
-            components.isValidDate(in: calendar), let date = calendar.date(from: components)
-        else { throw bad }
-        return date
+        throw .usage("-d takes YYYY-MM-DD[-hh:mm:ss] in UTC, not \(Format.quoted(text))")
+    }
+
+    /// The forms `-d` takes, each read whole in UTC with the Gregorian calendar.
+    private static let dateFormats: [DateFormatter] = [
+        "yyyy-MM-dd", "yyyy-MM-dd-HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss'Z'",
+    ].map { pattern in
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.isLenient = false
+        formatter.dateFormat = pattern
+        return formatter
     }
 
     // MARK: add-trusted-cert

@@ -179,8 +179,11 @@ struct TrustCommandTests {
         #expect(try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-p", "nonsense").failed(with: 2))
         #expect(
             try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-d", "yesterday").failed(with: 2))
-        #expect(
-            try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-d", "2020-02-30").failed(with: 2))
+        for date in ["2020-02-30", "2020-13-01", "2020-06-01T25:00:00Z", "2020-06-01-12:00", "2020-06-01x"] {
+            #expect(
+                try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-d", date).failed(with: 2),
+                "-d \(date)")
+        }
         #expect(try sandbox.p11keychain("verify-cert", "-c", trust("leaf"), "-n", "x.test").failed(with: 2))
         #expect(try sandbox.p11keychain("add-trusted-cert", "-r", "always", trust("root")).failed(with: 2))
         #expect(try sandbox.p11keychain("add-trusted-cert", "-p", "nonsense", trust("root")).failed(with: 2))
