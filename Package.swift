@@ -28,8 +28,9 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // libpq: the PostgreSQL engine's client (ARCHITECTURE.md §4.5).
-        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libpq's declarations for the PostgreSQL engine (ARCHITECTURE.md §4.5). Headers only:
+        // libpq itself is opened with dlopen when a PostgreSQL store is first used, not linked.
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The kernel key retention service: the session keyring `p11keychain unlock` fills.
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),

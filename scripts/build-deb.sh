@@ -15,6 +15,7 @@
 # (conf/deb/copyright, conf/deb/changelog: lintian reports neither missing). The version is
 # the VERSION file's. Depends comes from the libraries the two binaries link
 # (dpkg-shlibdeps reads each library package's shlibs), plus p11-kit, which loads the module.
+# libpq5 is Recommends: the module opens it with dlopen for a PostgreSQL token only.
 # Neither binary needs the Swift runtime: both link it statically (Package.swift).
 #
 # Builds the release products first if they are missing (`make` brings them up to date).
@@ -88,6 +89,7 @@ Architecture: $ARCH
 Maintainer: p11keychain maintainers <maintainers@users.noreply.a-seed-fff723e2.example>
 Installed-Size: $installed_size
 Depends: $depends
+Recommends: libpq5
 Section: utils
 Priority: optional
 Description: SQLite-backed certificate and key store with a PKCS#11 module

@@ -1,4 +1,27 @@
-#include <libpq-fe.h>
+#include <postgresql/libpq-fe.h>
 
 /* PG_DIAG_SQLSTATE is a character constant Swift does not import as a number. */
 static const int p11k_pg_diag_sqlstate = PG_DIAG_SQLSTATE;
+
+/* libpq is opened with dlopen when a PostgreSQL store is first used (KeychainStorage/LibPQ.swift),
+   not linked: a host with no such store does not load libpq and the 19 libraries it brings
+   (Kerberos, LDAP, SASL, GnuTLS…). The pointer types come from libpq-fe.h's own declarations,
+   so the C compiler checks them. */
+typedef __typeof__(PQconnectdbParams) *p11k_PQconnectdbParams;
+typedef __typeof__(PQconninfoParse) *p11k_PQconninfoParse;
+typedef __typeof__(PQconninfoFree) *p11k_PQconninfoFree;
+typedef __typeof__(PQfinish) *p11k_PQfinish;
+typedef __typeof__(PQstatus) *p11k_PQstatus;
+typedef __typeof__(PQtransactionStatus) *p11k_PQtransactionStatus;
+typedef __typeof__(PQerrorMessage) *p11k_PQerrorMessage;
+typedef __typeof__(PQexec) *p11k_PQexec;
+typedef __typeof__(PQexecParams) *p11k_PQexecParams;
+typedef __typeof__(PQresultStatus) *p11k_PQresultStatus;
+typedef __typeof__(PQresultErrorField) *p11k_PQresultErrorField;
+typedef __typeof__(PQresultErrorMessage) *p11k_PQresultErrorMessage;
+typedef __typeof__(PQclear) *p11k_PQclear;
+typedef __typeof__(PQntuples) *p11k_PQntuples;
+typedef __typeof__(PQcmdTuples) *p11k_PQcmdTuples;
+typedef __typeof__(PQgetisnull) *p11k_PQgetisnull;
+typedef __typeof__(PQgetlength) *p11k_PQgetlength;
+typedef __typeof__(PQgetvalue) *p11k_PQgetvalue;

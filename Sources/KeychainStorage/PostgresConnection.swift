@@ -56,7 +56,7 @@ final class PostgresConnection {
 
     /// Drops the connection (the server then lets go of its session's locks).
     func close() {
-        if let handle { PQfinish(handle) }
+        if let handle, let pq = Self.library { pq.finish(handle) }
         handle = nil
     }
 
@@ -64,17 +64,21 @@ final class PostgresConnection {
     /// drop them anyway when the connection ends, but only once its backend has exited, a
     /// moment later: another host could still see an attempt lock held that was let go.
     func closeReleasingLocks() {
-        if let handle, PQstatus(handle) == CONNECTION_OK {
-            PQclear(PQexec(handle, "SELECT pg_advisory_unlock_all()"))
+        if let handle, let pq = Self.library, pq.status(handle) == CONNECTION_OK {
+            pq.clear(pq.exec(handle, "SELECT pg_advisory_unlock_all()"))
         }
         close()
     }
 
+    /// libpq, once a store has loaded it (LibPQ.swift); nil before, or when it cannot be.
+    private static var library: LibPQ? { try? LibPQ.loaded.get() }
+
     /// The host, port, database and user of `conninfo`, for messages; nil when it does not
     /// parse. libpq's own parse error is not repeated: it may quote the string.
     static func label(of conninfo: String) -> String? {
-        guard let options = PQconninfoParse(conninfo, nil) else { return nil }
-        defer { PQconninfoFree(options) }
+        guard let pq = library else { return "postgresql:(libpq is not loaded)" }
+        guard let options = pq.conninfoParse(conninfo, nil) else { return nil }
+        defer { pq.conninfoFree(options) }
         var parts: [String] = []
         var option = options
         while let keyword = option.pointee.keyword {
@@ -89,18 +93,19 @@ final class PostgresConnection {
 
     /// The connection, made (again) when there is none or the last one broke.
     private func connected() throws(StorageError) -> OpaquePointer {
-        if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
+        let pq = try LibPQ.functions()
+        if let handle, pq.status(handle) == CONNECTION_OK { return handle }
         close()
         if let lastFailure, Self.now() - lastFailure.time < 1 { throw lastFailure.error }
         let keywords = Self.defaults.map(\.0) + ["dbname"]
         let values = Self.defaults.map(\.1) + [conninfo]
         let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
-            withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
+            withCStrings(values) { valuePointers in pq.connectdbParams(keywordPointers, valuePointers, 1) }
         }
         guard let made else { throw StorageError(.failed, "\(label): out of memory") }
-        guard PQstatus(made) == CONNECTION_OK else {
-            let reason = Self.message(PQerrorMessage(made))
-            PQfinish(made)
+        guard pq.status(made) == CONNECTION_OK else {
+            let reason = Self.message(pq.errorMessage(made))
+            pq.finish(made)
             let error = StorageError(.failed, "\(label): the server is unreachable: \(reason)")
             lastFailure = (Self.now(), error)
             throw error
@@ -122,8 +127,8 @@ final class PostgresConnection {
 
     /// True inside a transaction block the server knows of.
     var isInTransaction: Bool {
-        guard let handle else { return false }
-        return PQtransactionStatus(handle) != PQTRANS_IDLE
+        guard let handle, let pq = Self.library else { return false }
+        return pq.transactionStatus(handle) != PQTRANS_IDLE
     }
 
     /// Runs one statement (several, separated by `;`, when `parameters` is empty and
@@ -134,7 +139,7 @@ final class PostgresConnection {
     {
         let handle = try connected()
         if script {
-            return try check(PQexec(handle, sql), on: handle)
+            return try check(LibPQ.functions().exec(handle, sql), on: handle)
         }
         return try run(sql, parameters, on: handle)
     }
@@ -168,6 +173,7 @@ final class PostgresConnection {
         guard buffer.count <= Int(Int32.max) else {
             throw StorageError(.failed, "\(label): a statement's values are too large")
         }
+        let pq = try LibPQ.functions()
         let lengths = ranges.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)
         buffer.append(0)  // a valid base pointer for empty values
@@ -177,7 +183,7 @@ final class PostgresConnection {
                 guard let range, let base else { return nil }
                 return base + range.lowerBound
             }
-            return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+            return pq.execParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
         }
         return try check(result, on: handle)
     }
@@ -185,17 +191,18 @@ final class PostgresConnection {
     private func check(_ result: OpaquePointer?, on handle: OpaquePointer) throws(StorageError)
         -> PostgresRows
     {
+        let pq = try LibPQ.functions()
         guard let result else {
-            let reason = Self.message(PQerrorMessage(handle))
-            if PQstatus(handle) != CONNECTION_OK { close() }
+            let reason = Self.message(pq.errorMessage(handle))
+            if pq.status(handle) != CONNECTION_OK { close() }
             throw StorageError(.failed, "\(label): \(reason)")
         }
-        let status = PQresultStatus(result)
-        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return PostgresRows(result) }
-        let state = PQresultErrorField(result, p11k_pg_diag_sqlstate).map { String(cString: $0) } ?? ""
-        let reason = Self.message(PQresultErrorMessage(result))
-        PQclear(result)
-        if PQstatus(handle) != CONNECTION_OK {
+        let status = pq.resultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return PostgresRows(result, pq) }
+        let state = pq.resultErrorField(result, p11k_pg_diag_sqlstate).map { String(cString: $0) } ?? ""
+        let reason = Self.message(pq.resultErrorMessage(result))
+        pq.clear(result)
+        if pq.status(handle) != CONNECTION_OK {
             close()
             throw StorageError(.failed, "\(label): the connection to the server was lost: \(reason)")
         }
@@ -226,21 +233,25 @@ final class PostgresConnection {
 /// Rows of one statement's result, in binary format. Owns the PGresult.
 final class PostgresRows {
     private let result: OpaquePointer
+    private let pq: LibPQ
 
-    init(_ result: OpaquePointer) { self.result = result }
+    init(_ result: OpaquePointer, _ pq: LibPQ) {
+        self.result = result
+        self.pq = pq
+    }
 
-    deinit { PQclear(result) }
+    deinit { pq.clear(result) }
 
-    var count: Int { Int(PQntuples(result)) }
+    var count: Int { Int(pq.ntuples(result)) }
 
     /// The number of rows the statement changed (UPDATE, DELETE, INSERT).
-    var changed: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    var changed: Int { pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0 }
 
-    func isNull(_ row: Int, _ column: Int32) -> Bool { PQgetisnull(result, Int32(row), column) != 0 }
+    func isNull(_ row: Int, _ column: Int32) -> Bool { pq.getisnull(result, Int32(row), column) != 0 }
 
     func bytes(_ row: Int, _ column: Int32) -> [UInt8] {
-        let length = Int(PQgetlength(result, Int32(row), column))
-        guard length > 0, let value = PQgetvalue(result, Int32(row), column) else { return [] }
+        let length = Int(pq.getlength(result, Int32(row), column))
+        guard length > 0, let value = pq.getvalue(result, Int32(row), column) else { return [] }
         return UnsafeRawBufferPointer(start: value, count: length).map { $0 }
     }
 

@@ -168,3 +168,18 @@ test_unlocking_a_postgresql_token_names_its_session_entry_without_the_connection
     out=$(cli --token "$TOKEN_LABEL" status 2>&1) || fail "status after unlock: $(summarize "$out")"
     assert_contains "$out" "unlocked" "status after unlock"
 }
+
+test_libpq_is_loaded_only_by_a_host_with_a_postgresql_token() {
+    local out
+    out=$(ldd "$P11KEYCHAIN_MODULE" 2>&1) || fail "ldd failed: $(summarize "$out")"
+    assert_not_contains "$out" "libpq" "ldd of the module: libpq is opened when needed, not linked"
+    # A host with only a SQLite token never maps libpq (ld.so names every object it loads).
+    out=$(P11KEYCHAIN_CONF=/dev/null LD_DEBUG=files pkcs11-tool --module "$P11KEYCHAIN_MODULE" -L 2>&1) ||
+        fail "pkcs11-tool -L on a SQLite token failed: $(summarize "$out")"
+    assert_not_contains "$out" "file=libpq.so" "the libraries a SQLite-only host loads"
+    pg_start
+    out=$(LD_DEBUG=files pkcs11-tool --module "$P11KEYCHAIN_MODULE" -L 2>&1) ||
+        fail "pkcs11-tool -L on a PostgreSQL token failed: $(summarize "$out")"
+    assert_contains "$out" "file=libpq.so.5" "the libraries a host of a PostgreSQL token loads"
+    assert_contains "$out" "Fleet" "pkcs11-tool -L lists the PostgreSQL token"
+}
