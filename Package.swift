@@ -129,7 +129,9 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         // The cross-face tests hand the built .so to p11tool; they do not depend on
         // P11KeychainModule (its linker flags must not reach a test bundle).
-        .testTarget(name: "SecurityTests", dependencies: ["Security", "Keychain", "TestSupport"]),
+        .testTarget(
+            name: "SecurityTests",
+            dependencies: ["Security", "Keychain", "LocalAuthentication", "TestSupport"]),
         // Apple's documented snippets, compiled with only `import Foundation` and `import Security`
         // (the tests beside them also use TestSupport's trust fixtures and `openssl verify`).
         .testTarget(

@@ -626,3 +626,9 @@ final class TokenCache: @unchecked Sendable {
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 }
+
+extension Keychain {
+    /// True in a privileged host (setuid, setgid, file capabilities): its environment is its
+    /// caller's and chooses nothing — no configuration, store or program (ARCHITECTURE.md §5).
+    package static var isPrivilegedHost: Bool { KeychainCore.Environment.isPrivileged }
+}

@@ -1,4 +1,5 @@
 import Foundation
+internal import Keychain
 
 #if canImport(Glibc)
     import Glibc
@@ -18,8 +19,17 @@ enum PinentryAnswer {
 }
 
 enum Pinentry {
-    /// The pinentry program: `PINENTRY_PROGRAM`, else `pinentry` found on the PATH.
-    static func program(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    /// The system's pinentry (Debian's alternative), the only one a privileged host runs.
+    static let systemProgram = "/usr/bin/pinentry"
+
+    /// The pinentry program: `PINENTRY_PROGRAM`, else `pinentry` found on the PATH. In a
+    /// privileged host (setuid, setgid, file capabilities) the environment is its caller's, and
+    /// a program it named would run with the host's privileges: only `systemProgram` is run.
+    static func program(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        privileged: Bool = Keychain.isPrivilegedHost
+    ) -> String? {
+        if privileged { return access(systemProgram, X_OK) == 0 ? systemProgram : nil }
         if let named = environment["PINENTRY_PROGRAM"], !named.isEmpty {
             return access(named, X_OK) == 0 ? named : nil
         }
