@@ -191,6 +191,8 @@ public final class PostgresStore: StorageEngine {
     /// Ends the open transaction after a failure. A lost connection took its transaction with
     /// it: nothing to roll back, and connecting again here would only add a wait.
     private func rollBack() {
+        // try?: the caller reports the failure that got here; a ROLLBACK that fails too means
+        // the connection broke, and the server ends the transaction with it.
         if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
     }
 
@@ -204,6 +206,8 @@ public final class PostgresStore: StorageEngine {
         return try connection.execute(sql, parameters)
     }
 
+    /// nil when unknown (inside a write, or the server did not answer): the caller then reads
+    /// again instead of trusting what it kept, the safe path, and the next call reports the error.
     public var changeCount: UInt64? {
         guard !writing, let rows = try? statement("SELECT change_count FROM store_state"), rows.count == 1,
             let count = rows.int64(0, 0)
