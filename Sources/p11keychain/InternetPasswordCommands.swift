@@ -175,29 +175,19 @@ enum InternetPasswordCommands {
         }
         let query = try query(invocation, limit: .maximum(2))
         let keychain = try invocation.unlockedKeychain()
-        let matches: [InternetPasswordItem]
-        do {
-            matches = try keychain.internetPasswords(matching: query)
-        } catch {
-            throw Failure(error, doing: "cannot search the keychain")
-        }
-        guard let item = matches.first else {
-            throw .failed("no internet password matches \(describe(invocation))")
-        }
-        guard matches.count == 1 else {
-            throw .failed(
-                "\(describe(invocation)) matches several internet passwords and nothing was deleted "
-                    + "(say which: -a ACCOUNT, -r PROTOCOL, -P PORT, -p PATH…)")
-        }
-        do {
-            try keychain.deleteInternetPasswords(
-                matching: InternetPasswordQuery(persistentReference: item.persistentReference))
-        } catch {
-            throw Failure(error, doing: "cannot delete the password")
-        }
-        Console.print(
-            "deleted internet password \(Format.quoted(item.label)) "
-                + "(server \(Format.quoted(item.server)), account \(Format.quoted(item.account)))\n")
+        try PasswordCommands.deleteOne(
+            find: { () throws(KeychainError) in try keychain.internetPasswords(matching: query) },
+            none: "no internet password matches \(describe(invocation))",
+            several: "\(describe(invocation)) matches several internet passwords and nothing was deleted "
+                + "(say which: -a ACCOUNT, -r PROTOCOL, -P PORT, -p PATH…)",
+            delete: { item throws(KeychainError) in
+                _ = try keychain.deleteInternetPasswords(
+                    matching: InternetPasswordQuery(persistentReference: item.persistentReference))
+            },
+            deleted: { item in
+                "deleted internet password \(Format.quoted(item.label)) "
+                    + "(server \(Format.quoted(item.server)), account \(Format.quoted(item.account)))\n"
+            })
     }
 
     /// An internet password's attributes as a `--json` item (class "internet-password").

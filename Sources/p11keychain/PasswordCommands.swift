@@ -214,31 +214,47 @@ enum PasswordCommands {
         }
         let account = invocation.value("a")
         let keychain = try invocation.unlockedKeychain()
-        let matches: [GenericPasswordItem]
+        try deleteOne(
+            find: { () throws(KeychainError) in
+                try keychain.genericPasswords(
+                    matching: GenericPasswordQuery(
+                        service: service, account: account, label: label, limit: .maximum(2)))
+            },
+            none: "no generic password for \(describe(service, account, label))",
+            several:
+                "\(describe(service, nil, label)) has passwords for several accounts and nothing was deleted "
+                + "(say which: -a ACCOUNT)",
+            delete: { item throws(KeychainError) in
+                _ = try keychain.deleteGenericPasswords(
+                    matching: GenericPasswordQuery(persistentReference: item.persistentReference))
+            },
+            deleted: { item in
+                "deleted generic password \(Format.quoted(item.label)) "
+                    + "(service \(Format.quoted(item.service)), account \(Format.quoted(item.account)))\n"
+            })
+    }
+
+    /// Deletes the one password `find` finds (it asks for two at most), as security(1)'s
+    /// delete-generic-password and delete-internet-password do: `none` when there is none,
+    /// `several` (and nothing deleted) when the criteria name more than one.
+    static func deleteOne<Item>(
+        find: () throws(KeychainError) -> [Item], none: String, several: String,
+        delete: (Item) throws(KeychainError) -> Void, deleted: (Item) -> String
+    ) throws(Failure) {
+        let matches: [Item]
         do {
-            matches = try keychain.genericPasswords(
-                matching: GenericPasswordQuery(
-                    service: service, account: account, label: label, limit: .maximum(2)))
+            matches = try find()
         } catch {
             throw Failure(error, doing: "cannot search the keychain")
         }
-        guard let item = matches.first else {
-            throw .failed("no generic password for \(describe(service, account, label))")
-        }
-        guard matches.count == 1 else {
-            throw .failed(
-                "\(describe(service, nil, label)) has passwords for several accounts and nothing was deleted "
-                    + "(say which: -a ACCOUNT)")
-        }
+        guard let item = matches.first else { throw .failed(none) }
+        guard matches.count == 1 else { throw .failed(several) }
         do {
-            try keychain.deleteGenericPasswords(
-                matching: GenericPasswordQuery(persistentReference: item.persistentReference))
+            try delete(item)
         } catch {
             throw Failure(error, doing: "cannot delete the password")
         }
-        Console.print(
-            "deleted generic password \(Format.quoted(item.label)) "
-                + "(service \(Format.quoted(item.service)), account \(Format.quoted(item.account)))\n")
+        Console.print(deleted(item))
     }
 
     /// `service "S"`, `service "S" and account "A"`, `label "L"`…: the criteria given.
