@@ -21,7 +21,7 @@
 ///   keyed by the schema's OID and the slot: the server drops them when the holder's
 ///   connection ends, however its process ends.
 public final class PostgresStore: StorageEngine {
-    private let connection: PostgresConnection
+    let connection: PostgresConnection
     private let conninfo: String
     private let token: String
     private let create: Bool
@@ -286,7 +286,7 @@ public final class PostgresStore: StorageEngine {
         }
     }
 
-    private func addLookups(_ attributes: [StoredAttribute], of id: Int64) throws(StorageError) {
+    func addLookups(_ attributes: [StoredAttribute], of id: Int64) throws(StorageError) {
         for attribute in attributes where ObjectStore.indexedTypes.contains(attribute.type) {
             try statement(
                 "INSERT INTO lookup (type, hash, object) VALUES ($1, sha256($2), $3) ON CONFLICT DO NOTHING",

@@ -329,7 +329,7 @@ public final class SQLiteStore: StorageEngine {
         }
     }
 
-    private func addLookups(_ attributes: [StoredAttribute], of id: Int64) throws {
+    func addLookups(_ attributes: [StoredAttribute], of id: Int64) throws {
         try runForLookups(
             "INSERT OR IGNORE INTO lookup (type, value, object) VALUES (?1, ?2, ?3)", attributes, of: id)
     }

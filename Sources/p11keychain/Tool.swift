@@ -122,7 +122,7 @@ enum Tool {
         + SecretKeyCommands.all
         + PasswordCommands.all + InternetPasswordCommands.all
         + PINCommands.all + SessionCommands.all + TokenCommands.all + MechanismCommands.all
-        + ModuleCommands.all
+        + ModuleCommands.all + MigrateCommand.all
 
     /// Runs the command line and returns the exit status: 0 success, 1 failure, 2 usage error.
     static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
