@@ -39,6 +39,9 @@
 #   BENCH_REMOTE=0                 skip the remote section (bench/remote.sh:
 #                                  find and ECDSA through p11-kit server beside
 #                                  direct use, both modules; BENCH_REMOTE_*)
+#   BENCH_POSTGRES=0               skip the PostgreSQL section (bench/postgres.sh: a
+#                                  token in a local PostgreSQL beside SQLite and
+#                                  p11-kit remote; BENCH_PG_*)
 #   BENCH_SESSION=0                skip the Swift API / session unlock section
 #                                  (bench/session.sh, release build of its own)
 set -euo pipefail
@@ -303,6 +306,11 @@ main() {
     if [ "${BENCH_REMOTE:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/remote.sh"
+    fi
+    # A token stored in PostgreSQL beside SQLite and p11-kit remote (bench/postgres.sh).
+    if [ "${BENCH_POSTGRES:-1}" != 0 ]; then
+        echo
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/postgres.sh"
     fi
     # The Swift API and C_Login in an unlocked session (bench/session.sh).
     if [ "${BENCH_SESSION:-1}" != 0 ]; then
