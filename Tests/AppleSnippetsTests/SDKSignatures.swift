@@ -172,6 +172,10 @@ private func currentSignatures() -> [String] {
         &secIdentityCreateWithCertificate,
         (@Sendable (CFTypeRef?, SecCertificate, UnsafeMutablePointer<SecIdentity?>) -> OSStatus).self,
         "SecIdentityCreateWithCertificate", into: &names)
+    var secIdentityCreate = SecIdentityCreate
+    exactly(
+        &secIdentityCreate, (@Sendable (CFAllocator?, SecCertificate, SecKey) -> SecIdentity?).self,
+        "SecIdentityCreate", into: &names)
     var secIdentityCopyCertificate = SecIdentityCopyCertificate
     exactly(
         &secIdentityCopyCertificate,
