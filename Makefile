@@ -26,9 +26,10 @@ module:
 cli:
 	$(SWIFT) build -c release --product p11keychain
 
-## The PAM module (docs/pam.md).
+## The PAM module and its helper (docs/pam.md).
 pam:
 	swift build -c release --product pam_p11keychain
+	swift build -c release --product p11keychain-pam-helper
 
 ## The release products that install: the module, the CLI and the PAM module.
 release: module cli pam
@@ -68,11 +69,15 @@ P11KIT_MODULE_DIR ?= $(or $(shell pkg-config --variable p11_module_configs p11-k
 MODULE_DIR = $(LIBDIR)/pkcs11
 # libpam loads modules from its own directory only, whatever PREFIX is (docs/pam.md).
 PAM_DIR ?= /lib$(if $(MULTIARCH),/$(MULTIARCH))/security
+# The PAM module execs its helper from the path it was built with, whatever PREFIX is
+# (pam/include/pam_p11keychain.h; the module argument helper= names another).
+PAM_HELPER_DIR ?= /usr/libexec/p11keychain
 
 # The products installed; the tests point these at the build under test.
 RELEASE_MODULE ?= .build/release/libp11keychain-pkcs11.so
 RELEASE_CLI ?= .build/release/p11keychain
 RELEASE_PAM ?= .build/release/libpam_p11keychain.so
+RELEASE_PAM_HELPER ?= .build/release/p11keychain-pam-helper
 
 INSTALLED = \
 	$(MODULE_DIR)/libp11keychain-pkcs11.so \
@@ -82,7 +87,8 @@ INSTALLED = \
 	$(MANDIR)/man5/p11keychain.conf.5 \
 	$(COMPLETIONDIR)/p11keychain \
 	$(DOCDIR)/p11keychain.conf \
-	$(PAM_DIR)/pam_p11keychain.so
+	$(PAM_DIR)/pam_p11keychain.so \
+	$(PAM_HELPER_DIR)/pam-helper
 
 $(RELEASE_MODULE):
 	$(SWIFT) build -c release --product p11keychain-pkcs11
@@ -93,7 +99,10 @@ $(RELEASE_CLI):
 $(RELEASE_PAM):
 	swift build -c release --product pam_p11keychain
 
-install: $(RELEASE_MODULE) $(RELEASE_CLI) $(RELEASE_PAM)
+$(RELEASE_PAM_HELPER):
+	swift build -c release --product p11keychain-pam-helper
+
+install: $(RELEASE_MODULE) $(RELEASE_CLI) $(RELEASE_PAM) $(RELEASE_PAM_HELPER)
 	install -D -m 0644 $(RELEASE_MODULE) $(DESTDIR)$(MODULE_DIR)/libp11keychain-pkcs11.so
 	install -d $(DESTDIR)$(P11KIT_MODULE_DIR)
 	sed 's|^module:.*|module: $(MODULE_DIR)/libp11keychain-pkcs11.so|' conf/p11keychain.module \
@@ -105,11 +114,12 @@ install: $(RELEASE_MODULE) $(RELEASE_CLI) $(RELEASE_PAM)
 	install -D -m 0644 conf/p11keychain.bash-completion $(DESTDIR)$(COMPLETIONDIR)/p11keychain
 	install -D -m 0644 conf/p11keychain.conf $(DESTDIR)$(DOCDIR)/p11keychain.conf
 	install -D -m 0644 $(RELEASE_PAM) $(DESTDIR)$(PAM_DIR)/pam_p11keychain.so
+	install -D -m 0755 $(RELEASE_PAM_HELPER) $(DESTDIR)$(PAM_HELPER_DIR)/pam-helper
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	@# Directories only p11keychain puts files in go too, when nothing else is left in them.
-	for dir in $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODULE_DIR); do rmdir "$$dir" 2>/dev/null || true; done
+	for dir in $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MODULE_DIR) $(DESTDIR)$(PAM_HELPER_DIR); do rmdir "$$dir" 2>/dev/null || true; done
 
 ## The Debian package: .build/deb/p11keychain_<VERSION>_<arch>.deb (scripts/build-deb.sh).
 deb:

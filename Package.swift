@@ -21,8 +21,10 @@ let package = Package(
         .executable(name: "p11keychain", targets: ["p11keychain"]),
         .library(name: "Security", targets: ["Security"]),
         // The PAM module (docs/pam.md): .build/<config>/libpam_p11keychain.so, installed as
-        // pam_p11keychain.so.
-        .library(name: "pam_p11keychain", type: .dynamic, targets: ["PAMModule"]),
+        // pam_p11keychain.so; C alone, it runs its helper, installed as
+        // /usr/libexec/p11keychain/pam-helper.
+        .library(name: "pam_p11keychain", type: .dynamic, targets: ["CPAM"]),
+        .executable(name: "p11keychain-pam-helper", targets: ["PAMKeychain"]),
         // Apple's LAContext over the keychain PIN (ARCHITECTURE.md §7.4).
         .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
     ],
@@ -56,24 +58,31 @@ let package = Package(
                 ])
             ]
         ),
-        // The PAM module's C entry points (pam_sm_*): the password kept from auth to the
-        // session, the fork to the target user, the system log.
-        .target(name: "CPAM", path: "pam", exclude: ["exports.map"], linkerSettings: [.linkedLibrary("pam")]),
-        // The PAM face: C arguments in, one KeychainCore call (LoginKeychain.swift), a log line out.
-        .target(name: "PAMKeychain", dependencies: ["KeychainCore", "CPAM"]),
-        // Carries pam_p11keychain.so's linker flags, as P11KeychainModule does the PKCS#11 module's.
+        // The PAM module (ARCHITECTURE.md §6.5), C alone: its entry points (pam_sm_*) keep the
+        // password from auth to the session and exec the helper as the target user, so that
+        // no Swift runs in the host (a multithreaded one may not run it after fork). Its
+        // linker flags reach nothing else: no other target depends on it.
         .target(
-            name: "PAMModule",
-            dependencies: ["PAMKeychain"],
+            name: "CPAM", path: "pam", exclude: ["exports.map"],
             linkerSettings: [
+                .linkedLibrary("pam"),
                 .unsafeFlags([
-                    "-static-stdlib",
                     "-Xlinker", "--version-script=\(root)/pam/exports.map",
+                    // swiftc links every product with the Swift runtime and its start-up
+                    // object; this C one uses neither: without the object nothing asks for the
+                    // static runtime, so none of it is linked in.
+                    "-nostartfiles", "-static-stdlib",
                     "-Xlinker", "-Bsymbolic",
                     "-Xlinker", "-z", "-Xlinker", "now",
-                ])
-            ]
-        ),
+                ]),
+            ]),
+        // The PAM module's helper: the password from a socket, one KeychainCore call
+        // (LoginKeychain.swift), a log line and an exit status out. Static as the CLI is, for
+        // the same reason.
+        .executableTarget(
+            name: "PAMKeychain", dependencies: ["KeychainCore"],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // Typed Swift API over KeychainCore; Foundation is allowed from here up (ARCHITECTURE.md §2.2).
         .target(name: "Keychain", dependencies: ["KeychainCore"]),
         // The command-line tool over Keychain; KeychainCore only to count the objects of every
@@ -101,7 +110,8 @@ let package = Package(
         .executableTarget(
             name: "session-unlock-example", dependencies: ["Security"], path: "Examples/SessionUnlock"),
         // The Swift API's benchmark (bench/session.sh): SecItemAdd and SecItemCopyMatching rates.
-        .executableTarget(name: "secitem-bench", dependencies: ["Security"], path: "bench/SecItemBench"),
+        .executableTarget(
+            name: "secitem-bench", dependencies: ["Security", "LocalAuthentication"], path: "bench/SecItemBench"),
         // What the test targets share (temporary directories, named inputs, the program runner,
         // the test PINs): one copy. It links nothing of the project, so any test target may use it.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -8,9 +8,9 @@
 # times C_Login through the module: cold (no session unlock: the PBKDF2 check, 600,000
 # rounds), then with no PIN (the protected authentication path) in a session keyring of its
 # own after `p11keychain unlock`. Prints a
-# markdown table with the targets (add ≥ 2,000/s, copy p50 ≤ 50 µs at 100k,
-# unlocked C_Login ≤ 5 ms), also written to bench/results/session.md (raw lines in
-# session.txt).
+# markdown table with the targets (add ≥ 2,000/s, copy p50 ≤ 50 µs at 100k, an LAContext
+# holding the PIN as kSecUseAuthenticationContext adding ≤ 5 µs to a copy, unlocked C_Login
+# ≤ 5 ms), also written to bench/results/session.md (raw lines in session.txt).
 #
 # Settings (environment):
 #   BENCH_SESSION_SIZES=1000,10000,100000  keychain sizes, cumulative
@@ -98,6 +98,16 @@ verdict() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? v >=
         p50=$(field copy_p50_us "$line")
         p90=$(field copy_p90_us "$line")
         echo "| $items | $add | $(verdict "$add" ">=" 2000) | $p50 | $p90 | $(verdict "$p50" "<=" 50) |"
+    done <"$work/secitem.txt"
+    echo
+    echo "| items | copy CPU p50 µs | with an LAContext holding the PIN: CPU p50 µs | wall p50 µs | added CPU µs | target ≤ 5 |"
+    echo "|---|---|---|---|---|---|"
+    while read -r line; do
+        items=$(field items "$line")
+        cpu=$(field copy_cpu_p50_us "$line")
+        ctx_cpu=$(field ctx_cpu_p50_us "$line")
+        added=$(awk -v a="$ctx_cpu" -v b="$cpu" 'BEGIN { printf "%.1f", a - b }')
+        echo "| $items | $cpu | $ctx_cpu | $(field ctx_p50_us "$line") | $added | $(verdict "$added" "<=" 5) |"
     done <"$work/secitem.txt"
     echo
     echo "| C_Login ($logins runs) | median ms | first ms | slowest ms | target |"

@@ -61,13 +61,14 @@ chmod 0644 "$doc/changelog.gz"
 # As Debian packages do: no symbol tables beyond the dynamic ones (the module's C_* stay).
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     "$root"/usr/lib/*/pkcs11/libp11keychain-pkcs11.so "$root"/lib/*/security/pam_p11keychain.so
-strip --remove-section=.comment --remove-section=.note "$root/usr/bin/p11keychain"
+strip --remove-section=.comment --remove-section=.note "$root/usr/bin/p11keychain" \
+    "$root/usr/libexec/p11keychain/pam-helper"
 
 # Depends: dpkg-shlibdeps wants a source tree (debian/control) and the package's root
 # (DEBIAN/) to tell the package's own files from the system's.
 mkdir -p "$root/DEBIAN" "$work/debian"
 printf 'Source: p11keychain\n\nPackage: p11keychain\nArchitecture: any\n' >"$work/debian/control"
-mapfile -t binaries < <(find "$root/usr" "$root/lib" -type f \( -name '*.so' -o -path '*/bin/*' \))
+mapfile -t binaries < <(find "$root/usr" "$root/lib" -type f \( -name '*.so' -o -path '*/bin/*' -o -path '*/libexec/*' \))
 shlibs=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]}" 2>"$work/shlibdeps.log") ||
     die "dpkg-shlibdeps failed: $(cat "$work/shlibdeps.log")"
 depends=${shlibs#shlibs:Depends=}

@@ -77,10 +77,14 @@ release_module() {
     swift build -c release --product p11keychain -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
     # The release PAM module too: test_install.sh installs it, test_pam.sh loads it.
     swift build -c release --product pam_p11keychain -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
+    # And its helper, which both install and test_pam.sh runs from beside the module.
+    swift build -c release --product p11keychain-pam-helper -Xswiftc -warnings-as-errors 2>&1 | tail -n 1
     local pam=.build/release/libpam_p11keychain.so
     [[ -f $pam ]] || { echo "no $pam"; return 1; }
-    if ldd "$pam" | grep -i swift; then
-        echo "the PAM module needs a Swift runtime library"
+    [[ -x .build/release/p11keychain-pam-helper ]] || { echo "no .build/release/p11keychain-pam-helper"; return 1; }
+    # C alone: no Swift runtime, linked or static (a host may fork without exec).
+    if ldd "$pam" | grep -i swift || nm "$pam" | grep -qE ' (swift_|\$s)'; then
+        echo "the PAM module has Swift in it"
         return 1
     fi
     local pam_exports

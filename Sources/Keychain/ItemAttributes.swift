@@ -89,6 +89,12 @@ public struct ItemAttributes: Hashable, Sendable {
     /// it. Never matched: a query finds an item by the value's bytes, whichever type either
     /// was given as (a text's bytes are its UTF-8), as Apple's queries do.
     public var valueTypes: [ItemValueAttribute: ItemValueType] = [:]
+    /// Values given as bytes that are not UTF-8 text, for the attributes otherwise held as
+    /// text (an account, a service, a label…): stored, matched and returned as these bytes,
+    /// in place of the text property, which is then left nil in a query or a change (and is
+    /// the bytes decoded with replacement characters in a stored item). Apple's keychain takes
+    /// any bytes there.
+    public var binaryValues: [ItemValueAttribute: [UInt8]] = [:]
 
     /// Creates a set of attributes; nil leaves each to its default.
     public init(
@@ -127,6 +133,7 @@ public struct ItemAttributes: Hashable, Sendable {
         creationDate = attributes.ulong(.creationDate).map(Self.date)
         modificationDate = attributes.ulong(.modificationDate).map(Self.date)
         valueTypes = Self.valueTypes(stored: attributes)
+        binaryValues = Self.binaryValues(stored: attributes)
     }
 
     /// The set attributes as PKCS#11 vendor attributes (the dates are never written).
@@ -144,6 +151,7 @@ public struct ItemAttributes: Hashable, Sendable {
         if let isInvisible { template[.isInvisible] = [isInvisible ? 1 : 0] }
         if let isNegative { template[.isNegative] = [isNegative ? 1 : 0] }
         if let valueTypesRecord { template[.valueTypes] = valueTypesRecord }
+        for (attribute, bytes) in binaryValues { template[attribute.attributeType] = bytes }
         return template
     }
 

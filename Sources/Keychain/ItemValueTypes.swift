@@ -1,6 +1,6 @@
 internal import KeychainCore
 
-/// The type an Apple attribute's value was given as (CFString or CFData). Apple's keychain
+/// The type an Apple attribute's value was given as (CFString, CFData or CFNumber). Apple's keychain
 /// returns each attribute as the type it was given; this one does too (KeychainCore
 /// `AppleValueTypes` keeps the record).
 public enum ItemValueType: Hashable, Sendable {
@@ -8,6 +8,24 @@ public enum ItemValueType: Hashable, Sendable {
     case string
     /// Bytes (CFData): stored as given.
     case data
+    /// A number (CFNumber): stored as its decimal text, matched as that text.
+    case number
+
+    init(_ type: AppleValueType) {
+        switch type {
+        case .string: self = .string
+        case .data: self = .data
+        case .number: self = .number
+        }
+    }
+
+    var stored: AppleValueType {
+        switch self {
+        case .string: .string
+        case .data: .data
+        case .number: .number
+        }
+    }
 }
 
 /// The Apple attributes whose value may be given as text or as bytes.
@@ -47,7 +65,7 @@ public enum ItemValueAttribute: Hashable, Sendable, CaseIterable {
 
     /// The type the attribute has unless given as another.
     public var usualType: ItemValueType {
-        AppleValueTypes.usualType(of: attributeType) == .data ? .data : .string
+        ItemValueType(AppleValueTypes.usualType(of: attributeType))
     }
 }
 
@@ -56,7 +74,7 @@ extension ItemAttributes {
     var valueTypesRecord: [UInt8]? {
         var record = AppleValueTypes()
         for (attribute, type) in valueTypes {
-            record.types[attribute.attributeType] = type == .data ? .data : .string
+            record.types[attribute.attributeType] = type.stored
         }
         let encoded = record.encoded
         return encoded.isEmpty ? nil : encoded
@@ -68,9 +86,22 @@ extension ItemAttributes {
         var types: [ItemValueAttribute: ItemValueType] = [:]
         for attribute in ItemValueAttribute.allCases {
             guard let type = record.types[attribute.attributeType] else { continue }
-            types[attribute] = type == .data ? .data : .string
+            types[attribute] = ItemValueType(type)
         }
         return types
+    }
+
+    /// The values of a stored object that are bytes but not UTF-8 text, for the attributes
+    /// held as text (`binaryValues`).
+    static func binaryValues(stored attributes: AttributeSet) -> [ItemValueAttribute: [UInt8]] {
+        var values: [ItemValueAttribute: [UInt8]] = [:]
+        for attribute in ItemValueAttribute.allCases where attribute.usualType == .string {
+            guard let bytes = attributes[attribute.attributeType],
+                String(validating: bytes, as: UTF8.self) == nil
+            else { continue }
+            values[attribute] = bytes
+        }
+        return values
     }
 
     /// The type `attribute` comes back as: the one it was given as, else its usual type.

@@ -165,7 +165,10 @@ package struct NewKeyAttributes: Sendable {
             for (type, flag) in flags { template[type] = [usage.contains(flag) ? 1 : 0] }
         }
         let common = self.common.template
-        for type: AttributeType in [.accessible, .accessGroup, .synchronizable, .accessControl, .valueTypes] {
+        // A label given as bytes that are not text is the common attributes' (`binaryValues`).
+        for type: AttributeType in [
+            .accessible, .accessGroup, .synchronizable, .accessControl, .valueTypes, .label,
+        ] {
             if let value = common[type] { template[type] = value }
         }
         if keyClass == .private {

@@ -89,7 +89,9 @@ extension Keychain {
         var stored = attributes
         stored.accessibility = attributes.accessibility ?? .whenUnlocked
         stored.synchronizable = attributes.synchronizable ?? false
-        var full = template.merging(stored.template) { given, _ in given }
+        // The class's own terms and the common attributes do not overlap, but for a value
+        // given as bytes that are not text (`binaryValues`), which stands for the class's term.
+        var full = template.merging(stored.template) { _, binary in binary }
         full[.class] = AttributeValue.encode(ObjectClass.data.rawValue)
         full[.token] = [1]
         full[.private] = [1]

@@ -17,6 +17,9 @@ public enum AppleValueType: UInt8, Sendable, Hashable {
     case string = 0
     /// CFData: the bytes as given.
     case data = 1
+    /// CFNumber: the bytes are the number's decimal text (Apple stores a number given for a
+    /// text attribute as given, and returns it as a number).
+    case number = 2
 }
 
 /// Which attributes of one item were given as which type; an attribute not listed has its

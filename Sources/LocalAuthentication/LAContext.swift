@@ -156,6 +156,7 @@ private func wipe(_ bytes: inout [UInt8]?) {
     bytes = nil
 }
 
-private func wipe(_ bytes: inout [UInt8]) {
+/// Overwrites `bytes` in place (explicit_bzero: the compiler may not drop it).
+func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
 }

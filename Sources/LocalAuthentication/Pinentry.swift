@@ -68,7 +68,7 @@ enum Pinentry {
             return .unavailable("pinentry did not start: \(error)")
         }
         let session = AssuanSession(
-            descriptor: ours, read: LineReader(FileHandle(fileDescriptor: ours, closeOnDealloc: false)))
+            descriptor: ours, read: LineReader(ours))
         let answer = session.askPIN(
             commands: options() + ["SETDESC " + escape(description), "SETPROMPT " + escape(prompt)])
         shutdown(ours, Int32(SHUT_RDWR))
@@ -127,30 +127,49 @@ enum Pinentry {
     }
 }
 
-/// Reads `\n`-terminated lines from a pipe.
+/// Reads `\n`-terminated lines from a socket into one buffer of fixed size: a line may be the
+/// `D` line that holds the PIN, so the buffer is never reallocated (which would leave a copy
+/// behind), the bytes a line leaves are wiped at once, and the rest when the reader ends.
 final class LineReader {
-    private let handle: FileHandle
-    private var buffer: [UInt8] = []
+    private let descriptor: Int32
+    /// Room for two of Assuan's longest lines (1,000 bytes).
+    private var buffer = [UInt8](repeating: 0, count: 2048)
+    private var count = 0
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
 
-    /// The next line without its newline; nil at the end of the stream.
+    /// The next line without its newline (the caller wipes it); nil at the end of the stream,
+    /// on a read error, or for a line longer than the buffer.
     func next() -> [UInt8]? {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer[..<count].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
+                let consumed = newline + 1
+                let rest = count - consumed
+                buffer.withUnsafeMutableBytes { raw in
+                    guard let base = raw.baseAddress else { return }
+                    memmove(base, base + consumed, rest)
+                    explicit_bzero(base + rest, consumed)
+                }
+                count = rest
                 return line
             }
-            let chunk = handle.availableData
-            if chunk.isEmpty { return nil }
-            buffer += chunk
+            guard count < buffer.count else { return nil }
+            let received = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return -1 }
+                return Glibc.read(descriptor, base + count, raw.count - count)
+            }
+            if received < 0, errno == EINTR { continue }
+            guard received > 0 else { return nil }
+            count += received
         }
     }
 
-    deinit {
-        buffer.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
-    }
+    /// True when every byte beyond the unread ones is zero: nothing of a line already read
+    /// is left in the buffer (for the tests).
+    var consumedBytesAreWiped: Bool { buffer[count...].allSatisfy { $0 == 0 } }
+
+    deinit { wipe(&buffer) }
 }
 
 /// One Assuan conversation with pinentry.
@@ -201,16 +220,24 @@ struct AssuanSession {
     /// Reads to the command's `OK` or `ERR`, collecting `D` lines; comments and status lines
     /// are skipped.
     private func response() -> Response {
+        // Room for any PIN up front: growing would leave a copy of its first bytes behind.
         var data: [UInt8] = []
-        while let line = read.next() {
+        data.reserveCapacity(1024)
+        while var line = read.next() {
+            defer { wipe(&line) }
             if line.starts(with: Array("OK".utf8)) { return .ok(data) }
             if line.starts(with: Array("ERR".utf8)) {
                 let text = String(decoding: line.dropFirst(4), as: UTF8.self)
                 let code = Int(text.prefix { $0.isNumber }) ?? 0
                 return .error(code, text)
             }
-            if line.starts(with: Array("D ".utf8)) { data += Pinentry.unescape(line.dropFirst(2)) }
+            if line.starts(with: Array("D ".utf8)) {
+                var decoded = Pinentry.unescape(line.dropFirst(2))
+                data += decoded
+                wipe(&decoded)
+            }
         }
+        wipe(&data)
         return .end
     }
 }

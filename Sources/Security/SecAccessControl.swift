@@ -63,7 +63,7 @@ public final class SecAccessControl: CustomStringConvertible, Sendable {
 ///   - error: Receives a CFError (domain NSOSStatusErrorDomain, code errSecParam) on failure.
 /// - Returns: The object, or nil on failure.
 public func SecAccessControlCreateWithFlags(
-    _ allocator: CFAllocator?, _ protection: Any, _ flags: SecAccessControlCreateFlags,
+    _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecAccessControl? {
     error?.pointee = nil

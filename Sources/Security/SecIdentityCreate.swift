@@ -54,3 +54,19 @@ public func SecIdentityCreateWithCertificate(
         return LastError.record(error)
     }
 }
+
+/// An identity of a certificate and a private key given together, in no keychain (Apple's
+/// SecIdentityCreate, SecIdentity.h, macOS 10.12+).
+///
+/// - Returns: The identity; nil when the key is not the private key of the certificate's
+///   public key (their public keys differ, or either cannot be read).
+public func SecIdentityCreate(
+    _ allocator: CFAllocator?, _ certificate: SecCertificate, _ privateKey: SecKey
+) -> SecIdentity? {
+    guard let certificateKey = SecCertificateCopyKey(certificate),
+        let publicKey = SecKeyCopyPublicKey(privateKey),
+        let expected = SecKeyCopyExternalRepresentation(certificateKey, nil),
+        let given = SecKeyCopyExternalRepresentation(publicKey, nil), expected == given
+    else { return nil }
+    return SecIdentity(certificate: certificate, privateKey: privateKey, item: nil)
+}

@@ -192,16 +192,44 @@ func returnedItemAttributes(_ attributes: ItemAttributes) -> [String: Any] {
     return dictionary
 }
 
-/// A value Apple takes as CFString or CFData (an account, a label…), as text, its type kept
-/// in `attributes` so that it comes back as given.
+/// A value Apple takes as CFString, CFData or CFNumber (an account, a label…), as text, its
+/// type kept in `attributes` so that it comes back as given; nil for bytes that are not UTF-8
+/// text, which `attributes.binaryValues` holds instead (Apple's keychain takes any bytes).
 func text(
     _ value: Any, _ name: String, _ attribute: ItemValueAttribute, into attributes: inout ItemAttributes
 )
-    throws(KeychainError) -> String
+    throws(KeychainError) -> String?
 {
+    if let data = value as? Data, String(validating: Array(data), as: UTF8.self) == nil {
+        attributes.valueTypes[attribute] = .data
+        attributes.binaryValues[attribute] = Array(data)
+        return nil
+    }
+    attributes.binaryValues[attribute] = nil
+    if let number = decimalText(value) {
+        attributes.valueTypes[attribute] = .number
+        return number
+    }
     let string = try text(value, name)
     attributes.valueTypes[attribute] = value is Data ? .data : .string
     return string
+}
+
+/// A CFNumber's decimal text (what a number given for a text attribute is stored and matched
+/// as); nil for anything else, a CFBoolean included.
+private func decimalText(_ value: Any) -> String? {
+    if value is Bool { return nil }
+    if let integer = value as? Int { return String(integer) }
+    if let real = value as? Double { return real.isFinite ? String(real) : nil }
+    if let number = value as? NSNumber { return number.stringValue }
+    return nil
+}
+
+/// A number's decimal text as the CFNumber it was given as.
+private func number(_ text: String) -> Any {
+    if let integer = Int64(text) { return NSNumber(value: integer) }
+    if let real = Double(text) { return NSNumber(value: real) }
+    return text
 }
 
 /// A value Apple takes as CFData or CFString (kSecAttrGeneric), as bytes, its type kept in
@@ -224,10 +252,19 @@ func bytes(
 
 /// A stored text as `kSecReturnAttributes` gives it: as the type it was given.
 func returned(_ value: String, _ attribute: ItemValueAttribute, _ attributes: ItemAttributes) -> Any {
-    attributes.valueType(of: attribute) == .data ? Data(value.utf8) : value
+    if let bytes = attributes.binaryValues[attribute] { return Data(bytes) }
+    switch attributes.valueType(of: attribute) {
+    case .string: return value
+    case .data: return Data(value.utf8)
+    case .number: return number(value)
+    }
 }
 
 /// Stored bytes as `kSecReturnAttributes` gives them: as the type they were given.
 func returned(_ value: [UInt8], _ attribute: ItemValueAttribute, _ attributes: ItemAttributes) -> Any {
-    attributes.valueType(of: attribute) == .string ? String(decoding: value, as: UTF8.self) : Data(value)
+    switch attributes.valueType(of: attribute) {
+    case .string: return String(decoding: value, as: UTF8.self)
+    case .data: return Data(value)
+    case .number: return number(String(decoding: value, as: UTF8.self))
+    }
 }

@@ -84,10 +84,15 @@ struct NewKeyRequest {
         -> NewKeyAttributes
     {
         var attributes = NewKeyAttributes()
+        var common = ItemAttributeRequest()
+        // The label and tag come back as the type they were given, as SecItemAdd's do.
         if let label = level[kSecAttrLabel] {
-            attributes.label = try typed(label, "kSecAttrLabel", "a CFString") as String
+            attributes.label = try text(label, "kSecAttrLabel", .label, into: &common.attributes)
         }
-        if let tag = level[kSecAttrApplicationTag] { attributes.applicationTag = try applicationTag(tag) }
+        if let tag = level[kSecAttrApplicationTag] {
+            attributes.applicationTag = try applicationTag(tag)
+            common.attributes.valueTypes[.applicationTag] = tag is Data ? .data : .string
+        }
         if let label = level[kSecAttrApplicationLabel] {
             attributes.applicationLabel = Array(
                 try typed(label, "kSecAttrApplicationLabel", "CFData") as Data)
@@ -107,7 +112,6 @@ struct NewKeyRequest {
             }
             attributes.usage = usage
         }
-        var common = ItemAttributeRequest()
         for (key, name) in [
             (kSecAttrAccessible, "kSecAttrAccessible"), (kSecAttrAccessGroup, "kSecAttrAccessGroup"),
             (kSecAttrSynchronizable, "kSecAttrSynchronizable"),

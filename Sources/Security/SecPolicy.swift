@@ -94,7 +94,7 @@ public func SecPolicyCreateRevocation(_ revocationFlags: CFOptionFlags) -> SecPo
 }
 
 /// The policy's properties: `kSecPolicyOid`, and for SSL `kSecPolicyName` and `kSecPolicyClient`.
-public func SecPolicyCopyProperties(_ policyRef: SecPolicy) -> CFDictionary {
+public func SecPolicyCopyProperties(_ policyRef: SecPolicy) -> CFDictionary? {
     var properties: [String: Any] = [:]
     switch policyRef.kind {
     case .basic: properties[kSecPolicyOid as String] = kSecPolicyAppleX509Basic

@@ -20,7 +20,8 @@ make_install() {
     local cli
     cli=$(install_cli)
     ok make -s -C "$IT_REPO" RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" \
-        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" "$@"
+        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" \
+        RELEASE_PAM_HELPER="$(dirname "$P11KEYCHAIN_MODULE")/p11keychain-pam-helper" "$@"
 }
 
 multiarch() { dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch; }
@@ -43,6 +44,7 @@ documented_files_usr() {
 644 usr/share/bash-completion/completions/p11keychain
 644 usr/share/doc/p11keychain/p11keychain.conf
 644 lib/$arch/security/pam_p11keychain.so
+755 usr/libexec/p11keychain/pam-helper
 FILES
 }
 
@@ -72,6 +74,7 @@ test_make_install_lays_out_exactly_the_documented_files() {
 644 usr/local/share/bash-completion/completions/p11keychain
 644 usr/local/share/doc/p11keychain/p11keychain.conf
 644 lib/$arch/security/pam_p11keychain.so
+755 usr/libexec/p11keychain/pam-helper
 FILES
     )" "$(installed_files "$local_root")" "make install DESTDIR=\$tmp (PREFIX=/usr/local)"
     assert_eq "module: /usr/local/lib/pkcs11/libp11keychain-pkcs11.so" \
@@ -126,6 +129,7 @@ test_the_deb_installs_works_without_the_toolchain_and_purges_cleanly() {
     cli=$(install_cli)
     ok env RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" \
         RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" \
+        RELEASE_PAM_HELPER="$(dirname "$P11KEYCHAIN_MODULE")/p11keychain-pam-helper" \
         bash "$IT_REPO/scripts/build-deb.sh" "$TEST_TMP/deb"
     deb=$TEST_TMP/deb/p11keychain_${version}_amd64.deb
     [[ -f $deb ]] || fail "scripts/build-deb.sh printed '$RUN_OUT', and no $deb exists"
@@ -235,7 +239,8 @@ test_the_readme_lists_the_packages_derived_depends() {
     local cli listed
     cli=$(install_cli)
     ok env RELEASE_MODULE="$P11KEYCHAIN_MODULE" RELEASE_CLI="$cli" \
-        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" bash "$IT_REPO/scripts/build-deb.sh" --depends
+        RELEASE_PAM="$(dirname "$P11KEYCHAIN_MODULE")/libpam_p11keychain.so" \
+        RELEASE_PAM_HELPER="$(dirname "$P11KEYCHAIN_MODULE")/p11keychain-pam-helper" bash "$IT_REPO/scripts/build-deb.sh" --depends
     listed=$(sed -nE 's/^\*\*Depends\*\* .*: `([^`]*)`\.?$/\1/p' "$IT_REPO/README.md")
     [[ -n $listed ]] || fail "README.md has no line '**Depends** ...: \`...\`.'"
     assert_eq "$RUN_OUT" "$listed" "README's Depends list against scripts/build-deb.sh --depends"

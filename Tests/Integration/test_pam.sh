@@ -7,9 +7,10 @@
 # (the old password no longer unlocks, the new one does); no byte of either password is in
 # the user's home or under /tmp. Needs root (useradd, /etc/pam.d).
 #
-# The module, the CLI and the example are taken from beside the PKCS#11 module, else from the
-# debug build, unless P11KEYCHAIN_PAM_MODULE, P11KEYCHAIN_CLI, P11KEYCHAIN_SESSION_EXAMPLE name
-# them.
+# The module, its helper, the CLI and the example are taken from beside the PKCS#11 module,
+# else from the debug build, unless P11KEYCHAIN_PAM_MODULE, P11KEYCHAIN_PAM_HELPER,
+# P11KEYCHAIN_CLI, P11KEYCHAIN_SESSION_EXAMPLE name them. The service file names the helper
+# (helper=), since the build under test is not installed in /usr/libexec.
 
 PAM_OLD_PASSWORD=Tr0ub4dor-pam-old-9x
 PAM_NEW_PASSWORD=correct-Horse-pam-7q
@@ -23,7 +24,8 @@ built_program() {
     echo "$(dirname "$P11KEYCHAIN_MODULE")/$1"
 }
 
-# pam_setup: the tools, a new session keyring, the throwaway user and the service file.
+# pam_setup: the tools, a new session keyring, the throwaway user and the service file, whose
+# module lines name the helper under test (helper=).
 pam_setup() {
     [[ $(id -u) == 0 ]] || fail "needs root (useradd, /etc/pam.d)"
     local tool
@@ -31,9 +33,11 @@ pam_setup() {
         command -v "$tool" >/dev/null || fail "$tool is missing (scripts/setup.sh installs it)"
     done
     PAM_MODULE=${P11KEYCHAIN_PAM_MODULE:-$(built_program libpam_p11keychain.so)}
+    PAM_HELPER=${P11KEYCHAIN_PAM_HELPER:-$(built_program p11keychain-pam-helper)}
     CLI=${P11KEYCHAIN_CLI:-$(built_program p11keychain)}
     EXAMPLE=${P11KEYCHAIN_SESSION_EXAMPLE:-$(built_program session-unlock-example)}
     [[ -f $PAM_MODULE ]] || fail "PAM module not found at $PAM_MODULE (swift build --product pam_p11keychain)"
+    [[ -x $PAM_HELPER ]] || fail "PAM helper not found at $PAM_HELPER (swift build --product p11keychain-pam-helper)"
     [[ -x $CLI ]] || fail "p11keychain not found at $CLI"
     [[ -x $EXAMPLE ]] || fail "session-unlock-example not found at $EXAMPLE"
 
@@ -54,11 +58,11 @@ pam_setup() {
     PAM_UID=$(id -u "$PAM_USER")
     cat >"/etc/pam.d/$PAM_SERVICE" <<EOF
 auth     required  pam_unix.so
-auth     optional  $PAM_MODULE
+auth     optional  $PAM_MODULE helper=$PAM_HELPER
 account  required  pam_unix.so
 password required  pam_unix.so
-password optional  $PAM_MODULE
-session  optional  $PAM_MODULE
+password optional  $PAM_MODULE helper=$PAM_HELPER
+session  optional  $PAM_MODULE helper=$PAM_HELPER
 EOF
 }
 
@@ -155,4 +159,44 @@ test_a_pam_login_succeeds_and_leaves_the_keychain_locked_when_its_PIN_is_not_the
     as_user "$EXAMPLE" pam.example alice pw-pam
     assert_eq 1 "$RUN_STATUS" "the example in a session the module could not unlock"
     assert_line "$RUN_OUT" '^SecItemAdd: -25308 ' "SecItemAdd in the locked session"
+}
+
+test_a_helper_that_hangs_is_killed_with_what_it_started_after_the_time_limit_and_the_login_succeeds() {
+    # A helper that starts a child and never ends: the module must not wait beyond timeout=,
+    # and must kill the helper's whole process group (the sleep too), then reap it.
+    pam_setup
+    local hang=$PAM_PARENT/hang.sh
+    cat >"$hang" <<'EOF'
+#!/bin/sh
+# argv: unlock HOME. Reads the password to its end, as the helper does, then hangs.
+cat >/dev/null
+sleep 300 &
+echo $! >"$2/hang.pid"
+wait
+EOF
+    chmod 0755 "$hang"
+    sed -i "s|helper=[^ ]*|helper=$hang timeout=1|" "/etc/pam.d/$PAM_SERVICE"
+
+    local started elapsed sleeper
+    started=$(date +%s%N)
+    run timeout 60 pamtester "$PAM_SERVICE" "$PAM_USER" authenticate open_session \
+        < <(printf "%s\n" "$PAM_OLD_PASSWORD")
+    elapsed=$((($(date +%s%N) - started) / 1000000))
+    echo "a login with a hanging helper took $elapsed ms (timeout=1)"
+    assert_eq 0 "$RUN_STATUS" "the login with a hanging helper ($RUN_OUT)"
+    assert_contains "$RUN_OUT" "successfully opened a session" "pamtester's report"
+    [[ -f $PAM_HOME/hang.pid ]] || fail "the module did not run the helper named by helper="
+    ((elapsed < 10000)) || fail "the login waited $elapsed ms for a helper with timeout=1"
+    # Dead: gone, or a zombie (in a container whose init does not reap, a killed orphan stays
+    # one). SIGKILL takes effect at once, but give it a moment.
+    sleeper=$(cat "$PAM_HOME/hang.pid")
+    local state tries=0
+    while state=$(awk '{ print $3 }' "/proc/$sleeper/stat" 2>/dev/null) && [[ -n $state && $state != Z ]]; do
+        ((++tries < 20)) || {
+            kill "$sleeper" 2>/dev/null || true
+            fail "the helper's child (pid $sleeper, state $state) outlived the time limit"
+        }
+        sleep 0.1
+    done
+    [[ ! -e $PAM_HOME/.local/share/p11keychain/login.sqlite3 ]] || fail "a keychain was made without the helper"
 }

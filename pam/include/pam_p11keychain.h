@@ -1,31 +1,34 @@
 /*
- * The bridge between pam_p11keychain.so's C entry points (pam/pam_p11keychain.c) and the
- * Swift that does the work (Sources/PAMKeychain). Each function runs in a child process that
- * already is the target user (uid, gid, groups); it reads and writes nothing but that user's
- * keychain and session keyring. Passwords come as bytes with their length; the caller wipes
- * them. `message` receives one line for the system log (NUL-terminated, never a secret).
+ * The protocol between pam_p11keychain.so (pam/pam_p11keychain.c) and its helper program
+ * (Sources/PAMKeychain, installed as P11K_PAM_HELPER). The module runs no Swift: it forks,
+ * drops the child to the target user (groups, gid, uid), and execs the helper with
+ *
+ *     argv: P11K_PAM_HELPER "unlock" HOME     or     P11K_PAM_HELPER "change" HOME
+ *     env:  PATH only
+ *     fd 0 and 1: one end of a socket pair
+ *
+ * The helper reads the password from fd 0 until end of file ("unlock": the password;
+ * "change": the old password, one NUL byte, the new password; PAM's passwords hold no NUL),
+ * writes at most one line for the system log to fd 1 (never a secret), and exits with one of
+ * the statuses below. Any other way it ends (another status, a signal, the module's time
+ * limit) is a failure. Nothing of the password is ever in argv or the environment.
  */
 #ifndef PAM_P11KEYCHAIN_H
 #define PAM_P11KEYCHAIN_H
 
-#include <stddef.h>
+/* Where make install and the package put the helper; the module argument helper=PATH names
+   another. */
+#define P11K_PAM_HELPER "/usr/libexec/p11keychain/pam-helper"
 
-/* What a bridge function did. */
+/* What the helper did: its exit status. */
 enum {
-    P11K_PAM_FAILED = -1,  /* nothing changed; `message` says why */
-    P11K_PAM_DONE = 0,     /* unlocked for the session / PIN changed */
-    P11K_PAM_CREATED = 1,  /* the login keychain was created, and unlocked */
-    P11K_PAM_NOTHING = 2,  /* no login keychain to change */
+    P11K_PAM_DONE = 0,    /* unlocked for the session / PIN changed */
+    P11K_PAM_CREATED = 1, /* the login keychain was created, and unlocked */
+    P11K_PAM_NOTHING = 2, /* no login keychain to change */
+    P11K_PAM_FAILED = 3,  /* nothing changed; its line says why */
 };
 
-/* Unlocks the user's login keychain (the default store of the user whose home is `home`)
-   for the session with `password` as its user PIN; creates it first when it has no PIN. */
-int p11k_pam_unlock(const char *home, const unsigned char *password, size_t length,
-                    char *message, size_t capacity);
-
-/* Changes the login keychain's user PIN from the old password to the new one. */
-int p11k_pam_change(const char *home, const unsigned char *old_password, size_t old_length,
-                    const unsigned char *new_password, size_t new_length, char *message,
-                    size_t capacity);
+/* The longest password the module passes on (PAM's own limit is 512 bytes). */
+#define P11K_PAM_MAX_PASSWORD 4096
 
 #endif
