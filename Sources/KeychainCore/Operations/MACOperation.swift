@@ -58,7 +58,7 @@ public final class MACOperation {
         guard length >= 1, length <= mac.macLength else {
             throw CoreError(.mechanismParameterInvalid, "the MAC length is 1 to \(mac.macLength) bytes")
         }
-        usesPrivateObject = usable.attributes.bool(.private) == true
+        usesPrivateObject = usable.isPrivate
     }
 
     /// True when `type` is a MAC mechanism of the registry (C_SignInit and C_VerifyInit start

@@ -201,6 +201,6 @@ extension Token {
         return try SignatureOperation(
             key: usable.key, mechanism,
             authentication: UseAuthentication(token: self, isRequired: usable.needsPINForEachUse),
-            usesPrivateObject: usage.needsPrivateKey || usable.attributes.bool(.private) == true, kept: kept)
+            usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept)
     }
 }
