@@ -1,6 +1,7 @@
 internal import KeychainCrypto
 
-/// The OpenSSL contexts of a caller's last signature and MAC, kept for its next operation with
+/// The OpenSSL contexts of a caller's last signature, verification and MAC, kept for its next
+/// operation with
 /// the same opened key and mechanism: setting a signing context up costs about 1 µs (5 % of an
 /// ECDSA P-256 signature), and an HMAC key's setup hashes the padded key twice, more than the
 /// MAC of a short message. A key is the same when the token handed out the same opened key
@@ -10,6 +11,7 @@ internal import KeychainCrypto
 /// keys. One owner serialises its use: not thread-safe.
 public final class KeptContexts {
     var signer: SigningContext?
+    var verifier: SigningContext?
     var mac: (mac: MessageAuthentication, key: SecretBytes, algorithm: MACAlgorithm)?
 
     public init() {}
@@ -17,6 +19,7 @@ public final class KeptContexts {
     /// Forgets every kept context and the keys they hold.
     public func removeAll() {
         signer = nil
+        verifier = nil
         mac = nil
     }
 
@@ -24,6 +27,12 @@ public final class KeptContexts {
     func signer(for key: AsymmetricKey, _ scheme: SignatureScheme) -> SigningContext? {
         guard let signer, signer.key === key, signer.scheme == scheme else { return nil }
         return signer
+    }
+
+    /// The kept verifier when it verifies with `key` and `scheme`.
+    func verifier(for key: AsymmetricKey, _ scheme: SignatureScheme) -> SigningContext? {
+        guard let verifier, verifier.key === key, verifier.scheme == scheme else { return nil }
+        return verifier
     }
 
     /// The kept MAC for `key` and `algorithm`, restarted, taken out of the cache; nil when
