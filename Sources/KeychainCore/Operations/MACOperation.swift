@@ -83,7 +83,8 @@ public final class MACOperation {
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
         do throws(CryptoError) {
             if let data { try mac.update(data) }
-            let code = Array(try mac.finish().prefix(length))
+            let full = try mac.finish()
+            let code = full.count == length ? full : Array(full.prefix(length))
             kept?.mac = (mac, key, algorithm)
             return code
         } catch {
