@@ -229,7 +229,7 @@ extension Token {
     /// Refuses a use the configuration turned off (`usesTurnedOff`), before any key is read.
     func checkMechanismPolicy(_ mechanism: UInt64?, for usage: KeyUse) throws(CoreError) {
         guard let mechanism else { return }
-        _ = try MechanismRegistry.require(mechanism, for: MechanismFunctions(usage))
+        try MechanismRegistry.check(mechanism, for: MechanismFunctions(usage))
         guard usesTurnedOff(for: mechanism).contains(usage) else { return }
         throw CoreError(
             .mechanismInvalid,
