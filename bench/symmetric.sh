@@ -20,7 +20,7 @@
 # p11keychain, SoftHSM2), and every figure is the median of its rounds. Prints
 # a markdown table (also written to bench/results/symmetric.md, the raw lines
 # beside it in symmetric.txt) with the ratios and the targets:
-# AES-GCM ≥ 0.8×, HMAC ≥ 0.7×, ECDH ≥ 0.8× of openssl speed.
+# AES-GCM ≥ 0.85×, HMAC ≥ 0.5×, ECDH ≥ 0.7× of openssl speed.
 #
 # Settings (environment):
 #   BENCH_SYMMETRIC_SECONDS=3        seconds per measurement
@@ -184,15 +184,15 @@ report() {
 EOF
     o=$(value openssl aes-gcm) k=$(value p11keychain aes-gcm) s=$(value softhsm2 aes-gcm)
     r=$(ratio "$k" "$o")
-    echo "| AES-256-GCM, 16 KiB messages, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.8×: $(verdict "$r" 0.8) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    echo "| AES-256-GCM, 16 KiB messages, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.85×: $(verdict "$r" 0.85) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
     o=$(value openssl aes-gcm-aead)
     echo "| AES-256-GCM, beside openssl speed -aead, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$(ratio "$k" "$o")") | | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
     o=$(value openssl hmac) k=$(value p11keychain hmac) s=$(value softhsm2 hmac)
     r=$(ratio "$k" "$o")
-    echo "| HMAC-SHA256, 64-byte messages, ops/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.7×: $(verdict "$r" 0.7) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    echo "| HMAC-SHA256, 64-byte messages, ops/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.5×: $(verdict "$r" 0.5) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
     o=$(value openssl ecdh) k=$(value p11keychain ecdh) s=$(value softhsm2 ecdh)
     r=$(ratio "$k" "$o")
-    echo "| ECDH P-256 derives/s (derived key destroyed each time) | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.8×: $(verdict "$r" 0.8) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    echo "| ECDH P-256 derives/s (derived key destroyed each time) | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.7×: $(verdict "$r" 0.7) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
     if grep -q FAILED "$work/raw.txt"; then
         echo
         echo "Failed measurements (— above):"

@@ -35,6 +35,8 @@ public struct UsableSecretKey: Sendable {
     public let kind: SecretKeyKind
     /// The key object's attributes, without any sealed value.
     public let attributes: AttributeSet
+    /// CKA_PRIVATE is TRUE: an operation with the key ends at logout.
+    public let isPrivate: Bool
 }
 
 /// A key ready for one use, from `Token.useKey`.
@@ -46,6 +48,8 @@ public struct UsableKey: @unchecked Sendable {
     public let attributes: AttributeSet
     /// CKA_ALWAYS_AUTHENTICATE: the user must give the PIN again for each use (v2.40 §4.9).
     public let needsPINForEachUse: Bool
+    /// CKA_PRIVATE is TRUE: an operation with the key ends at logout.
+    public let isPrivate: Bool
 }
 
 extension Token {
@@ -64,10 +68,11 @@ extension Token {
         let loaded =
             usage.needsPrivateKey
             ? try privateKey(reference, context: context) : try publicKey(reference, context: context)
-        try Token.checkUse(loaded.attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
+        try Token.checkUse(loaded.facts, for: usage, keyTypes: keyTypes, mechanism: mechanism)
         return UsableKey(
             key: loaded.key, attributes: loaded.attributes,
-            needsPINForEachUse: Token.needsPINForEachUse(loaded.attributes, for: usage))
+            needsPINForEachUse: Token.needsPINForEachUse(loaded.attributes, for: usage),
+            isPrivate: loaded.facts.isPrivate)
     }
 
     /// `useKey` for a mechanism that fixes one key type (or none, `nil`).
@@ -113,11 +118,12 @@ extension Token {
                     return value
                 })
         }
-        guard let rawType = loaded.attributes.ulong(.keyType),
-            let kind = SecretKeyKind(KeyType(rawValue: rawType))
-        else { throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use") }
-        try Token.checkUse(loaded.attributes, for: usage, keyTypes: keyTypes, mechanism: mechanism)
-        return UsableSecretKey(value: loaded.key, kind: kind, attributes: loaded.attributes)
+        guard let rawType = loaded.facts.keyType, let kind = SecretKeyKind(KeyType(rawValue: rawType)) else {
+            throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use")
+        }
+        try Token.checkUse(loaded.facts, for: usage, keyTypes: keyTypes, mechanism: mechanism)
+        return UsableSecretKey(
+            value: loaded.key, kind: kind, attributes: loaded.attributes, isPrivate: loaded.facts.isPrivate)
     }
 
     /// The rules of every key use, in one place: the key's type fits the mechanism, its
@@ -128,26 +134,42 @@ extension Token {
     static func checkUse(
         _ attributes: AttributeSet, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?
     ) throws(CoreError) {
-        if let keyTypes, !keyTypes.contains(where: { attributes.ulong(.keyType) == $0.rawValue }) {
+        try checkUse(KeyUseFacts(attributes), for: usage, keyTypes: keyTypes, mechanism: mechanism)
+    }
+
+    /// `checkUse` on a key's facts as read from its attributes (a kept key keeps them).
+    static func checkUse(
+        _ facts: KeyUseFacts, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64?
+    ) throws(CoreError) {
+        if let keyTypes, !keyTypes.contains(where: { facts.keyType == $0.rawValue }) {
             throw CoreError(.keyTypeInconsistent, "the key's type does not fit the mechanism")
         }
-        for attribute in requiredAttributes(for: usage, mechanism: mechanism)
-        where attributes.bool(attribute) != true {
-            throw CoreError(
-                .keyFunctionNotPermitted,
-                mechanism == RSAMechanism.raw && attribute != usage.attribute
-                    ? "raw RSA (CKM_RSA_X_509) with a private key decrypts and signs at once: "
-                        + "the key needs \(attribute), which is false"
-                    : "the key may not \(usage) (its attribute \(attribute) is false)")
+        if !facts.isTrue(usage.attribute) {
+            throw notPermitted(usage, usage.attribute, mechanism: mechanism)
         }
-        guard let allowed = attributes[.allowedMechanisms], !allowed.isEmpty else { return }
-        let permitted = stride(from: 0, to: allowed.count, by: 8).compactMap { start in
-            AttributeValue.ulong(Array(allowed[start..<min(start + 8, allowed.count)]))
+        if mechanism == RSAMechanism.raw {
+            for attribute in requiredAttributes(for: usage, mechanism: mechanism)
+            where !facts.isTrue(attribute) {
+                throw notPermitted(usage, attribute, mechanism: mechanism)
+            }
         }
+        guard let permitted = facts.allowedMechanisms else { return }
         guard let mechanism, permitted.contains(mechanism) else {
             throw CoreError(
                 .mechanismInvalid, "the key's CKA_ALLOWED_MECHANISMS does not include this mechanism")
         }
+    }
+
+    /// The refusal of a use whose usage attribute `attribute` is not TRUE.
+    private static func notPermitted(_ usage: KeyUse, _ attribute: AttributeType, mechanism: UInt64?)
+        -> CoreError
+    {
+        CoreError(
+            .keyFunctionNotPermitted,
+            mechanism == RSAMechanism.raw && attribute != usage.attribute
+                ? "raw RSA (CKM_RSA_X_509) with a private key decrypts and signs at once: "
+                    + "the key needs \(attribute), which is false"
+                : "the key may not \(usage) (its attribute \(attribute) is false)")
     }
 }
 
@@ -207,7 +229,7 @@ extension Token {
     /// Refuses a use the configuration turned off (`usesTurnedOff`), before any key is read.
     func checkMechanismPolicy(_ mechanism: UInt64?, for usage: KeyUse) throws(CoreError) {
         guard let mechanism else { return }
-        _ = try MechanismRegistry.require(mechanism, for: MechanismFunctions(usage))
+        try MechanismRegistry.check(mechanism, for: MechanismFunctions(usage))
         guard usesTurnedOff(for: mechanism).contains(usage) else { return }
         throw CoreError(
             .mechanismInvalid,

@@ -8,10 +8,24 @@ public enum MechanismRegistry {
     public static let all: [Mechanism] = digests + rsa + ellipticCurves + secretKeys + macs
 
     /// The mechanism of a CKM_* value; nil for one this token does not implement.
-    public static func mechanism(_ type: UInt64) -> Mechanism? { byType[type] }
+    public static func mechanism(_ type: UInt64) -> Mechanism? { index(of: type).map { sorted[$0] } }
 
-    private static let byType: [UInt64: Mechanism] = Dictionary(
-        all.map { ($0.type, $0) }, uniquingKeysWith: { first, _ in first })
+    /// Where `type` is in `sorted`: a binary search. Every *Init looks its mechanism up
+    /// several times, and hashing the key cost more than the ~6 comparisons.
+    private static func index(of type: UInt64) -> Int? {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if sorted[middle].type < type { low = middle + 1 } else { high = middle }
+        }
+        return low < sorted.count && sorted[low].type == type ? low : nil
+    }
+
+    /// The registry by CKM_* value, ascending; a value listed twice keeps its first entry.
+    private static let sorted: [Mechanism] = Dictionary(
+        all.map { ($0.type, $0) }, uniquingKeysWith: { first, _ in first }
+    ).values.sorted { $0.type < $1.type }
 
     /// The mechanism of `type` if it may perform `function`: CKR_MECHANISM_INVALID's error for
     /// one this token does not implement or whose flags do not include the function (an
@@ -19,19 +33,30 @@ public enum MechanismRegistry {
     public static func require(_ type: UInt64, for function: MechanismFunctions) throws(CoreError)
         -> Mechanism
     {
-        guard let mechanism = byType[type] else {
+        sorted[try checkedIndex(type, for: function)]
+    }
+
+    /// `require`'s check alone, for a caller that needs no copy of the mechanism.
+    package static func check(_ type: UInt64, for function: MechanismFunctions) throws(CoreError) {
+        _ = try checkedIndex(type, for: function)
+    }
+
+    private static func checkedIndex(_ type: UInt64, for function: MechanismFunctions) throws(CoreError)
+        -> Int
+    {
+        guard let index = index(of: type) else {
             throw CoreError(.mechanismInvalid, "mechanism \(PKCS11Names.mechanism(type)) is not supported")
         }
-        guard mechanism.functions.isSuperset(of: function) else {
-            throw CoreError(.mechanismInvalid, "mechanism \(mechanism.name) cannot \(function.names)")
+        guard sorted[index].functions.isSuperset(of: function) else {
+            throw CoreError(.mechanismInvalid, "mechanism \(sorted[index].name) cannot \(function.names)")
         }
-        return mechanism
+        return index
     }
 
     /// The hash a digest mechanism's value names (CKM_SHA256 in a PSS, OAEP or HKDF
     /// parameter's hash field); nil for any other value.
     package static func hash(named type: UInt64) -> DigestAlgorithm? {
-        guard let mechanism = byType[type], mechanism.functions == .digest else { return nil }
+        guard let mechanism = mechanism(type), mechanism.functions == .digest else { return nil }
         return mechanism.digest
     }
 

@@ -160,7 +160,7 @@ extension TokenState {
 
     func volatileStore() throws(CoreError) -> ObjectStore {
         if let store = objects.sessionStore { return store }
-        let store = try CoreError.mapping { try ObjectStore(path: ":memory:", create: true) }
+        let store = ObjectStore(engine: MemoryStore())
         let random = try CoreError.mapping { try SecureRandom.bytes(8) }
         let sealingKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
         objects.sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()

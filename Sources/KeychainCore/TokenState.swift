@@ -76,11 +76,12 @@ struct KeyCaches {
 
 /// A key as last read: what it was parsed from (a private key's sealed PKCS#8, a public
 /// key's SubjectPublicKeyInfo, a secret key's sealed value), the parsed or opened key,
-/// the attributes a caller may see, and the store's change count when it was read (nil:
-/// read during a write).
+/// the attributes a caller may see with the facts every use checks in them, and the store's
+/// change count when it was read (nil: read during a write).
 struct CachedKey<Key> {
     var material: [UInt8]
     var key: Key
     var attributes: AttributeSet
+    var facts: KeyUseFacts
     var changeCount: UInt64?
 }

@@ -385,16 +385,7 @@ public final class AsymmetricKey: @unchecked Sendable {
         -> Bool
     {
         if scheme == .rsaRaw { return try verifyRaw(signature, input: input) }
-        var encoded = signature
-        if case .ecdsa = scheme {
-            guard let der = derECDSA(fromRaw: signature) else { return false }
-            encoded = der
-        }
-        let context = try operationContext(scheme: scheme, initialize: EVP_PKEY_verify_init)
-        defer { EVP_PKEY_CTX_free(context) }
-        let result = EVP_PKEY_verify(context, encoded, encoded.count, input, input.count)
-        ERR_clear_error()
-        return result == 1
+        return try SigningContext(key: self, scheme: scheme, verifying: true).verify(signature, hash: input)
     }
 
     func operationContext(

@@ -34,15 +34,23 @@ public enum DigestAlgorithm: Sendable, CaseIterable {
 
     /// One-shot digest of `bytes`.
     public func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-        let data = Array(bytes)
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = data.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &output, &length, evp, nil)
+        // Contiguous input (an array, a buffer) is hashed where it lies, without a copy.
+        if let digest = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
+            return digest
         }
+        return Array(bytes).withUnsafeBytes { hash($0) }
+    }
+
+    /// One-shot digest of the bytes `input` points to.
+    public func hash(_ input: UnsafeRawBufferPointer) -> [UInt8] {
+        let capacity = Int(EVP_MAX_MD_SIZE)
         // EVP_Digest of a built-in algorithm fails only when memory runs out; an empty
         // result then surfaces as a mismatch rather than a crash.
-        return ok == 1 ? Array(output.prefix(Int(length))) : []
+        return [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            var length: UInt32 = 0
+            let ok = EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, evp, nil)
+            count = ok == 1 ? min(Int(length), capacity) : 0
+        }
     }
 }
 

@@ -8,7 +8,7 @@ enum SymmetricAlgorithms {
     /// or nil when the key length is not an AES one or OpenSSL could not fetch it.
     static func aes(keyLength: Int, _ mode: AESMode) -> OpaquePointer? {
         guard let size = AESKeySize(rawValue: keyLength) else { return nil }
-        return shared.ciphers[CipherName(size: size, mode: mode)]
+        return shared.ciphers[CipherName(size: size, mode: mode).index]
     }
 
     /// EVP_MAC "CMAC", fetched once.
@@ -39,6 +39,13 @@ enum SymmetricAlgorithms {
         let size: AESKeySize
         let mode: AESMode
         var text: String { "AES-\(size.rawValue * 8)-\(mode.rawValue)" }
+        /// Its place in `Shared.ciphers`: every C_EncryptInit looks its cipher up, and an
+        /// index costs less than hashing the name.
+        var index: Int {
+            (AESKeySize.allCases.firstIndex(of: size) ?? 0) * AESMode.allCases.count
+                + (AESMode.allCases.firstIndex(of: mode) ?? 0)
+        }
+        static let count = AESKeySize.allCases.count * AESMode.allCases.count
     }
 
     // nonisolated(unsafe): written once by the lazy initialiser (Swift runs it exactly once,
@@ -47,19 +54,20 @@ enum SymmetricAlgorithms {
     nonisolated(unsafe) private static let shared = Shared()
 
     private final class Shared {
-        let ciphers: [CipherName: OpaquePointer]
+        /// By `CipherName.index`; nil where OpenSSL offers none.
+        let ciphers: [OpaquePointer?]
         let cmac: OpaquePointer?
         let hkdf: OpaquePointer?
         let x963: OpaquePointer?
 
         init() {
-            var ciphers: [CipherName: OpaquePointer] = [:]
+            var ciphers = [OpaquePointer?](repeating: nil, count: CipherName.count)
             let context = LibraryContext.pointer
             if let context {
                 for size in AESKeySize.allCases {
                     for mode in AESMode.allCases {
                         let name = CipherName(size: size, mode: mode)
-                        if let cipher = EVP_CIPHER_fetch(context, name.text, nil) { ciphers[name] = cipher }
+                        ciphers[name.index] = EVP_CIPHER_fetch(context, name.text, nil)
                     }
                 }
             }

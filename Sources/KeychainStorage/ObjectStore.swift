@@ -83,7 +83,7 @@ public final class ObjectStore {
     public init(engine: any StorageEngine) { self.engine = engine }
 
     /// Opens (and, when `create`, creates) the SQLite store at `path` (``SQLiteStore``).
-    /// `":memory:"` gives a private in-memory store (session objects).
+    /// `":memory:"` gives a private in-memory SQLite store (session objects use ``MemoryStore``).
     public convenience init(path: String, create: Bool, durability: Durability = .normal)
         throws(StorageError)
     {

@@ -20,11 +20,14 @@ func C_DeriveKey(
         let operation = try onKey(session, hBaseKey, .operation) { (reference) throws(CoreError) in
             try session.slot.token.startDerivation(
                 reference, mechanism: UInt64(mechanism.mechanism), parameters: parameters,
-                context: session.context)
+                context: session.context, kept: session.operations.kept)
         }
         try refuseSinglePIN(operation.authentication)
-        let reference = try core { () throws(CoreError) in
-            try operation.derive(template: template, context: session.context)
+        // The session's lock guards its kept contexts, which an ECDH agreement reuses.
+        let reference = try session.lock.withLock { () throws(P11Error) in
+            try core { () throws(CoreError) in
+                try operation.derive(template: template, context: session.context)
+            }
         }
         adopt(reference, by: session)
         phKey.pointee = ObjectHandle.make(reference, slot: session.slot)

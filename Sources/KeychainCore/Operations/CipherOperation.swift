@@ -242,7 +242,7 @@ extension Token {
             return CipherOperation(
                 mechanism: mechanism, encrypting: encrypting,
                 authentication: UseAuthentication(token: self, isRequired: false),
-                usesPrivateObject: key.attributes.bool(.private) == true, aes: cipher)
+                usesPrivateObject: key.isPrivate, aes: cipher)
         }
         let padding = try parameters.padding(for: mechanism)
         let key = try useKey(
@@ -250,7 +250,7 @@ extension Token {
         return CipherOperation(
             mechanism: mechanism, encrypting: encrypting,
             authentication: UseAuthentication(token: self, isRequired: key.needsPINForEachUse),
-            usesPrivateObject: !encrypting || key.attributes.bool(.private) == true, rsa: key.key,
+            usesPrivateObject: !encrypting || key.isPrivate, rsa: key.key,
             padding: padding)
     }
 }

@@ -37,13 +37,19 @@ public final class DerivationOperation {
 
     private let token: Token
     private let method: Method
+    /// The session's kept contexts: an ECDH agreement with the same key and peer reuses its own.
+    private let kept: KeptContexts?
     private let base: AttributeSet
     /// The base key's per-use PIN (an access control that needs presence).
     public let authentication: UseAuthentication
 
-    fileprivate init(token: Token, method: Method, base: AttributeSet, authentication: UseAuthentication) {
+    fileprivate init(
+        token: Token, method: Method, base: AttributeSet, authentication: UseAuthentication,
+        kept: KeptContexts? = nil
+    ) {
         self.token = token
         self.method = method
+        self.kept = kept
         self.base = base
         self.authentication = authentication
     }
@@ -57,7 +63,7 @@ public final class DerivationOperation {
         try authentication.spend("derivation")
         switch method {
         case .ecdh(let key, let cofactor, let kdf, let sharedData, let peer):
-            let secret = try Self.agree(key, peer: peer, cofactor: cofactor)
+            let secret = try Self.agree(key, peer: peer, cofactor: cofactor, kept: kept)
             let value: SecretBytes
             if let kdf {
                 let length = try Token.derivedKeyLength(
@@ -113,12 +119,20 @@ public final class DerivationOperation {
         return try Self.agree(key, peer: peer, cofactor: cofactor)
     }
 
-    private static func agree(_ key: AsymmetricKey, peer: [UInt8], cofactor: Bool) throws(CoreError)
-        -> SecretBytes
+    private static func agree(_ key: AsymmetricKey, peer: [UInt8], cofactor: Bool, kept: KeptContexts? = nil)
+        throws(CoreError) -> SecretBytes
     {
         do throws(CryptoError) {
-            return try key.sharedSecret(
-                withPeerPublicValue: AsymmetricKey.unwrapECPoint(peer), cofactor: cofactor)
+            let value = AsymmetricKey.unwrapECPoint(peer)
+            let agreement: KeyAgreementContext
+            if let idle = kept?.takeAgreement(for: key, peer: value, cofactor: cofactor) {
+                agreement = idle
+            } else {
+                agreement = try KeyAgreementContext(key: key, peerPublicValue: value, cofactor: cofactor)
+            }
+            let secret = try agreement.derive()
+            kept?.agreement = agreement
+            return secret
         } catch {
             throw CoreError(
                 error.code == .invalidInput ? .domainParametersInvalid : .keyTypeInconsistent, error.message)
@@ -139,7 +153,7 @@ extension Token {
     /// is read.
     public func startDerivation(
         _ reference: ObjectReference, mechanism type: UInt64, parameters: DerivationParameters,
-        context: AccessContext
+        context: AccessContext, kept: KeptContexts? = nil
     ) throws(CoreError) -> DerivationOperation {
         guard let registered = MechanismRegistry.mechanism(type), registered.functions.contains(.derive)
         else {
@@ -162,7 +176,8 @@ extension Token {
                 method: .ecdh(
                     key.key, cofactor: cofactor, kdf: kdf, sharedData: sharedData, peer: publicData),
                 base: key.attributes,
-                authentication: UseAuthentication(token: self, isRequired: key.needsPINForEachUse))
+                authentication: UseAuthentication(token: self, isRequired: key.needsPINForEachUse), kept: kept
+            )
         case (
             .hkdf(let isData),
             .hkdf(let extract, let expand, let hash, let saltType, let saltData, let saltKey, let info)

@@ -1,6 +1,7 @@
 internal import KeychainCrypto
 
-/// The OpenSSL contexts of a caller's last signature and MAC, kept for its next operation with
+/// The OpenSSL contexts of a caller's last signature, verification, MAC and key agreement, kept
+/// for its next operation with
 /// the same opened key and mechanism: setting a signing context up costs about 1 µs (5 % of an
 /// ECDSA P-256 signature), and an HMAC key's setup hashes the padded key twice, more than the
 /// MAC of a short message. A key is the same when the token handed out the same opened key
@@ -10,6 +11,8 @@ internal import KeychainCrypto
 /// keys. One owner serialises its use: not thread-safe.
 public final class KeptContexts {
     var signer: SigningContext?
+    var verifier: SigningContext?
+    var agreement: KeyAgreementContext?
     var mac: (mac: MessageAuthentication, key: SecretBytes, algorithm: MACAlgorithm)?
 
     public init() {}
@@ -17,6 +20,8 @@ public final class KeptContexts {
     /// Forgets every kept context and the keys they hold.
     public func removeAll() {
         signer = nil
+        verifier = nil
+        agreement = nil
         mac = nil
     }
 
@@ -24,6 +29,20 @@ public final class KeptContexts {
     func signer(for key: AsymmetricKey, _ scheme: SignatureScheme) -> SigningContext? {
         guard let signer, signer.key === key, signer.scheme == scheme else { return nil }
         return signer
+    }
+
+    /// The kept verifier when it verifies with `key` and `scheme`.
+    func verifier(for key: AsymmetricKey, _ scheme: SignatureScheme) -> SigningContext? {
+        guard let verifier, verifier.key === key, verifier.scheme == scheme else { return nil }
+        return verifier
+    }
+
+    /// The kept key agreement of `key` with the peer's value `peer`, taken out of the cache.
+    func takeAgreement(for key: AsymmetricKey, peer: [UInt8], cofactor: Bool) -> KeyAgreementContext? {
+        guard let kept = agreement else { return nil }
+        agreement = nil
+        guard kept.key === key, kept.cofactor == cofactor, kept.peerPublicValue == peer else { return nil }
+        return kept
     }
 
     /// The kept MAC for `key` and `algorithm`, restarted, taken out of the cache; nil when

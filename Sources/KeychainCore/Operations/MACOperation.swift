@@ -58,7 +58,7 @@ public final class MACOperation {
         guard length >= 1, length <= mac.macLength else {
             throw CoreError(.mechanismParameterInvalid, "the MAC length is 1 to \(mac.macLength) bytes")
         }
-        usesPrivateObject = usable.attributes.bool(.private) == true
+        usesPrivateObject = usable.isPrivate
     }
 
     /// True when `type` is a MAC mechanism of the registry (C_SignInit and C_VerifyInit start
@@ -83,7 +83,8 @@ public final class MACOperation {
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
         do throws(CryptoError) {
             if let data { try mac.update(data) }
-            let code = Array(try mac.finish().prefix(length))
+            let full = try mac.finish()
+            let code = full.count == length ? full : Array(full.prefix(length))
             kept?.mac = (mac, key, algorithm)
             return code
         } catch {

@@ -178,11 +178,24 @@ public final class SignatureOperation {
 
     /// Whether `signature` is the key's signature of `input` (already hashed where the
     /// mechanism hashes).
+    /// A session's verification keeps its OpenSSL context for the next one with the same key
+    /// and scheme (`KeptContexts`), as a signature does.
     func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
         do throws(CryptoError) {
-            return scheme.signsWholeMessage
-                ? try key.verify(signature, message: input, scheme: scheme)
-                : try key.verifyHash(signature, input: input, scheme: scheme)
+            if scheme.signsWholeMessage { return try key.verify(signature, message: input, scheme: scheme) }
+            guard let kept, scheme != .rsaRaw else {
+                return try key.verifyHash(signature, input: input, scheme: scheme)
+            }
+            let verifier: SigningContext
+            if let idle = kept.verifier(for: key, scheme) {
+                verifier = idle
+            } else {
+                verifier = try SigningContext(key: key, scheme: scheme, verifying: true)
+            }
+            kept.verifier = nil
+            let valid = try verifier.verify(signature, hash: input)
+            kept.verifier = verifier
+            return valid
         } catch {
             throw CoreError(.dataLengthRange, error.message)
         }
@@ -201,6 +214,6 @@ extension Token {
         return try SignatureOperation(
             key: usable.key, mechanism,
             authentication: UseAuthentication(token: self, isRequired: usable.needsPINForEachUse),
-            usesPrivateObject: usage.needsPrivateKey || usable.attributes.bool(.private) == true, kept: kept)
+            usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept)
     }
 }
