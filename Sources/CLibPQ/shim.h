@@ -1,5 +1,9 @@
 #include <postgresql/libpq-fe.h>
 
+/* poll(2)'s "the peer closed its end" (POLLRDHUP needs _GNU_SOURCE, which Swift's Glibc lacks): a
+   server that ended the session has sent it, even with unread bytes before it. */
+static const short p11k_poll_peer_closed = 0x2000;
+
 /* PG_DIAG_SQLSTATE is a character constant Swift does not import as a number. */
 static const int p11k_pg_diag_sqlstate = PG_DIAG_SQLSTATE;
 
@@ -25,3 +29,8 @@ typedef __typeof__(PQcmdTuples) *p11k_PQcmdTuples;
 typedef __typeof__(PQgetisnull) *p11k_PQgetisnull;
 typedef __typeof__(PQgetlength) *p11k_PQgetlength;
 typedef __typeof__(PQgetvalue) *p11k_PQgetvalue;
+typedef __typeof__(PQconsumeInput) *p11k_PQconsumeInput;
+typedef __typeof__(PQnotifies) *p11k_PQnotifies;
+typedef __typeof__(PQfreemem) *p11k_PQfreemem;
+typedef __typeof__(PQsocket) *p11k_PQsocket;
+typedef __typeof__(PQbackendPID) *p11k_PQbackendPID;

@@ -30,6 +30,11 @@ struct LibPQ: @unchecked Sendable {
     let getisnull: p11k_PQgetisnull
     let getlength: p11k_PQgetlength
     let getvalue: p11k_PQgetvalue
+    let consumeInput: p11k_PQconsumeInput
+    let notifies: p11k_PQnotifies
+    let freemem: p11k_PQfreemem
+    let socket: p11k_PQsocket
+    let backendPID: p11k_PQbackendPID
 
     /// The library's soname: the ABI these declarations are of (libpq-fe.h, PostgreSQL 9.1 on).
     static let soname = "libpq.so.5"
@@ -74,7 +79,12 @@ struct LibPQ: @unchecked Sendable {
             let cmdTuples = symbol("PQcmdTuples", as: p11k_PQcmdTuples.self),
             let getisnull = symbol("PQgetisnull", as: p11k_PQgetisnull.self),
             let getlength = symbol("PQgetlength", as: p11k_PQgetlength.self),
-            let getvalue = symbol("PQgetvalue", as: p11k_PQgetvalue.self)
+            let getvalue = symbol("PQgetvalue", as: p11k_PQgetvalue.self),
+            let consumeInput = symbol("PQconsumeInput", as: p11k_PQconsumeInput.self),
+            let notifies = symbol("PQnotifies", as: p11k_PQnotifies.self),
+            let freemem = symbol("PQfreemem", as: p11k_PQfreemem.self),
+            let socket = symbol("PQsocket", as: p11k_PQsocket.self),
+            let backendPID = symbol("PQbackendPID", as: p11k_PQbackendPID.self)
         else {
             return .failure(
                 StorageError(
@@ -89,6 +99,7 @@ struct LibPQ: @unchecked Sendable {
                 exec: exec, execParams: execParams, resultStatus: resultStatus,
                 resultErrorField: resultErrorField,
                 resultErrorMessage: resultErrorMessage, clear: clear, ntuples: ntuples, cmdTuples: cmdTuples,
-                getisnull: getisnull, getlength: getlength, getvalue: getvalue))
+                getisnull: getisnull, getlength: getlength, getvalue: getvalue, consumeInput: consumeInput,
+                notifies: notifies, freemem: freemem, socket: socket, backendPID: backendPID))
     }
 }

@@ -17,8 +17,9 @@ enum PostgresValue {
 /// Opened on first use, not by `init`: a server that is down when the module loads makes the
 /// token's calls fail until it is back, not the module's loading (ARCHITECTURE.md §4.5). A
 /// connection found broken is dropped and made again by the next call. Every wait is bounded:
-/// `connect_timeout`, `statement_timeout`, `lock_timeout` and TCP keepalives default to at most
-/// 10 s (a connection string may set its own). The connection string is kept private and never
+/// `connect_timeout`, `statement_timeout`, `lock_timeout` and TCP keepalives come from the
+/// token's `timeout-ms` (ServerOptions; a connection string may set its own). A child of
+/// `fork()` never uses or ends its parent's connection: it makes its own. The connection string is kept private and never
 /// printed: messages name the token and `label` (host, port, database, user; no password).
 /// Not thread-safe: the owner serialises calls.
 final class PostgresConnection {
@@ -33,30 +34,40 @@ final class PostgresConnection {
     /// statements do not each wait out `connect_timeout` on a server that is down.
     private var lastFailure: (time: Double, error: StorageError)?
 
-    /// Defaults for bounded time, given before the connection string so that it may override
-    /// them (libpq: the last value of a keyword wins).
-    private static let defaults: [(String, String)] = [
-        ("connect_timeout", "10"),
-        (
-            "options",
-            "-c statement_timeout=10000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000"
-        ),
-        ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
-        ("tcp_user_timeout", "10000"),
-        ("application_name", "p11keychain"),
-    ]
+    /// The timeouts (ServerOptions.connectionDefaults).
+    private let options: ServerOptions
+    /// The process that made `handle`: a child of `fork()` must not use or end it.
+    private var owner: pid_t = 0
+    /// How many connections were made: what a caller kept from an earlier one (its LISTEN,
+    /// a change count confirmed on it) does not hold on a later one.
+    private(set) var generation = 0
 
-    init(conninfo: String, label: String, setup: [(sql: String, parameters: [PostgresValue])] = []) {
+    init(
+        conninfo: String, label: String, options: ServerOptions,
+        setup: [(sql: String, parameters: [PostgresValue])] = []
+    ) {
         self.conninfo = conninfo
         self.label = label
+        self.options = options
         self.setup = setup
     }
 
     deinit { close() }
 
-    /// Drops the connection (the server then lets go of its session's locks).
+    /// Drops the connection (the server then lets go of its session's locks). In a child of
+    /// `fork()` the connection is the parent's: the child closes its copy of the socket and
+    /// forgets the rest, sending nothing (PQfinish would end the parent's session, and with
+    /// TLS, its TLS state), and the child's next call connects anew.
     func close() {
-        if let handle, let pq = Self.library { pq.finish(handle) }
+        if let handle, let pq = Self.library {
+            if owner == getpid() {
+                pq.finish(handle)
+            } else {
+                // The parent's PGconn is left allocated: freeing it takes PQfinish.
+                let socket = pq.socket(handle)
+                if socket >= 0 { Glibc.close(socket) }
+            }
+        }
         handle = nil
     }
 
@@ -64,7 +75,7 @@ final class PostgresConnection {
     /// drop them anyway when the connection ends, but only once its backend has exited, a
     /// moment later: another host could still see an attempt lock held that was let go.
     func closeReleasingLocks() {
-        if let handle, let pq = Self.library, pq.status(handle) == CONNECTION_OK {
+        if let handle, let pq = Self.library, owner == getpid(), pq.status(handle) == CONNECTION_OK {
             pq.clear(pq.exec(handle, "SELECT pg_advisory_unlock_all()"))
         }
         close()
@@ -94,11 +105,12 @@ final class PostgresConnection {
     /// The connection, made (again) when there is none or the last one broke.
     private func connected() throws(StorageError) -> OpaquePointer {
         let pq = try LibPQ.functions()
-        if let handle, pq.status(handle) == CONNECTION_OK { return handle }
+        if let handle, owner == getpid(), pq.status(handle) == CONNECTION_OK { return handle }
         close()
         if let lastFailure, Self.now() - lastFailure.time < 1 { throw lastFailure.error }
-        let keywords = Self.defaults.map(\.0) + ["dbname"]
-        let values = Self.defaults.map(\.1) + [conninfo]
+        let defaults = options.connectionDefaults
+        let keywords = defaults.map(\.0) + ["dbname"]
+        let values = defaults.map(\.1) + [conninfo]
         let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in pq.connectdbParams(keywordPointers, valuePointers, 1) }
         }
@@ -112,11 +124,13 @@ final class PostgresConnection {
         }
         lastFailure = nil
         handle = made
+        owner = getpid()
+        generation += 1
         for step in setup { _ = try run(step.sql, step.parameters, on: made) }
         return made
     }
 
-    private static func now() -> Double {
+    static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
@@ -124,6 +138,33 @@ final class PostgresConnection {
 
     /// True while a connection is open (it may still turn out broken at its next use).
     var isOpen: Bool { handle != nil }
+
+    /// Whether another session may have sent this one a notification since the last call:
+    /// looks at the socket without waiting and without a round trip (a `poll`, and a `recv`
+    /// through PQconsumeInput when something came), and takes every notification libpq holds,
+    /// those that came during earlier statements too. Notifications this session sent itself
+    /// do not count. True also when the server ended the session or nothing of this process
+    /// is there to read (its next statement connects, and what was confirmed on the old
+    /// connection does not hold).
+    func takeNotifications() -> Bool {
+        guard let handle, let pq = Self.library, owner == getpid(), pq.status(handle) == CONNECTION_OK else {
+            return true
+        }
+        var entry = pollfd(fd: pq.socket(handle), events: Int16(POLLIN) | p11k_poll_peer_closed, revents: 0)
+        guard entry.fd >= 0, poll(&entry, 1, 0) >= 0,
+            entry.revents & (p11k_poll_peer_closed | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) == 0
+        else { return true }
+        if entry.revents & Int16(POLLIN) != 0 {
+            guard pq.consumeInput(handle) == 1, pq.status(handle) == CONNECTION_OK else { return true }
+        }
+        let own = pq.backendPID(handle)
+        var foreign = false
+        while let notification = pq.notifies(handle) {
+            if notification.pointee.be_pid != own { foreign = true }
+            pq.freemem(notification)
+        }
+        return foreign
+    }
 
     /// True inside a transaction block the server knows of.
     var isInTransaction: Bool {

@@ -26,13 +26,17 @@
  *   p11drive read-secret LABEL         reads the secret value of the
  *                                      private key LABEL (hex), or names
  *                                      the CK_RV that refused it
- *   p11drive sign-until-refused LABEL SECONDS
+ *   p11drive sign-until-refused LABEL SECONDS [step]
  *                                      signs with the private key LABEL
  *                                      (RSA or EC) in one session, again and
  *                                      again, until C_SignInit refuses it;
  *                                      prints "signing" after the first
  *                                      signature and "refused CKR_..." at
- *                                      the end; exit 0 when the refusal is
+ *                                      the end, with the refusal's time
+ *                                      (CLOCK_REALTIME, ms) and the rate;
+ *                                      with "step", reads a line on stdin
+ *                                      before each signature after the
+ *                                      first; exit 0 when the refusal is
  *                                      CKR_KEY_HANDLE_INVALID, 1 when it is
  *                                      another or never came in SECONDS
  *
@@ -812,7 +816,14 @@ static int cmd_read_secret(const char *label)
 
 /* Signs with one key until another process's change makes C_SignInit refuse
  * it: the module must notice other processes' writes between signatures. */
-static int cmd_sign_until_refused(const char *label, const char *seconds)
+static double now_ms(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmd_sign_until_refused(const char *label, const char *seconds, int step)
 {
     open_module(0);
     login_from_env();
@@ -826,10 +837,16 @@ static int cmd_sign_until_refused(const char *label, const char *seconds)
     CK_BYTE msg[32] = { 1, 2, 3 }, sig[1024];
     time_t deadline = time(NULL) + strtol(seconds, NULL, 10);
     unsigned long count = 0;
+    double start = now_ms(CLOCK_MONOTONIC);
+    char line[64];
     while (time(NULL) < deadline) {
+        if (step && count > 0 && !fgets(line, sizeof line, stdin))
+            break;
         rv = p11->C_SignInit(session, &mech, key);
         if (rv != CKR_OK) {
-            printf("refused %s after %lu signatures\n", ckr_name(rv), count);
+            double elapsed = now_ms(CLOCK_MONOTONIC) - start;
+            printf("refused %s after %lu signatures at %.0f ms, %.0f signatures/s\n", ckr_name(rv), count,
+                   now_ms(CLOCK_REALTIME), elapsed > 0 ? count * 1e3 / elapsed : 0.0);
             return rv == CKR_KEY_HANDLE_INVALID ? 0 : EXIT_CHECK;
         }
         CK_ULONG len = sizeof sig;
@@ -1099,8 +1116,8 @@ int main(int argc, char **argv)
         return cmd_genkey(argv[2], argv[3]);
     if (!strcmp(cmd, "read-secret") && argc == 3)
         return cmd_read_secret(argv[2]);
-    if (!strcmp(cmd, "sign-until-refused") && argc == 4)
-        return cmd_sign_until_refused(argv[2], argv[3]);
+    if (!strcmp(cmd, "sign-until-refused") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "step"))))
+        return cmd_sign_until_refused(argv[2], argv[3], argc == 5);
     if (!strcmp(cmd, "genkey-public") && argc == 4)
         return genkey_with(argv[2], argv[3], CK_FALSE);
     if (!strcmp(cmd, "copy") && argc >= 4)
@@ -1111,7 +1128,7 @@ int main(int argc, char **argv)
         return cmd_hold_login(argv[2]);
     die_usage("usage: p11drive import|watch|count|has-label LABEL|check-labels FILE|"
               "login user|so PIN|set-pin OLD NEW|init-token SO_PIN LABEL|"
-              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS|"
+              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS [step]|"
               "genkey-public TYPE LABEL|copy LABEL NEWLABEL FLAG=0|1...|"
               "sign-copy LABEL session|token|token-then-destroy INPUT OUTPUT|hold-login NEW_PIN ...");
     return EXIT_USAGE;
