@@ -247,6 +247,13 @@ final class PostgresConnection {
             close()
             throw StorageError(.failed, "\(label): the connection to the server was lost: \(reason)")
         }
+        if state == "25006" {
+            // The server's own words name the statement, not why: say it is a standby.
+            throw StorageError(
+                .readOnly,
+                "\(label): the server is read-only, a standby (SQLSTATE 25006): name the primary, or every host "
+                    + "with target_session_attrs=read-write: \(reason)")
+        }
         throw StorageError(Self.code(forSQLState: state), "\(label): \(reason)")
     }
 

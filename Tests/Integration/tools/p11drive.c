@@ -7,6 +7,11 @@
  * acknowledged (import --log), and bulk look-ups by label (check-labels).
  *
  *   p11drive import --count N --prefix P [--log FILE] [--stepped]
+ *                  [--through-failures]
+ *                                      with --through-failures a failed
+ *                                      C_CreateObject prints "failed LABEL
+ *                                      CKR_... in MS ms" and the next label
+ *                                      is tried 100 ms later (an outage)
  *   p11drive watch --expect N --timeout SECONDS
  *   p11drive count
  *   p11drive has-label LABEL
@@ -260,7 +265,7 @@ static int cmd_import(int argc, char **argv)
 {
     long count = -1;
     const char *prefix = NULL, *log_path = NULL;
-    int stepped = 0;
+    int stepped = 0, through_failures = 0;
     const char *env_subject = getenv("P11DRIVE_WITH_SUBJECT");
     int with_subject = env_subject && !strcmp(env_subject, "1");
     for (int i = 0; i < argc; i++) {
@@ -272,8 +277,10 @@ static int cmd_import(int argc, char **argv)
             log_path = argv[++i];
         else if (!strcmp(argv[i], "--stepped"))
             stepped = 1;
+        else if (!strcmp(argv[i], "--through-failures"))
+            through_failures = 1;
         else
-            die_usage("import --count N --prefix P [--log FILE] [--stepped]");
+            die_usage("import --count N --prefix P [--log FILE] [--stepped] [--through-failures]");
     }
     if (count < 0 || !prefix)
         die_usage("import needs --count and --prefix");
@@ -315,9 +322,20 @@ static int cmd_import(int argc, char **argv)
             { CKA_SUBJECT, subject, (CK_ULONG)subject_len },
         };
         CK_OBJECT_HANDLE obj;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         CK_RV rv = p11->C_CreateObject(session, tmpl, with_subject ? 6 : 5, &obj);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         OPENSSL_free(der);
         OPENSSL_free(subject);
+        if (rv != CKR_OK && through_failures) {
+            printf("failed %s %s in %.0f ms\n", label, ckr_name(rv),
+                   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+            fflush(stdout);
+            struct timespec pause = { 0, 100 * 1000 * 1000 };
+            nanosleep(&pause, NULL);
+            continue;
+        }
         if (rv != CKR_OK) {
             /* Show that the module still answers after the failure. */
             CK_ULONG n = 0;
