@@ -76,7 +76,8 @@ final class PostgresConnection {
     /// moment later: another host could still see an attempt lock held that was let go.
     func closeReleasingLocks() {
         if let handle, let pq = Self.library, owner == getpid(), pq.status(handle) == CONNECTION_OK {
-            pq.clear(pq.exec(handle, "SELECT pg_advisory_unlock_all()"))
+            // try?: the connection is dropped next, and the server lets go of them then.
+            _ = try? execute("SELECT pg_advisory_unlock_all()")
         }
         close()
     }
@@ -180,7 +181,8 @@ final class PostgresConnection {
     {
         let handle = try connected()
         if script {
-            return try check(LibPQ.functions().exec(handle, sql), on: handle)
+            let pq = try LibPQ.functions()
+            return try check(awaitResult(on: handle) { pq.sendQuery(handle, sql) }, on: handle)
         }
         return try run(sql, parameters, on: handle)
     }
@@ -218,15 +220,62 @@ final class PostgresConnection {
         let lengths = ranges.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)
         buffer.append(0)  // a valid base pointer for empty values
-        let result: OpaquePointer? = buffer.withUnsafeBufferPointer { raw in
-            let base = UnsafeRawPointer(raw.baseAddress)?.assumingMemoryBound(to: CChar.self)
-            let values: [UnsafePointer<CChar>?] = ranges.map { range in
-                guard let range, let base else { return nil }
-                return base + range.lowerBound
+        let result = try awaitResult(on: handle) {
+            // libpq copies the values into its output buffer before it returns.
+            buffer.withUnsafeBufferPointer { raw in
+                let base = UnsafeRawPointer(raw.baseAddress)?.assumingMemoryBound(to: CChar.self)
+                let values: [UnsafePointer<CChar>?] = ranges.map { range in
+                    guard let range, let base else { return nil }
+                    return base + range.lowerBound
+                }
+                return pq.sendQueryParams(
+                    handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
             }
-            return pq.execParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
         }
         return try check(result, on: handle)
+    }
+
+    /// Sends a statement with `send` (PQsendQuery or PQsendQueryParams: 1 once sent) and waits
+    /// for its result for at most `timeout-ms` and a grace. `statement_timeout` is the server's to enforce,
+    /// and a server that is frozen (stopped, swapped out, a hung host whose kernel still
+    /// acknowledges TCP) never does: past the deadline the connection is dropped and the call
+    /// fails. Returns the last result, an error in preference (as PQexec does); nil when the
+    /// statement could not be sent (the connection's error says why).
+    private func awaitResult(on handle: OpaquePointer, _ send: () -> Int32) throws(StorageError)
+        -> OpaquePointer?
+    {
+        let pq = try LibPQ.functions()
+        guard send() == 1 else { return nil }
+        // Beyond the server's own timeouts (by half of it, at most a second), so that a server
+        // that is alive reports its clearer error (a lock or statement timeout) first.
+        let waiting = options.timeoutMilliseconds + min(1000, options.timeoutMilliseconds / 2)
+        let deadline = Self.now() + Double(waiting) / 1000
+        var kept: OpaquePointer?
+        while true {
+            while pq.isBusy(handle) != 0 {
+                let remaining = min(max(deadline - Self.now(), 0), 600)
+                var entry = pollfd(fd: pq.socket(handle), events: Int16(POLLIN), revents: 0)
+                let ready = remaining > 0 ? poll(&entry, 1, Int32((remaining * 1000).rounded(.up))) : 0
+                if ready < 0, errno == EINTR { continue }
+                if ready == 0 {
+                    if let kept { pq.clear(kept) }
+                    close()
+                    throw StorageError(
+                        .failed,
+                        "\(label): the server did not answer within \(waiting) ms")
+                }
+                // A broken connection: PQgetResult reports it without waiting.
+                if ready < 0 || pq.consumeInput(handle) == 0 { break }
+            }
+            guard let next = pq.getResult(handle) else { break }
+            if let kept, pq.resultStatus(kept) == PGRES_FATAL_ERROR {
+                pq.clear(next)
+            } else {
+                if let kept { pq.clear(kept) }
+                kept = next
+            }
+        }
+        return kept
     }
 
     private func check(_ result: OpaquePointer?, on handle: OpaquePointer) throws(StorageError)

@@ -77,6 +77,33 @@ struct PostgresBadInputTests {
         }
     }
 
+    @Test(
+        "a server that stops answering fails the call after timeout-ms, and the next call once it answers works"
+    )
+    func frozenServer() throws {
+        try withTemporaryStore(on: .postgresql) { _, place in
+            let store = try ObjectStore.open(
+                place.location + " application_name=\(place.token)", token: place.token, create: false,
+                server: ServerOptions(timeoutMilliseconds: 1000))
+            try store.setMetadata("kept", bytes("value"))
+            let backend = try #require(
+                Int32(
+                    try place.query(
+                        "SELECT pid FROM pg_stat_activity WHERE application_name = '\(place.token)'")))
+            // Frozen: its socket stays open, and it can enforce no statement_timeout of its own.
+            #expect(kill(backend, SIGSTOP) == 0)
+            defer { kill(backend, SIGCONT) }
+            let start = Date()
+            expectStorageError(.failed, containing: "did not answer within 1500 ms") {
+                _ = try store.metadata("kept")
+            }
+            let waited = Date().timeIntervalSince(start)
+            #expect(waited < 4, "waited \(waited) s with timeout-ms = 1000")
+            kill(backend, SIGCONT)
+            #expect(try store.metadata("kept") == bytes("value"))
+        }
+    }
+
     @Test("a connection that drops inside a write leaves nothing of it, and the next call works")
     func connectionDropsInsideAWrite() throws {
         try withTemporaryStore(on: .postgresql) { _, place in
