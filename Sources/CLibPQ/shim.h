@@ -1,5 +1,9 @@
 #include <postgresql/libpq-fe.h>
 
+/* poll(2)'s "the peer closed its end" (POLLRDHUP needs _GNU_SOURCE, which Swift's Glibc lacks): a
+   server that ended the session has sent it, even with unread bytes before it. */
+static const short p11k_poll_peer_closed = 0x2000;
+
 /* PG_DIAG_SQLSTATE is a character constant Swift does not import as a number. */
 static const int p11k_pg_diag_sqlstate = PG_DIAG_SQLSTATE;
 
@@ -14,8 +18,6 @@ typedef __typeof__(PQfinish) *p11k_PQfinish;
 typedef __typeof__(PQstatus) *p11k_PQstatus;
 typedef __typeof__(PQtransactionStatus) *p11k_PQtransactionStatus;
 typedef __typeof__(PQerrorMessage) *p11k_PQerrorMessage;
-typedef __typeof__(PQexec) *p11k_PQexec;
-typedef __typeof__(PQexecParams) *p11k_PQexecParams;
 typedef __typeof__(PQresultStatus) *p11k_PQresultStatus;
 typedef __typeof__(PQresultErrorField) *p11k_PQresultErrorField;
 typedef __typeof__(PQresultErrorMessage) *p11k_PQresultErrorMessage;
@@ -25,3 +27,12 @@ typedef __typeof__(PQcmdTuples) *p11k_PQcmdTuples;
 typedef __typeof__(PQgetisnull) *p11k_PQgetisnull;
 typedef __typeof__(PQgetlength) *p11k_PQgetlength;
 typedef __typeof__(PQgetvalue) *p11k_PQgetvalue;
+typedef __typeof__(PQconsumeInput) *p11k_PQconsumeInput;
+typedef __typeof__(PQnotifies) *p11k_PQnotifies;
+typedef __typeof__(PQfreemem) *p11k_PQfreemem;
+typedef __typeof__(PQsocket) *p11k_PQsocket;
+typedef __typeof__(PQbackendPID) *p11k_PQbackendPID;
+typedef __typeof__(PQsendQuery) *p11k_PQsendQuery;
+typedef __typeof__(PQsendQueryParams) *p11k_PQsendQueryParams;
+typedef __typeof__(PQgetResult) *p11k_PQgetResult;
+typedef __typeof__(PQisBusy) *p11k_PQisBusy;

@@ -20,6 +20,12 @@ public struct TokenConfiguration: Sendable, Equatable {
     /// The token's `access-group`: the group of the Apple items this process adds to it
     /// without one (``defaultAccessGroup``); nil for ``AccessGroup/defaultName``.
     public var accessGroup: String?
+    /// `freshness-ms`: how long a host may rely on what it holds of a server's store (its
+    /// cached objects, its opened keys) since it last confirmed the store's change count; 0
+    /// confirms on every call (ARCHITECTURE.md §4.5). A file's store is always current.
+    public var freshnessMilliseconds = Configuration.defaultFreshnessMilliseconds
+    /// `timeout-ms`: the longest any wait for a server's store may last.
+    public var timeoutMilliseconds = Configuration.defaultTimeoutMilliseconds
 
     public init(name: String, path: String, readOnly: Bool = false, synchronous: Bool = false) {
         self.name = name
@@ -29,6 +35,10 @@ public struct TokenConfiguration: Sendable, Equatable {
     }
 
     var durability: Durability { synchronous ? .full : .normal }
+
+    var serverOptions: ServerOptions {
+        ServerOptions(freshnessMilliseconds: freshnessMilliseconds, timeoutMilliseconds: timeoutMilliseconds)
+    }
 
     /// True when the store is a database server's (`store = postgresql:…`), not a file.
     public var isServerStore: Bool { ObjectStore.isServerLocation(path) }
@@ -74,6 +84,13 @@ public struct Configuration: Sendable, Equatable {
     public var minimumRSABits = Configuration.defaultMinimumRSABits
     /// `rsa-minimum-bits` when the file does not say.
     public static let defaultMinimumRSABits = 1024
+    /// A token's `freshness-ms` when its section does not say (ARCHITECTURE.md §4.5).
+    public static let defaultFreshnessMilliseconds = 100
+    /// A token's `timeout-ms` when its section does not say.
+    public static let defaultTimeoutMilliseconds = 10_000
+    static let freshnessRange = 0...60_000
+    /// From 1 s (libpq connects in whole seconds) to 10 minutes.
+    static let timeoutRange = 1000...600_000
     /// The file the configuration came from, if any.
     public var source: String?
 
@@ -257,10 +274,20 @@ public struct Configuration: Sendable, Equatable {
                 case "access-group":
                     guard !value.isEmpty else { throw fail("'access-group' is empty") }
                     tokens[index].accessGroup = value
+                case "freshness-ms":
+                    guard let milliseconds = Int(value), Self.freshnessRange.contains(milliseconds) else {
+                        throw fail("'freshness-ms' must be a number from 0 to 60000, not '\(value)'")
+                    }
+                    tokens[index].freshnessMilliseconds = milliseconds
+                case "timeout-ms":
+                    guard let milliseconds = Int(value), Self.timeoutRange.contains(milliseconds) else {
+                        throw fail("'timeout-ms' must be a number from 1000 to 600000, not '\(value)'")
+                    }
+                    tokens[index].timeoutMilliseconds = milliseconds
                 default:
                     throw fail(
                         "unknown key '\(key)' in a token section (path, store, read-only, synchronous, "
-                            + "access-group)")
+                            + "access-group, freshness-ms, timeout-ms)")
                 }
             } else {
                 switch key {

@@ -19,8 +19,6 @@ struct LibPQ: @unchecked Sendable {
     let status: p11k_PQstatus
     let transactionStatus: p11k_PQtransactionStatus
     let errorMessage: p11k_PQerrorMessage
-    let exec: p11k_PQexec
-    let execParams: p11k_PQexecParams
     let resultStatus: p11k_PQresultStatus
     let resultErrorField: p11k_PQresultErrorField
     let resultErrorMessage: p11k_PQresultErrorMessage
@@ -30,6 +28,15 @@ struct LibPQ: @unchecked Sendable {
     let getisnull: p11k_PQgetisnull
     let getlength: p11k_PQgetlength
     let getvalue: p11k_PQgetvalue
+    let consumeInput: p11k_PQconsumeInput
+    let notifies: p11k_PQnotifies
+    let freemem: p11k_PQfreemem
+    let socket: p11k_PQsocket
+    let backendPID: p11k_PQbackendPID
+    let sendQuery: p11k_PQsendQuery
+    let sendQueryParams: p11k_PQsendQueryParams
+    let getResult: p11k_PQgetResult
+    let isBusy: p11k_PQisBusy
 
     /// The library's soname: the ABI these declarations are of (libpq-fe.h, PostgreSQL 9.1 on).
     static let soname = "libpq.so.5"
@@ -64,8 +71,6 @@ struct LibPQ: @unchecked Sendable {
             let status = symbol("PQstatus", as: p11k_PQstatus.self),
             let transactionStatus = symbol("PQtransactionStatus", as: p11k_PQtransactionStatus.self),
             let errorMessage = symbol("PQerrorMessage", as: p11k_PQerrorMessage.self),
-            let exec = symbol("PQexec", as: p11k_PQexec.self),
-            let execParams = symbol("PQexecParams", as: p11k_PQexecParams.self),
             let resultStatus = symbol("PQresultStatus", as: p11k_PQresultStatus.self),
             let resultErrorField = symbol("PQresultErrorField", as: p11k_PQresultErrorField.self),
             let resultErrorMessage = symbol("PQresultErrorMessage", as: p11k_PQresultErrorMessage.self),
@@ -74,7 +79,16 @@ struct LibPQ: @unchecked Sendable {
             let cmdTuples = symbol("PQcmdTuples", as: p11k_PQcmdTuples.self),
             let getisnull = symbol("PQgetisnull", as: p11k_PQgetisnull.self),
             let getlength = symbol("PQgetlength", as: p11k_PQgetlength.self),
-            let getvalue = symbol("PQgetvalue", as: p11k_PQgetvalue.self)
+            let getvalue = symbol("PQgetvalue", as: p11k_PQgetvalue.self),
+            let consumeInput = symbol("PQconsumeInput", as: p11k_PQconsumeInput.self),
+            let notifies = symbol("PQnotifies", as: p11k_PQnotifies.self),
+            let freemem = symbol("PQfreemem", as: p11k_PQfreemem.self),
+            let socket = symbol("PQsocket", as: p11k_PQsocket.self),
+            let backendPID = symbol("PQbackendPID", as: p11k_PQbackendPID.self),
+            let sendQuery = symbol("PQsendQuery", as: p11k_PQsendQuery.self),
+            let sendQueryParams = symbol("PQsendQueryParams", as: p11k_PQsendQueryParams.self),
+            let getResult = symbol("PQgetResult", as: p11k_PQgetResult.self),
+            let isBusy = symbol("PQisBusy", as: p11k_PQisBusy.self)
         else {
             return .failure(
                 StorageError(
@@ -86,9 +100,12 @@ struct LibPQ: @unchecked Sendable {
                 connectdbParams: connectdbParams, conninfoParse: conninfoParse, conninfoFree: conninfoFree,
                 finish: finish, status: status, transactionStatus: transactionStatus,
                 errorMessage: errorMessage,
-                exec: exec, execParams: execParams, resultStatus: resultStatus,
+                resultStatus: resultStatus,
                 resultErrorField: resultErrorField,
                 resultErrorMessage: resultErrorMessage, clear: clear, ntuples: ntuples, cmdTuples: cmdTuples,
-                getisnull: getisnull, getlength: getlength, getvalue: getvalue))
+                getisnull: getisnull, getlength: getlength, getvalue: getvalue, consumeInput: consumeInput,
+                notifies: notifies, freemem: freemem, socket: socket, backendPID: backendPID,
+                sendQuery: sendQuery,
+                sendQueryParams: sendQueryParams, getResult: getResult, isBusy: isBusy))
     }
 }

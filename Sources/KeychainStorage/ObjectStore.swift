@@ -35,7 +35,9 @@ public protocol StorageEngine: AnyObject {
     var isInTransaction: Bool { get }
     /// A value that stays the same for as long as nobody, anywhere, writes the store; nil
     /// while unknown (a write under way, the server unreachable). What was read between two
-    /// equal values may be kept until the value changes.
+    /// equal values may be kept until the value changes. A server's engine may answer with
+    /// the value it confirmed within its freshness bound (ServerOptions): what is kept then
+    /// outlives another host's write by at most that bound.
     var changeCount: UInt64? { get }
     /// Runs `body` in one read transaction (a consistent snapshot); nested calls join it.
     func read<T>(_ body: () throws -> T) throws -> T
@@ -108,15 +110,18 @@ public final class ObjectStore {
     }
 
     /// The store of token `token` at `location`: a PostgreSQL store (schema named after the
-    /// token) when it starts with `postgresql:`, else the SQLite file at that path.
+    /// token, with `server`'s freshness bound and timeout) when it starts with `postgresql:`,
+    /// else the SQLite file at that path.
     public static func open(
-        _ location: String, token: String, create: Bool, durability: Durability = .normal
+        _ location: String, token: String, create: Bool, durability: Durability = .normal,
+        server: ServerOptions = ServerOptions()
     ) throws(StorageError) -> ObjectStore {
         guard isServerLocation(location) else {
             return try ObjectStore(path: location, create: create, durability: durability)
         }
         let conninfo = String(location.dropFirst(postgresPrefix.count))
-        return ObjectStore(engine: try PostgresStore(conninfo: conninfo, token: token, create: create))
+        return ObjectStore(
+            engine: try PostgresStore(conninfo: conninfo, token: token, create: create, options: server))
     }
 
     /// Where the store is, fit for messages (no password).

@@ -17,8 +17,9 @@ enum PostgresValue {
 /// Opened on first use, not by `init`: a server that is down when the module loads makes the
 /// token's calls fail until it is back, not the module's loading (ARCHITECTURE.md §4.5). A
 /// connection found broken is dropped and made again by the next call. Every wait is bounded:
-/// `connect_timeout`, `statement_timeout`, `lock_timeout` and TCP keepalives default to at most
-/// 10 s (a connection string may set its own). The connection string is kept private and never
+/// `connect_timeout`, `statement_timeout`, `lock_timeout` and TCP keepalives come from the
+/// token's `timeout-ms` (ServerOptions; a connection string may set its own). A child of
+/// `fork()` never uses or ends its parent's connection: it makes its own. The connection string is kept private and never
 /// printed: messages name the token and `label` (host, port, database, user; no password).
 /// Not thread-safe: the owner serialises calls.
 final class PostgresConnection {
@@ -33,30 +34,40 @@ final class PostgresConnection {
     /// statements do not each wait out `connect_timeout` on a server that is down.
     private var lastFailure: (time: Double, error: StorageError)?
 
-    /// Defaults for bounded time, given before the connection string so that it may override
-    /// them (libpq: the last value of a keyword wins).
-    private static let defaults: [(String, String)] = [
-        ("connect_timeout", "10"),
-        (
-            "options",
-            "-c statement_timeout=10000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000"
-        ),
-        ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
-        ("tcp_user_timeout", "10000"),
-        ("application_name", "p11keychain"),
-    ]
+    /// The timeouts (ServerOptions.connectionDefaults).
+    private let options: ServerOptions
+    /// The process that made `handle`: a child of `fork()` must not use or end it.
+    private var owner: pid_t = 0
+    /// How many connections were made: what a caller kept from an earlier one (its LISTEN,
+    /// a change count confirmed on it) does not hold on a later one.
+    private(set) var generation = 0
 
-    init(conninfo: String, label: String, setup: [(sql: String, parameters: [PostgresValue])] = []) {
+    init(
+        conninfo: String, label: String, options: ServerOptions,
+        setup: [(sql: String, parameters: [PostgresValue])] = []
+    ) {
         self.conninfo = conninfo
         self.label = label
+        self.options = options
         self.setup = setup
     }
 
     deinit { close() }
 
-    /// Drops the connection (the server then lets go of its session's locks).
+    /// Drops the connection (the server then lets go of its session's locks). In a child of
+    /// `fork()` the connection is the parent's: the child closes its copy of the socket and
+    /// forgets the rest, sending nothing (PQfinish would end the parent's session, and with
+    /// TLS, its TLS state), and the child's next call connects anew.
     func close() {
-        if let handle, let pq = Self.library { pq.finish(handle) }
+        if let handle, let pq = Self.library {
+            if owner == getpid() {
+                pq.finish(handle)
+            } else {
+                // The parent's PGconn is left allocated: freeing it takes PQfinish.
+                let socket = pq.socket(handle)
+                if socket >= 0 { Glibc.close(socket) }
+            }
+        }
         handle = nil
     }
 
@@ -64,8 +75,9 @@ final class PostgresConnection {
     /// drop them anyway when the connection ends, but only once its backend has exited, a
     /// moment later: another host could still see an attempt lock held that was let go.
     func closeReleasingLocks() {
-        if let handle, let pq = Self.library, pq.status(handle) == CONNECTION_OK {
-            pq.clear(pq.exec(handle, "SELECT pg_advisory_unlock_all()"))
+        if let handle, let pq = Self.library, owner == getpid(), pq.status(handle) == CONNECTION_OK {
+            // try?: the connection is dropped next, and the server lets go of them then.
+            _ = try? execute("SELECT pg_advisory_unlock_all()")
         }
         close()
     }
@@ -94,11 +106,12 @@ final class PostgresConnection {
     /// The connection, made (again) when there is none or the last one broke.
     private func connected() throws(StorageError) -> OpaquePointer {
         let pq = try LibPQ.functions()
-        if let handle, pq.status(handle) == CONNECTION_OK { return handle }
+        if let handle, owner == getpid(), pq.status(handle) == CONNECTION_OK { return handle }
         close()
         if let lastFailure, Self.now() - lastFailure.time < 1 { throw lastFailure.error }
-        let keywords = Self.defaults.map(\.0) + ["dbname"]
-        let values = Self.defaults.map(\.1) + [conninfo]
+        let defaults = options.connectionDefaults
+        let keywords = defaults.map(\.0) + ["dbname"]
+        let values = defaults.map(\.1) + [conninfo]
         let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in pq.connectdbParams(keywordPointers, valuePointers, 1) }
         }
@@ -112,11 +125,13 @@ final class PostgresConnection {
         }
         lastFailure = nil
         handle = made
+        owner = getpid()
+        generation += 1
         for step in setup { _ = try run(step.sql, step.parameters, on: made) }
         return made
     }
 
-    private static func now() -> Double {
+    static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
@@ -124,6 +139,33 @@ final class PostgresConnection {
 
     /// True while a connection is open (it may still turn out broken at its next use).
     var isOpen: Bool { handle != nil }
+
+    /// Whether another session may have sent this one a notification since the last call:
+    /// looks at the socket without waiting and without a round trip (a `poll`, and a `recv`
+    /// through PQconsumeInput when something came), and takes every notification libpq holds,
+    /// those that came during earlier statements too. Notifications this session sent itself
+    /// do not count. True also when the server ended the session or nothing of this process
+    /// is there to read (its next statement connects, and what was confirmed on the old
+    /// connection does not hold).
+    func takeNotifications() -> Bool {
+        guard let handle, let pq = Self.library, owner == getpid(), pq.status(handle) == CONNECTION_OK else {
+            return true
+        }
+        var entry = pollfd(fd: pq.socket(handle), events: Int16(POLLIN) | p11k_poll_peer_closed, revents: 0)
+        guard entry.fd >= 0, poll(&entry, 1, 0) >= 0,
+            entry.revents & (p11k_poll_peer_closed | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) == 0
+        else { return true }
+        if entry.revents & Int16(POLLIN) != 0 {
+            guard pq.consumeInput(handle) == 1, pq.status(handle) == CONNECTION_OK else { return true }
+        }
+        let own = pq.backendPID(handle)
+        var foreign = false
+        while let notification = pq.notifies(handle) {
+            if notification.pointee.be_pid != own { foreign = true }
+            pq.freemem(notification)
+        }
+        return foreign
+    }
 
     /// True inside a transaction block the server knows of.
     var isInTransaction: Bool {
@@ -139,7 +181,8 @@ final class PostgresConnection {
     {
         let handle = try connected()
         if script {
-            return try check(LibPQ.functions().exec(handle, sql), on: handle)
+            let pq = try LibPQ.functions()
+            return try check(awaitResult(on: handle) { pq.sendQuery(handle, sql) }, on: handle)
         }
         return try run(sql, parameters, on: handle)
     }
@@ -177,15 +220,62 @@ final class PostgresConnection {
         let lengths = ranges.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)
         buffer.append(0)  // a valid base pointer for empty values
-        let result: OpaquePointer? = buffer.withUnsafeBufferPointer { raw in
-            let base = UnsafeRawPointer(raw.baseAddress)?.assumingMemoryBound(to: CChar.self)
-            let values: [UnsafePointer<CChar>?] = ranges.map { range in
-                guard let range, let base else { return nil }
-                return base + range.lowerBound
+        let result = try awaitResult(on: handle) {
+            // libpq copies the values into its output buffer before it returns.
+            buffer.withUnsafeBufferPointer { raw in
+                let base = UnsafeRawPointer(raw.baseAddress)?.assumingMemoryBound(to: CChar.self)
+                let values: [UnsafePointer<CChar>?] = ranges.map { range in
+                    guard let range, let base else { return nil }
+                    return base + range.lowerBound
+                }
+                return pq.sendQueryParams(
+                    handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
             }
-            return pq.execParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
         }
         return try check(result, on: handle)
+    }
+
+    /// Sends a statement with `send` (PQsendQuery or PQsendQueryParams: 1 once sent) and waits
+    /// for its result for at most `timeout-ms` and a grace. `statement_timeout` is the server's to enforce,
+    /// and a server that is frozen (stopped, swapped out, a hung host whose kernel still
+    /// acknowledges TCP) never does: past the deadline the connection is dropped and the call
+    /// fails. Returns the last result, an error in preference (as PQexec does); nil when the
+    /// statement could not be sent (the connection's error says why).
+    private func awaitResult(on handle: OpaquePointer, _ send: () -> Int32) throws(StorageError)
+        -> OpaquePointer?
+    {
+        let pq = try LibPQ.functions()
+        guard send() == 1 else { return nil }
+        // Beyond the server's own timeouts (by half of it, at most a second), so that a server
+        // that is alive reports its clearer error (a lock or statement timeout) first.
+        let waiting = options.timeoutMilliseconds + min(1000, options.timeoutMilliseconds / 2)
+        let deadline = Self.now() + Double(waiting) / 1000
+        var kept: OpaquePointer?
+        while true {
+            while pq.isBusy(handle) != 0 {
+                let remaining = min(max(deadline - Self.now(), 0), 600)
+                var entry = pollfd(fd: pq.socket(handle), events: Int16(POLLIN), revents: 0)
+                let ready = remaining > 0 ? poll(&entry, 1, Int32((remaining * 1000).rounded(.up))) : 0
+                if ready < 0, errno == EINTR { continue }
+                if ready == 0 {
+                    if let kept { pq.clear(kept) }
+                    close()
+                    throw StorageError(
+                        .failed,
+                        "\(label): the server did not answer within \(waiting) ms")
+                }
+                // A broken connection: PQgetResult reports it without waiting.
+                if ready < 0 || pq.consumeInput(handle) == 0 { break }
+            }
+            guard let next = pq.getResult(handle) else { break }
+            if let kept, pq.resultStatus(kept) == PGRES_FATAL_ERROR {
+                pq.clear(next)
+            } else {
+                if let kept { pq.clear(kept) }
+                kept = next
+            }
+        }
+        return kept
     }
 
     private func check(_ result: OpaquePointer?, on handle: OpaquePointer) throws(StorageError)
@@ -205,6 +295,13 @@ final class PostgresConnection {
         if pq.status(handle) != CONNECTION_OK {
             close()
             throw StorageError(.failed, "\(label): the connection to the server was lost: \(reason)")
+        }
+        if state == "25006" {
+            // The server's own words name the statement, not why: say it is a standby.
+            throw StorageError(
+                .readOnly,
+                "\(label): the server is read-only, a standby (SQLSTATE 25006): name the primary, or every host "
+                    + "with target_session_attrs=read-write: \(reason)")
         }
         throw StorageError(Self.code(forSQLState: state), "\(label): \(reason)")
     }

@@ -29,6 +29,12 @@ public final class PostgresStore: StorageEngine {
     private var schemaOID: Int64?
     private var inTransaction = false
     private var writing = false
+    private let options: ServerOptions
+    /// The change count last confirmed with the server: when (monotonic seconds) and on which
+    /// connection (`PostgresConnection.generation`). nil: ask the server.
+    private var confirmed: (count: UInt64, time: Double, connection: Int)?
+    /// The connection generation this store LISTENs on for its schema's channel, if any.
+    private var listening: Int?
 
     public var path: String { "\(connection.label) schema \(token)" }
     public var isReadOnly: Bool { false }
@@ -68,7 +74,10 @@ public final class PostgresStore: StorageEngine {
 
     /// A store of token `token` at the server `conninfo` names. Connects on first use, not
     /// now: a server that is down makes calls fail (`.failed`, "unreachable") until it is up.
-    public init(conninfo: String, token: String, create: Bool) throws(StorageError) {
+    /// `options`: how long the change count may be relied on, how long a wait may last.
+    public init(conninfo: String, token: String, create: Bool, options: ServerOptions = ServerOptions())
+        throws(StorageError)
+    {
         guard let label = PostgresConnection.label(of: conninfo) else {
             throw StorageError(
                 .cannotOpen, "token \(token): its postgresql: connection string does not parse")
@@ -79,8 +88,9 @@ public final class PostgresStore: StorageEngine {
         self.conninfo = conninfo
         self.token = token
         self.create = create
+        self.options = options
         connection = PostgresConnection(
-            conninfo: conninfo, label: "token \(token) (\(label))",
+            conninfo: conninfo, label: "token \(token) (\(label))", options: options,
             setup: [("SELECT set_config('search_path', $1, false)", [.text(Self.quoted(token))])])
         // Created (or checked) now when the server answers, as a file is at its opening;
         // when it does not, the first call tries again and reports why.
@@ -176,11 +186,24 @@ public final class PostgresStore: StorageEngine {
             inTransaction = false
             self.writing = false
         }
+        var count: Int64?
         do {
-            // The writers' queue: this row's lock, held until the commit.
-            if writing { try connection.execute("UPDATE store_state SET change_count = change_count + 1") }
+            if writing {
+                // The writers' queue: this row's lock, held until the commit. The notification
+                // is sent by the commit, to every host that listens (changeCount).
+                count = try connection.execute(
+                    "WITH bump AS (UPDATE store_state SET change_count = change_count + 1 RETURNING change_count) "
+                        + "SELECT change_count, pg_notify($1, '')::text FROM bump", [.text(try channel())]
+                ).int64(0, 0)
+                confirmed = nil
+            }
             let result = try body()
             try connection.execute("COMMIT")
+            // The count this write left: nobody could move it before the commit let go of the row.
+            // Relied on only while later writes are announced to this connection.
+            if let count, listening == connection.generation {
+                confirmed = (UInt64(bitPattern: count), PostgresConnection.now(), connection.generation)
+            }
             return result
         } catch {
             rollBack()
@@ -206,13 +229,53 @@ public final class PostgresStore: StorageEngine {
         return try connection.execute(sql, parameters)
     }
 
+    /// The channel of this token's writes: one per schema (its OID: a channel name is at most
+    /// 63 bytes, a token's name may be as long).
+    private func channel() throws(StorageError) -> String {
+        try prepare()
+        guard let oid = schemaOID else { throw StorageError(.failed, "\(path): the schema is not checked") }
+        return "p11keychain_\(oid)"
+    }
+
+    /// The count confirmed less than `freshness-ms` ago on this connection, when no other host
+    /// has announced a write since (ARCHITECTURE.md §4.5); else asked of the server (a round
+    /// trip). Inside a transaction, the transaction's own snapshot is asked.
     /// nil when unknown (inside a write, or the server did not answer): the caller then reads
     /// again instead of trusting what it kept, the safe path, and the next call reports the error.
     public var changeCount: UInt64? {
-        guard !writing, let rows = try? statement("SELECT change_count FROM store_state"), rows.count == 1,
+        guard !writing else { return nil }
+        if !inTransaction, options.freshnessMilliseconds > 0, let confirmed,
+            confirmed.connection == connection.generation,
+            (PostgresConnection.now() - confirmed.time) * 1000 < Double(options.freshnessMilliseconds),
+            !connection.takeNotifications()
+        {
+            return confirmed.count
+        }
+        confirmed = nil
+        if !inTransaction, options.freshnessMilliseconds > 0 {
+            listen()
+            // What was announced before this read is in the count it reads.
+            _ = connection.takeNotifications()
+        }
+        guard let rows = try? statement("SELECT change_count FROM store_state"), rows.count == 1,
             let count = rows.int64(0, 0)
         else { return nil }
-        return UInt64(bitPattern: count)
+        let value = UInt64(bitPattern: count)
+        // A snapshot's count may be older than now: it confirms nothing for later calls.
+        if !inTransaction { confirmed = (value, PostgresConnection.now(), connection.generation) }
+        return value
+    }
+
+    /// LISTENs on this token's channel on the current connection, once per connection, before
+    /// the count is read: a write committed after the read is announced. A server that refuses
+    /// (a standby) leaves the bound alone to hold; the next connection tries again.
+    private func listen() {
+        guard listening == nil || listening != connection.generation else { return }
+        // try?: without it, what is kept still lasts no longer than the bound.
+        guard let channel = try? channel(),
+            (try? connection.execute("LISTEN \(channel)", script: true)) != nil
+        else { return }
+        listening = connection.generation
     }
 
     // MARK: Objects
@@ -384,7 +447,7 @@ public final class PostgresStore: StorageEngine {
 
     public func holdAttemptLock(_ slot: Int) throws(StorageError) -> AttemptLock? {
         let key = try lockKey(slot)
-        let holder = PostgresConnection(conninfo: conninfo, label: connection.label)
+        let holder = PostgresConnection(conninfo: conninfo, label: connection.label, options: options)
         guard try holder.execute("SELECT pg_try_advisory_lock($1)", [.int(key)]).bool(0, 0) else {
             return nil
         }

@@ -7,6 +7,11 @@
  * acknowledged (import --log), and bulk look-ups by label (check-labels).
  *
  *   p11drive import --count N --prefix P [--log FILE] [--stepped]
+ *                  [--through-failures]
+ *                                      with --through-failures a failed
+ *                                      C_CreateObject prints "failed LABEL
+ *                                      CKR_... in MS ms" and the next label
+ *                                      is tried 100 ms later (an outage)
  *   p11drive watch --expect N --timeout SECONDS
  *   p11drive count
  *   p11drive has-label LABEL
@@ -26,13 +31,17 @@
  *   p11drive read-secret LABEL         reads the secret value of the
  *                                      private key LABEL (hex), or names
  *                                      the CK_RV that refused it
- *   p11drive sign-until-refused LABEL SECONDS
+ *   p11drive sign-until-refused LABEL SECONDS [step]
  *                                      signs with the private key LABEL
  *                                      (RSA or EC) in one session, again and
  *                                      again, until C_SignInit refuses it;
  *                                      prints "signing" after the first
  *                                      signature and "refused CKR_..." at
- *                                      the end; exit 0 when the refusal is
+ *                                      the end, with the refusal's time
+ *                                      (CLOCK_REALTIME, ms) and the rate;
+ *                                      with "step", reads a line on stdin
+ *                                      before each signature after the
+ *                                      first; exit 0 when the refusal is
  *                                      CKR_KEY_HANDLE_INVALID, 1 when it is
  *                                      another or never came in SECONDS
  *
@@ -256,7 +265,7 @@ static int cmd_import(int argc, char **argv)
 {
     long count = -1;
     const char *prefix = NULL, *log_path = NULL;
-    int stepped = 0;
+    int stepped = 0, through_failures = 0;
     const char *env_subject = getenv("P11DRIVE_WITH_SUBJECT");
     int with_subject = env_subject && !strcmp(env_subject, "1");
     for (int i = 0; i < argc; i++) {
@@ -268,8 +277,10 @@ static int cmd_import(int argc, char **argv)
             log_path = argv[++i];
         else if (!strcmp(argv[i], "--stepped"))
             stepped = 1;
+        else if (!strcmp(argv[i], "--through-failures"))
+            through_failures = 1;
         else
-            die_usage("import --count N --prefix P [--log FILE] [--stepped]");
+            die_usage("import --count N --prefix P [--log FILE] [--stepped] [--through-failures]");
     }
     if (count < 0 || !prefix)
         die_usage("import needs --count and --prefix");
@@ -311,9 +322,20 @@ static int cmd_import(int argc, char **argv)
             { CKA_SUBJECT, subject, (CK_ULONG)subject_len },
         };
         CK_OBJECT_HANDLE obj;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         CK_RV rv = p11->C_CreateObject(session, tmpl, with_subject ? 6 : 5, &obj);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         OPENSSL_free(der);
         OPENSSL_free(subject);
+        if (rv != CKR_OK && through_failures) {
+            printf("failed %s %s in %.0f ms\n", label, ckr_name(rv),
+                   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+            fflush(stdout);
+            struct timespec pause = { 0, 100 * 1000 * 1000 };
+            nanosleep(&pause, NULL);
+            continue;
+        }
         if (rv != CKR_OK) {
             /* Show that the module still answers after the failure. */
             CK_ULONG n = 0;
@@ -812,7 +834,14 @@ static int cmd_read_secret(const char *label)
 
 /* Signs with one key until another process's change makes C_SignInit refuse
  * it: the module must notice other processes' writes between signatures. */
-static int cmd_sign_until_refused(const char *label, const char *seconds)
+static double now_ms(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmd_sign_until_refused(const char *label, const char *seconds, int step)
 {
     open_module(0);
     login_from_env();
@@ -826,10 +855,16 @@ static int cmd_sign_until_refused(const char *label, const char *seconds)
     CK_BYTE msg[32] = { 1, 2, 3 }, sig[1024];
     time_t deadline = time(NULL) + strtol(seconds, NULL, 10);
     unsigned long count = 0;
+    double start = now_ms(CLOCK_MONOTONIC);
+    char line[64];
     while (time(NULL) < deadline) {
+        if (step && count > 0 && !fgets(line, sizeof line, stdin))
+            break;
         rv = p11->C_SignInit(session, &mech, key);
         if (rv != CKR_OK) {
-            printf("refused %s after %lu signatures\n", ckr_name(rv), count);
+            double elapsed = now_ms(CLOCK_MONOTONIC) - start;
+            printf("refused %s after %lu signatures at %.0f ms, %.0f signatures/s\n", ckr_name(rv), count,
+                   now_ms(CLOCK_REALTIME), elapsed > 0 ? count * 1e3 / elapsed : 0.0);
             return rv == CKR_KEY_HANDLE_INVALID ? 0 : EXIT_CHECK;
         }
         CK_ULONG len = sizeof sig;
@@ -1099,8 +1134,8 @@ int main(int argc, char **argv)
         return cmd_genkey(argv[2], argv[3]);
     if (!strcmp(cmd, "read-secret") && argc == 3)
         return cmd_read_secret(argv[2]);
-    if (!strcmp(cmd, "sign-until-refused") && argc == 4)
-        return cmd_sign_until_refused(argv[2], argv[3]);
+    if (!strcmp(cmd, "sign-until-refused") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "step"))))
+        return cmd_sign_until_refused(argv[2], argv[3], argc == 5);
     if (!strcmp(cmd, "genkey-public") && argc == 4)
         return genkey_with(argv[2], argv[3], CK_FALSE);
     if (!strcmp(cmd, "copy") && argc >= 4)
@@ -1111,7 +1146,7 @@ int main(int argc, char **argv)
         return cmd_hold_login(argv[2]);
     die_usage("usage: p11drive import|watch|count|has-label LABEL|check-labels FILE|"
               "login user|so PIN|set-pin OLD NEW|init-token SO_PIN LABEL|"
-              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS|"
+              "genkey TYPE LABEL|read-secret LABEL|sign-until-refused LABEL SECONDS [step]|"
               "genkey-public TYPE LABEL|copy LABEL NEWLABEL FLAG=0|1...|"
               "sign-copy LABEL session|token|token-then-destroy INPUT OUTPUT|hold-login NEW_PIN ...");
     return EXIT_USAGE;
