@@ -1,5 +1,6 @@
 // Hand-written, table-driven argument parsing: each command lists its options as `Option`
-// values; one parser reads them all. (No outside Swift package can be fetched here.)
+// values; one parser reads them all. Why not glibc's getopt_long: docs/cli.md ("One option
+// parser").
 //
 // Accepted forms, as getopt_long accepts them: `-l VALUE`, `-lVALUE`, clustered flags
 // (`-aZ`), `--long VALUE`, `--long=VALUE`, and `--` ending the options. Options may follow
