@@ -130,6 +130,16 @@ enum Module {
     /// nil when not initialised. Guarded by `lock`.
     nonisolated(unsafe) static var state: ModuleState?
     nonisolated(unsafe) private static var forkHandlersInstalled = false
+    /// Messages already written by `reportOnce`. Guarded by `lock`.
+    nonisolated(unsafe) private static var reported: Set<String> = []
+
+    /// Writes `message` on standard error (or the log file) the first time this process meets
+    /// it: a host that retries C_Initialize, or loads the module through several registrations,
+    /// is told of one configuration error once, not once per call.
+    static func reportOnce(_ message: String) {
+        guard lock.withLock({ reported.insert(message).inserted }) else { return }
+        Trace.always(message)
+    }
 
     /// The state of an initialised module in this process. After fork() the child sees
     /// CKR_CRYPTOKI_NOT_INITIALIZED until it calls C_Initialize (v2.40 §6.7.7): the fork
@@ -286,7 +296,7 @@ func C_Initialize(_ pInitArgs: UnsafeMutableRawPointer?) -> CK_RV {
     do {
         configuration = try Configuration.load()
     } catch {
-        Trace.always("configuration error: \(error)")
+        Module.reportOnce("configuration error: \(error)")
         return CKR_GENERAL_ERROR
     }
     return Module.lock.withLock {

@@ -4,7 +4,7 @@ import Keychain
 /// Keys that share a label: allowed, as on Apple, where a key's uniqueness is its
 /// application label (the ID), tag, type and size, never its label, and as in PKCS#11, where
 /// CKA_LABEL need not be unique (docs/ARCHITECTURE.md §3.5). But a label is how this tool
-/// names a key (`-l`, the `object=` of the URIs it prints), so `generate-key` and `import`
+/// names a key (`-l`, the `object=` of the URIs it prints), so `generate-key`, `import` and `unwrap-key`
 /// say when the key they stored shares its label with another key; `--allow-duplicate`
 /// says the sharing is meant, and silences them.
 enum DuplicateKeyLabels {

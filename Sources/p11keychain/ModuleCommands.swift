@@ -15,6 +15,10 @@ enum ModuleCommands {
     /// registration and drops the trust-policy flag (measured with p11-kit 0.24).
     static let trustModuleFileName = "p11keychain-trust.module"
     static let libraryName = "libp11keychain-pkcs11.so"
+    /// p11-kit's own directory of module files, where the Debian package and `make install`
+    /// put p11keychain.module. A file of the same name in /etc/pkcs11/modules or the user's
+    /// directory overrides it; a file of another name is a second registration of the library.
+    static let packageModulesDirectory = "/usr/share/p11-kit/modules"
 
     private static let user = Option(
         long: "user", help: "for this user: $XDG_CONFIG_HOME/pkcs11/modules (default ~/.config/...)")
@@ -54,7 +58,9 @@ enum ModuleCommands {
             With --trust, writes \(trustModuleFileName) instead, which also says
             "trust-policy: yes": p11-kit's trust tools (trust list) and GnuTLS then read the
             keychain's anchors and distrusted certificates. Only one of the two files is kept:
-            p11-kit loads a library once, and with both files it ignores the trust policy.
+            p11-kit loads a library once, and with both files it ignores the trust policy. Where
+            the package's \(packageModulesDirectory)/\(moduleFileName) exists, --trust writes
+            \(moduleFileName) (with the trust policy), which overrides it.
             """,
             scopeNote, lookupNote,
         ],
@@ -64,7 +70,11 @@ enum ModuleCommands {
         let directory = try modulesDirectory(invocation)
         let library = try modulePath(invocation)
         let asTrustSource = invocation.flag("trust")
-        let name = asTrustSource ? trustModuleFileName : moduleFileName
+        // Beside the package's p11keychain.module, a p11keychain-trust.module would be a second
+        // registration of the library, and p11-kit would keep the package's, without the trust
+        // policy: the trust registration then takes the package file's name and overrides it.
+        let packaged = Files.exists(packageModulesDirectory + "/" + moduleFileName)
+        let name = asTrustSource && !packaged ? trustModuleFileName : moduleFileName
         let file = directory + "/" + name
         let text = """
             # The p11keychain token, registered by `p11keychain register\(asTrustSource ? " --trust" : "")`.
@@ -81,7 +91,7 @@ enum ModuleCommands {
             throw .failed(error.message + hint)
         }
         // The other kind of registration goes: with both, p11-kit drops the trust policy.
-        let other = directory + "/" + (asTrustSource ? moduleFileName : trustModuleFileName)
+        let other = directory + "/" + (name == moduleFileName ? trustModuleFileName : moduleFileName)
         guard unlink(other) == 0 || errno == ENOENT else {
             throw .failed("cannot remove \(other): \(Files.reason())\(hint)")
         }

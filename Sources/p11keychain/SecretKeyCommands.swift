@@ -362,7 +362,7 @@ enum SecretKeyCommands {
 
     static let unwrapKey = Command(
         name: "unwrap-key",
-        synopsis: "-i FILE --wrapping-key LABEL [-l LABEL] [--id HEX]",
+        synopsis: "-i FILE --wrapping-key LABEL [-l LABEL] [--id HEX] [--allow-duplicate]",
         summary: "Store a key back from a file wrap-key wrote",
         options: [
             Option(
@@ -373,6 +373,7 @@ enum SecretKeyCommands {
             Option(
                 long: "id", value: "HEX",
                 help: "a secret key's ID (default: the file's; a private key's is its public key's hash)"),
+            DuplicateKeyLabels.option,
         ] + PINs.unlockOptions,
         notes: [
             """
@@ -402,7 +403,7 @@ enum SecretKeyCommands {
         case .secretKey(let secret): algorithm = secret
         case .privateKey(let pair):
             guard id == nil else { throw .usage("--id: a private key's ID is its public key's hash") }
-            try unwrap(file, named: name, as: pair, with: wrapping, label: label, in: keychain)
+            try unwrap(file, named: name, as: pair, with: wrapping, label: label, in: keychain, invocation)
             return
         }
         let key: SecretKeyItem
@@ -423,6 +424,7 @@ enum SecretKeyCommands {
                 "\(name) unwrapped to a key that is not the one it describes (its type, size or check value "
                     + "was altered); nothing was stored")
         }
+        DuplicateKeyLabels.warn(label: label, id: key.applicationLabel, in: keychain, invocation)
         Console.print(
             "unwrapped \(describe(key.algorithm)) secret key \(Format.quoted(label)) "
                 + "into token \(Format.quoted(keychain.name))\n" + details(of: key, in: keychain))
@@ -432,7 +434,7 @@ enum SecretKeyCommands {
     /// pair (unless that half is still there), after checking it is the key the file names.
     private static func unwrap(
         _ file: WrappedKeyFile, named name: String, as algorithm: KeyAlgorithm, with wrapping: SecretKeyItem,
-        label: String, in keychain: Keychain
+        label: String, in keychain: Keychain, _ invocation: Invocation
     ) throws(Failure) {
         let key: KeyItem
         do {
@@ -461,6 +463,7 @@ enum SecretKeyCommands {
         } catch {
             throw Failure(error, doing: "the private key was stored, but not its public key")
         }
+        DuplicateKeyLabels.warn(label: label, id: key.applicationLabel, in: keychain, invocation)
         let tokenLabel = (try? keychain.authenticationStatus.label) ?? nil
         Console.print(
             "unwrapped \(KeyCommands.describe(key.algorithm)) private key \(Format.quoted(label)) "

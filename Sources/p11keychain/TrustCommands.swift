@@ -94,7 +94,25 @@ enum TrustCommands {
             }
             Console.print(text)
         }
-        throw .failed("certificate verification failed")
+        let hint = anchorFiles.isEmpty ? lockedKeychainHint(chain: chain, keychain: keychain) : nil
+        throw .failed("certificate verification failed" + (hint.map { "; \($0)" } ?? ""))
+    }
+
+    /// Why a chain to a root stored in the keychain may fail: on a locked keychain with a user
+    /// PIN, the trust stored there counts only once it is unlocked (docs/token.md, "What a
+    /// locked process trusts"). Nil unless the keychain is such and holds a root of `chain`.
+    private static func lockedKeychainHint(chain: [Certificate], keychain: Keychain) -> String? {
+        guard let status = try? Authentication.status(of: keychain), status.hasUserPIN, !keychain.isUnlocked
+        else { return nil }
+        let holdsRoot = chain.contains { certificate in
+            let subject = certificate.isSelfSigned ? certificate.subjectDER : certificate.issuerDER
+            let stored = (try? keychain.certificates(matching: CertificateQuery(subject: subject))) ?? []
+            return stored.contains { $0.certificate.isSelfSigned }
+        }
+        guard holdsRoot else { return nil }
+        return
+            "the keychain \(Format.quoted(keychain.name)) is locked, and the anchors stored in it count only "
+            + "once it is unlocked (p11keychain unlock --pin-file FILE)"
     }
 
     private static func certificates(in file: String) throws(Failure) -> [Certificate] {
