@@ -156,6 +156,9 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// The public key's size in bits (RSA modulus, EC field).
     public var publicKeySize: Int { parsed.publicKeyBits }
 
+    /// `publicKeyAlgorithm` and `publicKeySize` from one decode of the key.
+    package var publicKeyDescription: (algorithm: String, bits: Int) { parsed.publicKeyDetails }
+
     /// SHA-1 of the subjectPublicKey bits: Apple's kSecAttrPublicKeyHash and the default
     /// CKA_ID, shared by the certificate and its key pair.
     public var publicKeyHash: [UInt8] { parsed.publicKeyHash }

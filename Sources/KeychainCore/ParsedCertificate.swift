@@ -43,6 +43,7 @@ package struct ParsedCertificate: Sendable {
     package var subjectPublicKeyInfo: [UInt8] { certificate.subjectPublicKeyInfo }
     package var publicKeyAlgorithm: String { certificate.publicKeyAlgorithm }
     package var publicKeyBits: Int { certificate.publicKeyBits }
+    package var publicKeyDetails: (algorithm: String, bits: Int) { certificate.publicKeyDetails }
     package var publicKeyHash: [UInt8] { certificate.publicKeyHash }
     package var subjectKeyIdentifier: [UInt8]? { certificate.subjectKeyIdentifier }
     package var sha1Fingerprint: [UInt8] { certificate.sha1Fingerprint }

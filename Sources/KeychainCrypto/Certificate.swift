@@ -106,7 +106,9 @@ public struct X509Certificate: Sendable {
     /// Key size in bits (RSA modulus, EC field), 0 when OpenSSL cannot decode the key.
     public var publicKeyBits: Int { publicKeyDetails.bits }
 
-    private var publicKeyDetails: (algorithm: String, bits: Int) {
+    /// `publicKeyAlgorithm` and `publicKeyBits` from one decode of the key (each of the two
+    /// decodes it: a listing that shows both asks for this).
+    public var publicKeyDetails: (algorithm: String, bits: Int) {
         let key: OpaquePointer? = subjectPublicKeyInfo.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
             return d2i_PUBKEY_ex(nil, &cursor, buffer.count, LibraryContext.pointer, nil)

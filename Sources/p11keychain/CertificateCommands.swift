@@ -148,6 +148,7 @@ enum CertificateCommands {
     /// A certificate as a `--json` item (class "certificate").
     static func jsonItem(_ item: CertificateItem, token: String) -> JSONOutput.Item {
         let certificate = item.certificate
+        let key = certificate.publicKeyDescription
         return [
             "uri": Format.pkcs11URI(token: token, object: item.label, id: item.publicKeyHash, type: "cert"),
             "class": "certificate",
@@ -158,8 +159,8 @@ enum CertificateCommands {
             "not_before": JSONOutput.date(certificate.notValidBefore),
             "not_after": JSONOutput.date(certificate.notValidAfter),
             "emails": certificate.emailAddresses,
-            "key_algorithm": certificate.publicKeyAlgorithm,
-            "key_bits": certificate.publicKeySize,
+            "key_algorithm": key.algorithm,
+            "key_bits": key.bits,
             "id": Format.hex(item.publicKeyHash),
             "subject_key_id": JSONOutput.optional(certificate.subjectKeyIdentifier.map { Format.hex($0) }),
             "ca": certificate.isCertificateAuthority,

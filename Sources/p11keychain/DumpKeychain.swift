@@ -114,6 +114,7 @@ enum DumpKeychain {
     private static func certificate(_ item: CertificateItem, token: String, _ asJSON: Bool) -> Entry {
         let certificate = item.certificate
         let emails = certificate.emailAddresses
+        let key = certificate.publicKeyDescription
         return Entry(
             asJSON,
             fields: [
@@ -125,7 +126,7 @@ enum DumpKeychain {
                 ("not before", Format.date(certificate.notValidBefore)),
                 ("not after", Format.date(certificate.notValidAfter)),
                 ("e-mail", emails.isEmpty ? "(none)" : emails.joined(separator: ", ")),
-                ("public key", "\(certificate.publicKeyAlgorithm), \(certificate.publicKeySize) bits"),
+                ("public key", "\(key.algorithm), \(key.bits) bits"),
                 ("public-key hash", Format.hex(item.publicKeyHash)),
                 ("subject key id", certificate.subjectKeyIdentifier.map { Format.hex($0) } ?? "(none)"),
                 ("authority", certificate.isCertificateAuthority ? "yes (CA)" : "no"),
