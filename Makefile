@@ -6,6 +6,8 @@ all: release
 # The Swift toolchain, found as scripts/setup.sh finds it: swift on PATH, else /opt/swift,
 # else /usr/share/swift (make SWIFT=/path/to/swift overrides).
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift /usr/share/swift/usr/bin/swift)),swift)
+# Extra flags for the release builds (CI: -Xswiftc -warnings-as-errors).
+SWIFTFLAGS ?=
 
 ## The main job: build, register with p11-kit, store a certificate through the Swift API,
 ## show it with p11tool --list-all.
@@ -21,15 +23,15 @@ bench:
 	bash bench/run.sh
 
 module:
-	$(SWIFT) build -c release --product p11keychain-pkcs11
+	$(SWIFT) build -c release --product p11keychain-pkcs11 $(SWIFTFLAGS)
 
 cli:
-	$(SWIFT) build -c release --product p11keychain
+	$(SWIFT) build -c release --product p11keychain $(SWIFTFLAGS)
 
 ## The PAM module and its helper (docs/pam.md).
 pam:
-	swift build -c release --product pam_p11keychain
-	swift build -c release --product p11keychain-pam-helper
+	$(SWIFT) build -c release --product pam_p11keychain $(SWIFTFLAGS)
+	$(SWIFT) build -c release --product p11keychain-pam-helper $(SWIFTFLAGS)
 
 ## The release products that install: the module, the CLI and the PAM module.
 release: module cli pam
@@ -91,13 +93,13 @@ INSTALLED = \
 	$(PAM_HELPER_DIR)/pam-helper
 
 $(RELEASE_MODULE):
-	$(SWIFT) build -c release --product p11keychain-pkcs11
+	$(SWIFT) build -c release --product p11keychain-pkcs11 $(SWIFTFLAGS)
 
 $(RELEASE_CLI):
-	$(SWIFT) build -c release --product p11keychain
+	$(SWIFT) build -c release --product p11keychain $(SWIFTFLAGS)
 
 $(RELEASE_PAM):
-	swift build -c release --product pam_p11keychain
+	$(SWIFT) build -c release --product pam_p11keychain $(SWIFTFLAGS)
 
 $(RELEASE_PAM_HELPER):
 	swift build -c release --product p11keychain-pam-helper
