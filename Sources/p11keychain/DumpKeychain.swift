@@ -48,9 +48,10 @@ enum DumpKeychain {
             let certificates = try keychain.certificates()
             counts.append((certificates.count, "certificate"))
             entries += certificates.map { certificate($0, token: token, asJSON) }
-            let keys = try keychain.keys()
-            let privateKeys = keys.filter { $0.keyClass == .private }
-            let publicKeys = keys.filter { $0.keyClass == .public }
+            // By class: a query without one reads every object of the token (the certificates
+            // too) to find the keys among them.
+            let privateKeys = try keychain.keys(matching: KeyQuery(keyClass: .private))
+            let publicKeys = try keychain.keys(matching: KeyQuery(keyClass: .public))
             counts.append((privateKeys.count, "private key"))
             counts.append((publicKeys.count, "public key"))
             entries += (privateKeys + publicKeys).map { key($0, token: token, asJSON) }
