@@ -103,23 +103,12 @@ public struct X509Certificate: Sendable {
 
     /// Public key algorithm short name ("rsaEncryption", "id-ecPublicKey", "ED25519").
     public var publicKeyAlgorithm: String { publicKeyDetails.algorithm }
-    /// Key size in bits (RSA modulus, EC field), 0 when OpenSSL cannot decode the key.
+    /// Key size in bits (RSA modulus, EC curve order), 0 when OpenSSL cannot decode the key.
     public var publicKeyBits: Int { publicKeyDetails.bits }
 
-    /// `publicKeyAlgorithm` and `publicKeyBits` from one decode of the key (each of the two
-    /// decodes it: a listing that shows both asks for this).
-    public var publicKeyDetails: (algorithm: String, bits: Int) {
-        let key: OpaquePointer? = subjectPublicKeyInfo.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_PUBKEY_ex(nil, &cursor, buffer.count, LibraryContext.pointer, nil)
-        }
-        defer {
-            EVP_PKEY_free(key)
-            ERR_clear_error()
-        }
-        guard let key else { return ("unknown", 0) }
-        return (String(cString: OBJ_nid2sn(EVP_PKEY_get_base_id(key))), Int(EVP_PKEY_get_bits(key)))
-    }
+    /// `publicKeyAlgorithm` and `publicKeyBits` together (PublicKeySummary.swift: read from the
+    /// DER for RSA and named-curve EC keys, else one decode of the key).
+    public var publicKeyDetails: (algorithm: String, bits: Int) { PublicKeySummary.of(subjectPublicKeyInfo) }
 
     // MARK: Decoding parts
 
