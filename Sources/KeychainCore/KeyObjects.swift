@@ -96,10 +96,10 @@ package struct KeyPairReferences: Sendable {
 extension Token {
     /// CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_EC_KEY_PAIR_GEN, CKM_EC_EDWARDS_KEY_PAIR_GEN,
     /// CKM_EC_MONTGOMERY_KEY_PAIR_GEN.
-    package static let rsaKeyPairMechanism: UInt64 = 0x0000
-    package static let ecKeyPairMechanism: UInt64 = 0x1040
-    package static let edwardsKeyPairMechanism: UInt64 = 0x1055
-    package static let montgomeryKeyPairMechanism: UInt64 = 0x1056
+    package static let rsaKeyPairMechanism = MechanismRegistry.keyPairGeneration(of: .rsa)
+    package static let ecKeyPairMechanism = MechanismRegistry.keyPairGeneration(of: .ec)
+    package static let edwardsKeyPairMechanism = MechanismRegistry.keyPairGeneration(of: .ecEdwards)
+    package static let montgomeryKeyPairMechanism = MechanismRegistry.keyPairGeneration(of: .ecMontgomery)
 
     /// The RSA modulus sizes this token accepts: ``AsymmetricKey/rsaKeySizes`` with its
     /// minimum raised by `rsa-minimum-bits` (``TokenConfiguration/minimumRSABits``).

@@ -60,6 +60,22 @@ public enum MechanismRegistry {
         return mechanism.digest
     }
 
+    /// The CKM_* value of the mechanism of `family` that hashes with `digest` (nil: the one
+    /// that hashes nothing), so that code names mechanisms by what they are rather than by
+    /// number. A pair the table does not hold gives a value it does not know, which every
+    /// `*Init` refuses as not supported.
+    package static func type(of family: MechanismFamily, digest: DigestAlgorithm? = nil) -> UInt64 {
+        all.first { $0.family == family && $0.digest == digest }?.type ?? unregistered
+    }
+
+    /// The CKM_* value of the key pair generation mechanism of keys of `keyType`.
+    package static func keyPairGeneration(of keyType: KeyType) -> UInt64 {
+        all.first { $0.family == .keyPairGeneration && $0.keyTypes.contains(keyType) }?.type ?? unregistered
+    }
+
+    /// CK_UNAVAILABLE_INFORMATION: no mechanism has this value.
+    private static let unregistered = UInt64.max
+
     // MARK: The table
 
     /// Key sizes: RSA modulus bits, EC field bits, secret key bytes.

@@ -72,10 +72,13 @@ public enum RSAEncryptionAlgorithm: Hashable, Sendable {
     /// core's operation (whose key-use check also reads the key's allowed mechanisms).
     public var mechanism: (type: UInt64, parameters: CipherParameters) {
         switch self {
-        case .rsaPKCS1: (0x0001, .none)
+        case .rsaPKCS1: (MechanismRegistry.type(of: .rsaPKCS1), .none)
         // CKZ_DATA_SPECIFIED with an empty label.
         case .rsaOAEP(let digest):
-            (0x0009, .oaep(hash: digest.mechanism, mgf: digest.mgf1, source: 1, label: []))
+            (
+                MechanismRegistry.type(of: .rsaOAEP),
+                .oaep(hash: digest.mechanism, mgf: digest.mgf1, source: 1, label: [])
+            )
         }
     }
 
@@ -90,7 +93,9 @@ public enum RSAEncryptionAlgorithm: Hashable, Sendable {
 
 extension DerivationParameters {
     /// CKM_ECDH1_DERIVE or CKM_ECDH1_COFACTOR_DERIVE (v2.40 §2.3.16).
-    public static func ecdhMechanism(cofactor: Bool) -> UInt64 { cofactor ? 0x1051 : 0x1050 }
+    public static func ecdhMechanism(cofactor: Bool) -> UInt64 {
+        MechanismRegistry.type(of: .ecdh(cofactor: cofactor))
+    }
 
     /// The parameter of a raw key agreement with `peer` (an EC point): CKD_NULL, no shared data.
     public static func agreement(with peer: [UInt8]) -> DerivationParameters {

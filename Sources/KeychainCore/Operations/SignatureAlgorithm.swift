@@ -35,27 +35,24 @@ public enum SignatureAlgorithm: Hashable, Sendable {
         }
     }
 
-    /// The registry mechanism and its parameters.
+    /// The registry mechanism and its parameters: CKM_RSA_PKCS, CKM_RSA_PKCS_PSS, CKM_ECDSA,
+    /// CKM_EDDSA, and the hashing mechanisms of each hash.
     var mechanism: (type: UInt64, parameters: SignatureParameters) {
-        // The registry's values: CKM_RSA_PKCS, CKM_RSA_PKCS_PSS, CKM_ECDSA, CKM_EDDSA, and the
-        // hashing mechanisms of each hash.
         func pss(_ digest: HashAlgorithm) -> SignatureParameters {
             .pss(hash: digest.mechanism, mgf: digest.mgf1, saltLength: digest.length)
         }
-        switch self {
-        case .rsaPKCS1v15(let digest): return (Self.hashing(.rsaPKCS1, digest), .none)
-        case .rsaPKCS1v15Digest, .rsaPKCS1v15Raw: return (0x01, .none)
-        case .rsaPSS(let digest): return (Self.hashing(.rsaPSS, digest), pss(digest))
-        case .rsaPSSDigest(let digest): return (0x0D, pss(digest))
-        case .ecdsa(let digest): return (Self.hashing(.ecdsa, digest), .none)
-        case .ecdsaDigest: return (0x1041, .none)
-        case .ed25519: return (0x1057, .none)
+        func registered(_ family: MechanismFamily, hashing digest: HashAlgorithm? = nil) -> UInt64 {
+            MechanismRegistry.type(of: family, digest: digest?.crypto)
         }
-    }
-
-    /// The registry's hashing mechanism of `family` and `digest`.
-    private static func hashing(_ family: MechanismFamily, _ digest: HashAlgorithm) -> UInt64 {
-        MechanismRegistry.all.first { $0.family == family && $0.digest == digest.crypto }?.type ?? 0
+        switch self {
+        case .rsaPKCS1v15(let digest): return (registered(.rsaPKCS1, hashing: digest), .none)
+        case .rsaPKCS1v15Digest, .rsaPKCS1v15Raw: return (registered(.rsaPKCS1), .none)
+        case .rsaPSS(let digest): return (registered(.rsaPSS, hashing: digest), pss(digest))
+        case .rsaPSSDigest(let digest): return (registered(.rsaPSS), pss(digest))
+        case .ecdsa(let digest): return (registered(.ecdsa, hashing: digest), .none)
+        case .ecdsaDigest: return (registered(.ecdsa), .none)
+        case .ed25519: return (registered(.eddsa), .none)
+        }
     }
 
     /// The length of the digest a "digest" algorithm signs; nil for one that takes any input.
@@ -171,9 +168,7 @@ public enum SignatureAlgorithm: Hashable, Sendable {
 
 extension HashAlgorithm {
     /// The CKM_SHA* value of this hash in the registry.
-    var mechanism: UInt64 {
-        MechanismRegistry.all.first { $0.family == .digest && $0.digest == crypto }?.type ?? 0
-    }
+    var mechanism: UInt64 { MechanismRegistry.type(of: .digest, digest: crypto) }
 
     /// The CKG_MGF1_* value of MGF1 with this hash.
     var mgf1: UInt64 {
