@@ -1,4 +1,4 @@
-internal import KeychainCrypto
+public import KeychainCrypto
 
 /// Where the anchor that ended an evaluated chain came from.
 public enum TrustAnchorSource: Hashable, Sendable {
@@ -12,27 +12,8 @@ public enum TrustAnchorSource: Hashable, Sendable {
 
 /// Why a chain is not trusted.
 public struct TrustFailure: Hashable, Sendable, CustomStringConvertible {
-    /// The kind of failure.
-    public enum Reason: String, Hashable, Sendable {
-        case expired, notYetValid, hostNameMismatch
-        /// An issuer was found neither among the given certificates nor among the anchors.
-        case missingIssuer
-        /// The chain ends at a root that is not an anchor.
-        case untrustedRoot
-        /// A certificate of the chain is distrusted in this keychain.
-        case distrusted
-        /// The extended key usage does not allow the policy's purpose.
-        case wrongPurpose
-        case unknownCriticalExtension
-        /// An issuer is not a CA.
-        case notCertificateAuthority
-        case pathLengthExceeded
-        case chainTooLong
-        case nameConstraintViolation
-        case invalidSignature
-        case malformed
-        case other
-    }
+    /// The kind of failure: the chain verifier's closed set, which a face maps to its own codes.
+    public typealias Reason = ChainFailure.Reason
 
     /// The kind of failure.
     public var reason: Reason
@@ -121,7 +102,7 @@ package enum ChainEvaluation {
                 chain: result.chain,
                 problems: result.failures.map {
                     TrustFailure(
-                        reason: TrustFailure.Reason(rawValue: $0.reason.rawValue) ?? .other, depth: $0.depth,
+                        reason: $0.reason, depth: $0.depth,
                         message: $0.message)
                 },
                 anchorSource: source)
