@@ -124,11 +124,15 @@ public struct CertificateQuery: Hashable, Sendable {
     /// Every certificate.
     public static var all: CertificateQuery { CertificateQuery() }
 
-    /// Whether a found item's common attributes match.
-    func matchesAttributes(of item: CertificateItem) -> Bool {
-        attributes.matches(
-            item.attributes, anySynchronizable: anySynchronizable || persistentReference != nil)
+    /// The query's common criteria (its other terms are the search plan's).
+    var common: ItemSelection {
+        ItemSelection(
+            label: nil, persistentReference: persistentReference, attributes: attributes,
+            anySynchronizable: anySynchronizable, limit: limit)
     }
+
+    /// Whether a found item's common attributes match.
+    func matchesAttributes(of item: CertificateItem) -> Bool { common.matches(item.attributes) }
 }
 
 /// Attribute changes for ``Keychain/updateCertificates(matching:setting:)``: each non-nil

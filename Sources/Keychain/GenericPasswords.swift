@@ -87,15 +87,11 @@ public struct GenericPasswordQuery: Hashable, Sendable {
 
     /// What the query selects; a persistent reference names one item, synchronizable or not.
     var selection: PasswordSelection {
-        var selection = PasswordSelection(passwordClass: .generic)
-        if let service { selection.terms[.application] = Array(service.utf8) }
-        if let label { selection.terms[.label] = Array(label.utf8) }
-        if let persistentReference { selection.terms[.uniqueID] = persistentReference }
-        selection.account = account
-        selection.attributes = attributes
-        selection.anySynchronizable = anySynchronizable || persistentReference != nil
-        selection.limit = limit
-        return selection
+        var items = ItemSelection(
+            label: label, persistentReference: persistentReference, attributes: attributes,
+            anySynchronizable: anySynchronizable, limit: limit)
+        if let service { items.terms[.application] = Array(service.utf8) }
+        return PasswordSelection(.generic, items: items, account: account)
     }
 
     /// Every generic password.

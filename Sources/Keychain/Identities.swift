@@ -40,7 +40,7 @@ extension Keychain {
             matching: KeyQuery(
                 keyClass: .private, applicationLabel: query.publicKeyHash,
                 attributes: query.attributes.withoutDates,
-                anySynchronizable: query.anySynchronizable || query.persistentReference != nil))
+                anySynchronizable: query.common.anySynchronizable))
         var found: [IdentityItem] = []
         for key in keys where found.count < limit && !key.applicationLabel.isEmpty {
             var certificates = query

@@ -113,16 +113,14 @@ public struct InternetPasswordQuery: Hashable, Sendable {
     }
 
     func selection() throws(KeychainError) -> PasswordSelection {
-        var selection = PasswordSelection(passwordClass: .internet)
+        var items = ItemSelection(
+            label: label, persistentReference: persistentReference, attributes: attributes,
+            anySynchronizable: anySynchronizable, limit: limit)
+        // The server is looked up; the rest of the address is checked on each candidate.
         var filter = try address.template()
-        if let server = filter.removeValue(forKey: .application) { selection.terms[.application] = server }
-        if let label { selection.terms[.label] = Array(label.utf8) }
-        if let persistentReference { selection.terms[.uniqueID] = persistentReference }
+        if let server = filter.removeValue(forKey: .application) { items.terms[.application] = server }
+        var selection = PasswordSelection(.internet, items: items, account: account)
         selection.filter = filter
-        selection.account = account
-        selection.attributes = attributes
-        selection.anySynchronizable = anySynchronizable || persistentReference != nil
-        selection.limit = limit
         return selection
     }
 }

@@ -66,14 +66,7 @@ public struct KeyItem: Hashable, Sendable {
         label = attributes.string(.label) ?? ""
         applicationLabel = attributes[.id] ?? []
         applicationTag = attributes[.applicationTag]
-        var usage: KeyUsage = []
-        let flags: [(AttributeType, KeyUsage)] = [
-            (.sign, .sign), (.verify, .verify), (.encrypt, .encrypt), (.decrypt, .decrypt),
-            (.derive, .derive),
-            (.wrap, .wrap), (.unwrap, .unwrap),
-        ]
-        for (type, flag) in flags where attributes.bool(type) == true { usage.insert(flag) }
-        self.usage = usage
+        usage = KeyUsage(stored: attributes)
         isSensitive = keyClass == .private && attributes.bool(.sensitive) != false
         isExtractable = keyClass == .public || attributes.bool(.extractable) == true
         persistentReference = attributes[.uniqueID] ?? []
@@ -388,35 +381,8 @@ extension Keychain {
 
     // MARK: Matching keys
 
-    private struct KeyMatch {
-        var reference: ObjectReference
-        var item: KeyItem
-    }
-
-    private func keyMatches(_ query: KeyQuery) throws(KeychainError) -> [KeyMatch] {
-        let limit = try Keychain.count(query.limit)
-        var template: AttributeSet = [.token: [1]]
-        switch query.keyClass {
-        case .public: template[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
-        case .private: template[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
-        case nil: break
-        }
-        if let label = query.label { template[.label] = Array(label.utf8) }
-        if let applicationLabel = query.applicationLabel { template[.id] = applicationLabel }
-        if let applicationTag = query.applicationTag { template[.applicationTag] = applicationTag }
-        if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
-        if let type = query.type { template[.keyType] = AttributeValue.encode(type.pkcs11.rawValue) }
-        let candidates = try KeychainError.mapping { () throws(CoreError) in
-            try token.findObjects(template, context: context)
-        }
-        var found: [KeyMatch] = []
-        for reference in candidates where found.count < limit {
-            guard let item = try loadKey(reference) else { continue }
-            if let size = query.sizeInBits, item.algorithm.sizeInBits != size { continue }
-            guard item.usage.isSuperset(of: query.usage), query.matchesAttributes(of: item) else { continue }
-            found.append(KeyMatch(reference: reference, item: item))
-        }
-        return found
+    private func keyMatches(_ query: KeyQuery) throws(KeychainError) -> [KeyMatch<KeyItem>] {
+        try keyMatches(query.selection, load: loadKey)
     }
 
     /// The key item behind a reference; nil when it vanished meanwhile or is not a key.

@@ -60,11 +60,19 @@ public struct KeyQuery: Hashable, Sendable {
     /// Every key.
     public static var all: KeyQuery { KeyQuery() }
 
-    /// Whether a found key's common attributes match; a persistent reference names one key,
-    /// synchronizable or not.
-    func matchesAttributes(of item: KeyItem) -> Bool {
-        attributes.matches(
-            item.attributes, anySynchronizable: anySynchronizable || persistentReference != nil)
+    /// What the query selects: private or public key objects (or both) of its type.
+    var selection: KeySelection {
+        var terms: AttributeSet = [:]
+        switch keyClass {
+        case .public: terms[.class] = AttributeValue.encode(ObjectClass.publicKey.rawValue)
+        case .private: terms[.class] = AttributeValue.encode(ObjectClass.privateKey.rawValue)
+        case nil: break
+        }
+        if let type { terms[.keyType] = AttributeValue.encode(type.pkcs11.rawValue) }
+        return KeySelection(
+            terms, label: label, applicationLabel: applicationLabel, applicationTag: applicationTag,
+            persistentReference: persistentReference, sizeInBits: sizeInBits, usage: usage,
+            attributes: attributes, anySynchronizable: anySynchronizable, limit: limit)
     }
 }
 

@@ -14,15 +14,19 @@ struct PasswordRecord {
 /// Which passwords of one class an operation applies to.
 struct PasswordSelection {
     var passwordClass: PasswordClass
-    /// Exact terms the store looks up (CKA_APPLICATION, CKA_LABEL, CKA_UNIQUE_ID…).
-    var terms: AttributeSet = [:]
+    /// The terms the store looks up (CKA_APPLICATION, CKA_LABEL, CKA_UNIQUE_ID…), Apple's
+    /// attributes and the limit.
+    var items = ItemSelection()
     /// Exact terms checked on each candidate (an internet password's address).
     var filter: AttributeSet = [:]
     /// The account, checked on each candidate; an object without one has account "".
     var account: String?
-    var attributes = ItemAttributes()
-    var anySynchronizable = false
-    var limit: CertificateQuery.Limit = .all
+
+    init(_ passwordClass: PasswordClass, items: ItemSelection = ItemSelection(), account: String? = nil) {
+        self.passwordClass = passwordClass
+        self.items = items
+        self.account = account
+    }
 }
 
 extension Keychain {
@@ -32,9 +36,9 @@ extension Keychain {
     func passwordRecords(_ selection: PasswordSelection, revealing: Set<AttributeType> = [])
         throws(KeychainError) -> [PasswordRecord]
     {
-        let limit = try Keychain.count(selection.limit)
+        let limit = try Keychain.count(selection.items.limit)
         guard isUnlocked else { return [] }
-        var template = selection.terms
+        var template = selection.items.terms
         template[.class] = AttributeValue.encode(ObjectClass.data.rawValue)
         template[.token] = [1]
         template[.private] = [1]
@@ -53,8 +57,7 @@ extension Keychain {
             guard Self.isOfClass(record.attributes, selection.passwordClass),
                 selection.filter.allSatisfy({ record.attributes[$0.key] == $0.value }),
                 selection.account.map({ Array($0.utf8) == record.attributes[.account] ?? [] }) ?? true,
-                selection.attributes.matches(
-                    record.attributes, anySynchronizable: selection.anySynchronizable)
+                selection.items.matches(stored: record.attributes)
             else { continue }
             found.append(record)
         }
@@ -140,9 +143,11 @@ extension Keychain {
         throws(KeychainError) -> [UInt8]
     {
         try requireUnlocked(to: "read a password")
-        var selection = PasswordSelection(passwordClass: passwordClass)
-        selection.terms[.uniqueID] = persistentReference
-        selection.anySynchronizable = true
+        let selection = PasswordSelection(
+            passwordClass,
+            items: ItemSelection(
+                label: nil, persistentReference: persistentReference, attributes: ItemAttributes(),
+                anySynchronizable: true, limit: .all))
         // The item and its secret in one read: a copy-matching that returns data reads the
         // item once to find it and once here.
         guard let record = try passwordRecords(selection, revealing: [.value]).first else {

@@ -18,7 +18,7 @@ public enum SecretKeyType: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .aes: "AES"
-        case .hmac(let digest): "HMAC-\(digest.mechanismName)"
+        case .hmac(let digest): "HMAC-\(digest.name)"
         case .generic: "generic"
         }
     }
@@ -47,19 +47,6 @@ public enum SecretKeyType: Hashable, Sendable, CustomStringConvertible {
         case .sha384HMAC: self = .hmac(.sha384)
         case .sha512HMAC: self = .hmac(.sha512)
         default: return nil
-        }
-    }
-}
-
-extension DigestAlgorithm {
-    /// `SHA1`, `SHA256`…: as OpenSSL and PKCS#11 mechanism names spell them.
-    var mechanismName: String {
-        switch self {
-        case .sha1: "SHA1"
-        case .sha224: "SHA224"
-        case .sha256: "SHA256"
-        case .sha384: "SHA384"
-        case .sha512: "SHA512"
         }
     }
 }
@@ -176,11 +163,7 @@ public struct SecretKeyItem: Hashable, Sendable {
         label = attributes.string(.label) ?? ""
         applicationLabel = attributes[.id] ?? []
         applicationTag = attributes[.applicationTag]
-        var usage: KeyUsage = []
-        for (type, flag) in SecretKeyItem.usageFlags where attributes.bool(type) == true {
-            usage.insert(flag)
-        }
-        self.usage = usage
+        usage = KeyUsage(stored: attributes)
         isSensitive = attributes.bool(.sensitive) != false
         isExtractable = attributes.bool(.extractable) == true
         checkValue = attributes[.checkValue] ?? []
@@ -188,11 +171,6 @@ public struct SecretKeyItem: Hashable, Sendable {
         self.attributes = ItemAttributes(stored: attributes)
     }
 
-    /// Each usage attribute of a secret key and the usage it grants.
-    static let usageFlags: [(AttributeType, KeyUsage)] = [
-        (.encrypt, .encrypt), (.decrypt, .decrypt), (.sign, .sign), (.verify, .verify), (.wrap, .wrap),
-        (.unwrap, .unwrap), (.derive, .derive),
-    ]
 }
 
 /// Which secret keys a find or delete applies to: every property that is set must match; an
@@ -245,6 +223,16 @@ public struct SecretKeyQuery: Hashable, Sendable {
 
     /// Every secret key.
     public static var all: SecretKeyQuery { SecretKeyQuery() }
+
+    /// What the query selects: secret key objects of its type.
+    var selection: KeySelection {
+        var terms: AttributeSet = [.class: AttributeValue.encode(ObjectClass.secretKey.rawValue)]
+        if let type { terms[.keyType] = AttributeValue.encode(type.core.rawValue) }
+        return KeySelection(
+            terms, label: label, applicationLabel: applicationLabel, applicationTag: applicationTag,
+            persistentReference: persistentReference, sizeInBits: sizeInBits, usage: usage,
+            attributes: attributes, anySynchronizable: anySynchronizable, limit: limit)
+    }
 }
 
 /// The attributes of a secret key being stored. Nil means the token's default.
@@ -274,7 +262,7 @@ struct NewSecretKeyAttributes {
         }
         if let applicationTag { template[.applicationTag] = applicationTag }
         if let usage {
-            for (type, flag) in SecretKeyItem.usageFlags { template[type] = [usage.contains(flag) ? 1 : 0] }
+            for (type, flag) in KeyUsage.attributes { template[type] = [usage.contains(flag) ? 1 : 0] }
         }
         guard common.accessControl == nil else {
             // The core asks for the PIN per use of private keys and passwords only.
@@ -399,36 +387,9 @@ extension Keychain {
 
     // MARK: Matching secret keys
 
-    struct SecretKeyMatch {
-        var reference: ObjectReference
-        var item: SecretKeyItem
-    }
-
-    private func secretKeyMatches(_ query: SecretKeyQuery) throws(KeychainError) -> [SecretKeyMatch] {
-        let limit = try Keychain.count(query.limit)
-        var template: AttributeSet = [
-            .token: [1], .class: AttributeValue.encode(ObjectClass.secretKey.rawValue),
-        ]
-        if let type = query.type { template[.keyType] = AttributeValue.encode(type.core.rawValue) }
-        if let label = query.label { template[.label] = Array(label.utf8) }
-        if let applicationLabel = query.applicationLabel { template[.id] = applicationLabel }
-        if let applicationTag = query.applicationTag { template[.applicationTag] = applicationTag }
-        if let persistentReference = query.persistentReference { template[.uniqueID] = persistentReference }
-        let candidates = try KeychainError.mapping { () throws(CoreError) in
-            try token.findObjects(template, context: context)
-        }
-        var found: [SecretKeyMatch] = []
-        for reference in candidates where found.count < limit {
-            guard let item = try loadSecretKey(reference) else { continue }
-            if let size = query.sizeInBits, item.sizeInBits != size { continue }
-            guard item.usage.isSuperset(of: query.usage),
-                query.attributes.matches(
-                    item.attributes,
-                    anySynchronizable: query.anySynchronizable || query.persistentReference != nil)
-            else { continue }
-            found.append(SecretKeyMatch(reference: reference, item: item))
-        }
-        return found
+    private func secretKeyMatches(_ query: SecretKeyQuery) throws(KeychainError) -> [KeyMatch<SecretKeyItem>]
+    {
+        try keyMatches(query.selection, load: loadSecretKey)
     }
 
     /// The item behind a reference; nil when it vanished meanwhile or is not a secret key.

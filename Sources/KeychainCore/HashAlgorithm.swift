@@ -10,6 +10,9 @@ public enum HashAlgorithm: Hashable, Sendable, CaseIterable {
     /// The output length in bytes.
     public var length: Int { crypto.length }
 
+    /// `SHA1`, `SHA256`…: as OpenSSL and PKCS#11 mechanism names spell them.
+    package var name: String { crypto.name }
+
     /// The hash of `data`.
     package func hash(_ data: [UInt8]) -> [UInt8] { crypto.hash(data) }
 

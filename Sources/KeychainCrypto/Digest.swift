@@ -10,8 +10,9 @@ public enum DigestAlgorithm: Sendable, CaseIterable {
     /// when OpenSSL could not make the context; every operation given it then fails.
     var evp: OpaquePointer? { LibraryContext.digest(self) }
 
-    /// OpenSSL's name of the algorithm, for EVP_MD_fetch and OSSL_PARAM digest names.
-    var name: String {
+    /// OpenSSL's name of the algorithm, for EVP_MD_fetch and OSSL_PARAM digest names; PKCS#11
+    /// mechanism names spell it so too (CKM_SHA256_HMAC).
+    package var name: String {
         switch self {
         case .sha1: "SHA1"
         case .sha224: "SHA224"
