@@ -450,16 +450,10 @@ private let keySpecs: [String: KeySpec] = [
         name: "kSecValueRef", operations: queryOperations, notChangeable: derivedAttribute),
     kSecValueData as String: KeySpec(
         name: "kSecValueData", operations: queryOperations, notChangeable: derivedAttribute),
-    kSecValuePersistentRef as String: KeySpec(
-        name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
-    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef as String: KeySpec(
-        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
     kSecMatchValidOnDate as String: KeySpec(name: "kSecMatchValidOnDate", operations: [.copyMatching]),
-].merging(certificateAttributeSpecs) { own, _ in own }.merging(CertificateSearchKeys.specs) { own, _ in own }
+].merging(certificateAttributeSpecs) { own, _ in own }.merging(resultSpecs) { own, _ in own }.merging(
+    CertificateSearchKeys.specs
+) { own, _ in own }
 
 /// A dictionary given to a `SecItem…` call, checked and typed. Creating one changes nothing:
 /// every check happens before the keychain is touched.

@@ -12,6 +12,18 @@ private let searchOperations: Set<ItemOperation> = [.add, .copyMatching, .update
 private let queryOnly: Set<ItemOperation> = [.copyMatching, .update, .delete]
 private let setByKeychain = "the keychain sets it"
 
+/// The keys that say what a search returns and how many, and the persistent reference that
+/// names one item: the same for every item class.
+let resultSpecs: [String: KeySpec] = [
+    kSecValuePersistentRef as String: KeySpec(name: "kSecValuePersistentRef", operations: queryOnly),
+    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
+    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
+    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
+    kSecReturnPersistentRef as String: KeySpec(
+        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
+    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: queryOnly),
+]
+
 /// The keys of Apple's common item attributes and of the `kSecUse…` options.
 let itemAttributeSpecs: [String: KeySpec] = [
     kSecAttrAccessible as String: KeySpec(name: "kSecAttrAccessible", operations: allOperations),

@@ -337,10 +337,7 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     switch key.storage {
     case .item(_, let item): return keyAttributes(of: item) as NSDictionary
     case .secretKeyItem(_, let item):
-        let attributes = secretKeyAttributes(of: item).merging(returnedItemAttributes(item.attributes)) {
-            own, _ in own
-        }
-        return attributes as NSDictionary
+        return secretKeyAttributes(of: item) as NSDictionary
     case .publicKey, .privateKey:
         guard let publicKey = key.publicKey else { return nil }
         let algorithm = publicKey.algorithm
@@ -363,16 +360,25 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
 }
 
 /// A stored key item's attributes, keyed as Apple's, with the common ones (`pdmn`, `sync`,
-/// the dates…).
+/// the dates…); a public key's data as `kSecValueData`.
 func keyAttributes(of item: KeyItem) -> [String: Any] {
+    var attributes = storedKeyAttributes(
+        of: item, keyClass: item.keyClass == .private ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
+        keyType: keyTypeConstant(item.algorithm.type))
+    if item.keyClass == .public { attributes[kSecValueData] = Data(item.publicKey.externalRepresentation) }
+    return attributes
+}
+
+/// What every stored key item returns, keyed as Apple's, over the common attributes (`pdmn`,
+/// `sync`, the dates…): class, type, size, labels, tag, usage flags, sensitivity.
+func storedKeyAttributes(of item: some StoredKeyItem, keyClass: CFString, keyType: String) -> [String: Any] {
     var attributes = returnedItemAttributes(item.attributes)
     attributes.merge([
         kSecClass as String: kSecClassKey,
-        kSecAttrKeyClass as String: item.keyClass == .private
-            ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
-        kSecAttrKeyType as String: keyTypeConstant(item.algorithm.type),
-        kSecAttrKeySizeInBits as String: item.algorithm.sizeInBits,
-        kSecAttrEffectiveKeySize as String: item.algorithm.sizeInBits,
+        kSecAttrKeyClass as String: keyClass,
+        kSecAttrKeyType as String: keyType,
+        kSecAttrKeySizeInBits as String: item.sizeInBits,
+        kSecAttrEffectiveKeySize as String: item.sizeInBits,
         kSecAttrLabel as String: returned(item.label, .label, item.attributes),
         kSecAttrApplicationLabel as String: Data(item.applicationLabel),
         kSecAttrIsPermanent as String: true,
@@ -389,7 +395,6 @@ func keyAttributes(of item: KeyItem) -> [String: Any] {
     if let tag = item.applicationTag {
         attributes[kSecAttrApplicationTag] = returned(tag, .applicationTag, item.attributes)
     }
-    if item.keyClass == .public { attributes[kSecValueData] = Data(item.publicKey.externalRepresentation) }
     return attributes
 }
 

@@ -6,7 +6,6 @@ internal import Keychain
 private let changeableKeyAttribute =
     "only kSecAttrLabel, kSecAttrApplicationLabel and kSecAttrApplicationTag change"
 private let allOperations = Set(ItemOperation.allCases)
-private let searchOperations: Set<ItemOperation> = [.copyMatching, .update, .delete]
 
 private let keyItemSpecs: [String: KeySpec] = [
     kSecAttrKeyClass as String: KeySpec(
@@ -44,14 +43,7 @@ private let keyItemSpecs: [String: KeySpec] = [
         name: "kSecValueRef", operations: queryOperations, notChangeable: changeableKeyAttribute),
     kSecValueData as String: KeySpec(
         name: "kSecValueData", operations: [.add], notChangeable: changeableKeyAttribute),
-    kSecValuePersistentRef as String: KeySpec(name: "kSecValuePersistentRef", operations: searchOperations),
-    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef as String: KeySpec(
-        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: searchOperations),
-].merging(keyAttributeSpecs) { own, _ in own }
+].merging(keyAttributeSpecs) { own, _ in own }.merging(resultSpecs) { own, _ in own }
 
 /// A `SecItem…` dictionary for keys, checked and typed. Creating one changes nothing.
 struct KeyItemRequest {
@@ -422,9 +414,7 @@ struct KeyItemRequest {
     private func value(for key: SecretKeyItem, in keychain: Keychain) throws(KeychainError) -> CFTypeRef {
         try returnValue(
             returnTypes,
-            attributes: {
-                secretKeyAttributes(of: key).merging(returnedItemAttributes(key.attributes)) { own, _ in own }
-            },
+            attributes: { secretKeyAttributes(of: key) },
             reference: { SecKey(.secretKeyItem(keychain, key)) },
             data: { () throws(KeychainError) in throw symmetricKeyValueWithheld },
             persistentReference: key.persistentReference)

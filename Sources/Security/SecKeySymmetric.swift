@@ -38,32 +38,10 @@ let symmetricKeyValueWithheld = KeychainError(
     .interactionNotAllowed,
     "a symmetric key's value never leaves the keychain in clear: wrap it with the Keychain API")
 
-/// A symmetric key item's attributes, keyed as Apple's: class, type, size, labels, tag,
-/// usage flags, sensitivity.
+/// A symmetric key item's attributes, keyed as Apple's, with the common ones.
 func secretKeyAttributes(of item: SecretKeyItem) -> [String: Any] {
-    var attributes: [String: Any] = [
-        kSecClass as String: kSecClassKey,
-        kSecAttrKeyClass as String: kSecAttrKeyClassSymmetric,
-        kSecAttrKeyType as String: secretKeyTypeConstant(item.type),
-        kSecAttrKeySizeInBits as String: item.sizeInBits,
-        kSecAttrEffectiveKeySize as String: item.sizeInBits,
-        kSecAttrLabel as String: returned(item.label, .label, item.attributes),
-        kSecAttrApplicationLabel as String: Data(item.applicationLabel),
-        kSecAttrIsPermanent as String: true,
-        kSecAttrIsSensitive as String: item.isSensitive,
-        kSecAttrIsExtractable as String: item.isExtractable,
-        kSecAttrCanSign as String: item.usage.contains(.sign),
-        kSecAttrCanVerify as String: item.usage.contains(.verify),
-        kSecAttrCanEncrypt as String: item.usage.contains(.encrypt),
-        kSecAttrCanDecrypt as String: item.usage.contains(.decrypt),
-        kSecAttrCanDerive as String: item.usage.contains(.derive),
-        kSecAttrCanWrap as String: item.usage.contains(.wrap),
-        kSecAttrCanUnwrap as String: item.usage.contains(.unwrap),
-    ]
-    if let tag = item.applicationTag {
-        attributes[kSecAttrApplicationTag] = returned(tag, .applicationTag, item.attributes)
-    }
-    return attributes
+    storedKeyAttributes(
+        of: item, keyClass: kSecAttrKeyClassSymmetric, keyType: secretKeyTypeConstant(item.type))
 }
 
 /// A key item `SecItem…` found: half of a key pair, or a symmetric key.

@@ -11,15 +11,7 @@ private let commonPasswordSpecs: [String: KeySpec] = [
     kSecAttrAccount as String: KeySpec(name: "kSecAttrAccount", operations: allOperations),
     kSecAttrLabel as String: KeySpec(name: "kSecAttrLabel", operations: allOperations),
     kSecValueData as String: KeySpec(name: "kSecValueData", operations: [.add, .changes]),
-    kSecValuePersistentRef as String: KeySpec(
-        name: "kSecValuePersistentRef", operations: [.copyMatching, .update, .delete]),
-    kSecReturnData as String: KeySpec(name: "kSecReturnData", operations: [.add, .copyMatching]),
-    kSecReturnAttributes as String: KeySpec(name: "kSecReturnAttributes", operations: [.add, .copyMatching]),
-    kSecReturnRef as String: KeySpec(name: "kSecReturnRef", operations: [.add, .copyMatching]),
-    kSecReturnPersistentRef as String: KeySpec(
-        name: "kSecReturnPersistentRef", operations: [.add, .copyMatching]),
-    kSecMatchLimit as String: KeySpec(name: "kSecMatchLimit", operations: [.copyMatching, .update, .delete]),
-].merging(itemAttributeSpecs) { own, _ in own }
+].merging(itemAttributeSpecs) { own, _ in own }.merging(resultSpecs) { own, _ in own }
 
 private let genericPasswordSpecs = commonPasswordSpecs.merging([
     kSecAttrService as String: KeySpec(name: "kSecAttrService", operations: allOperations),
