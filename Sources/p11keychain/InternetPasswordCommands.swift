@@ -101,12 +101,7 @@ enum InternetPasswordCommands {
         run: { invocation throws(Failure) in try find(invocation) })
 
     private static func find(_ invocation: Invocation) throws(Failure) {
-        if invocation.flag("w"), invocation.flag("g") {
-            throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
-        }
-        if invocation.flag("w"), invocation.json {
-            throw .usage("-w prints the password alone, not JSON; give one")
-        }
+        try PasswordCommands.checkShowFlags(invocation)
         let query = try query(invocation, limit: .one)
         let keychain = try invocation.unlockedKeychain()
         let found: [InternetPasswordItem]
@@ -118,23 +113,6 @@ enum InternetPasswordCommands {
         guard let item = found.first else {
             throw .failed("no internet password matches \(describe(invocation))")
         }
-        let secret: [UInt8]
-        do {
-            secret = try keychain.password(for: item)
-        } catch {
-            throw Failure(error, doing: "cannot read the password")
-        }
-        if invocation.flag("w") {
-            Console.write(
-                secret + (Console.isTerminal(Console.output) ? [UInt8(ascii: "\n")] : []), to: Console.output)
-            return
-        }
-        if invocation.json {
-            var object = jsonItem(item)
-            if invocation.flag("g") { object["password"] = JSONOutput.password(secret) }
-            try JSONOutput.print([object], command: "find-internet-password")
-            return
-        }
         var fields = [("server", item.server), ("account", item.account)]
         if let value = item.protocol { fields.append(("protocol", value)) }
         if let value = item.port { fields.append(("port", String(value))) }
@@ -142,12 +120,9 @@ enum InternetPasswordCommands {
         if let value = item.authenticationType { fields.append(("authentication", value)) }
         if let value = item.securityDomain { fields.append(("security domain", value)) }
         fields.append(("label", item.label))
-        if invocation.flag("g") { fields.append(("password", PasswordCommands.shown(secret))) }
-        let width = (fields.map(\.0.count).max() ?? 0) + 2
-        Console.print(
-            fields.map { name, value in
-                (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value + "\n"
-            }.joined())
+        try PasswordCommands.show(
+            invocation, reading: { () throws(KeychainError) in try keychain.password(for: item) },
+            json: jsonItem(item), command: "find-internet-password", fields: fields)
     }
 
     // MARK: delete-internet-password

@@ -283,12 +283,9 @@ enum KeyCommands {
             }
             var deleted: [String] = []
             for key in halves {
-                do {
-                    try keychain.delete(key)
-                } catch  where error.code == .itemNotFound {
-                    continue  // another process deleted it meanwhile: the goal is reached
-                } catch {
-                    throw Failure(error, doing: "cannot delete the key \(Format.quoted(key.label))")
+                guard try deleteKey(key.label, { () throws(KeychainError) in try keychain.delete(key) })
+                else {
+                    continue
                 }
                 deleted.append(key.keyClass == .private ? "private" : "public")
             }
@@ -298,18 +295,28 @@ enum KeyCommands {
                 + "\(Set(deleted).sorted().joined(separator: " and ")) key)\n"
         }
         for key in secretKeys {
-            do {
-                try keychain.delete(key)
-            } catch  where error.code == .itemNotFound {
-                continue  // another process deleted it meanwhile: the goal is reached
-            } catch {
-                throw Failure(error, doing: "cannot delete the key \(Format.quoted(key.label))")
+            guard try deleteKey(key.label, { () throws(KeychainError) in try keychain.delete(key) }) else {
+                continue
             }
             text +=
                 "deleted \(SecretKeyCommands.describe(key.algorithm)) secret key \(Format.quoted(key.label)) "
                 + "(id \(key.applicationLabel.isEmpty ? "none" : Format.hex(key.applicationLabel)))\n"
         }
         Console.print(text)
+    }
+
+    /// Deletes one key; false when another process deleted it meanwhile (the goal is reached).
+    private static func deleteKey(_ label: String, _ delete: () throws(KeychainError) -> Void) throws(Failure)
+        -> Bool
+    {
+        do {
+            try delete()
+            return true
+        } catch  where error.code == .itemNotFound {
+            return false
+        } catch {
+            throw Failure(error, doing: "cannot delete the key \(Format.quoted(label))")
+        }
     }
 }
 

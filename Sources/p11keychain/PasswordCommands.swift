@@ -128,12 +128,7 @@ enum PasswordCommands {
         guard service != nil || label != nil else {
             throw .usage("say which password: -s SERVICE or -l LABEL")
         }
-        if invocation.flag("w"), invocation.flag("g") {
-            throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
-        }
-        if invocation.flag("w"), invocation.json {
-            throw .usage("-w prints the password alone, not JSON; give one")
-        }
+        try checkShowFlags(invocation)
         let account = invocation.value("a")
         let keychain = try invocation.unlockedKeychain()
         let found: GenericPasswordItem?
@@ -149,9 +144,32 @@ enum PasswordCommands {
                     + "add-generic-password -s \(service.map(Selection.shellQuoted) ?? "SERVICE") -a "
                     + "\(account.map(Selection.shellQuoted) ?? "ACCOUNT"))")
         }
+        try show(
+            invocation, reading: { () throws(KeychainError) in try keychain.password(for: item) },
+            json: jsonItem(item), command: "find-generic-password",
+            fields: [("service", item.service), ("account", item.account), ("label", item.label)])
+    }
+
+    /// Refuses -w with -g or --json: a find prints the password alone, or with the attributes.
+    static func checkShowFlags(_ invocation: Invocation) throws(Failure) {
+        if invocation.flag("w"), invocation.flag("g") {
+            throw .usage("-w prints the password alone and -g shows it with the attributes; give one")
+        }
+        if invocation.flag("w"), invocation.json {
+            throw .usage("-w prints the password alone, not JSON; give one")
+        }
+    }
+
+    /// Prints a found password as a find's flags ask: with -w its bytes alone, with --json the
+    /// item (and with -g its password), else the attributes' `fields` one a line (and with -g
+    /// the password, shown).
+    static func show(
+        _ invocation: Invocation, reading read: () throws(KeychainError) -> [UInt8], json: JSONOutput.Item,
+        command: String, fields: [(String, String)]
+    ) throws(Failure) {
         let secret: [UInt8]
         do {
-            secret = try keychain.password(for: item)
+            secret = try read()
         } catch {
             throw Failure(error, doing: "cannot read the password")
         }
@@ -161,12 +179,12 @@ enum PasswordCommands {
             return
         }
         if invocation.json {
-            var object = jsonItem(item)
+            var object = json
             if invocation.flag("g") { object["password"] = JSONOutput.password(secret) }
-            try JSONOutput.print([object], command: "find-generic-password")
+            try JSONOutput.print([object], command: command)
             return
         }
-        var fields = [("service", item.service), ("account", item.account), ("label", item.label)]
+        var fields = fields
         if invocation.flag("g") { fields.append(("password", shown(secret))) }
         let width = (fields.map(\.0.count).max() ?? 0) + 2
         Console.print(
