@@ -341,7 +341,7 @@ public struct Configuration: Sendable, Equatable {
             return ""
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw refuse("is \(fileKind(info.st_mode)), not a regular file")
+            throw refuse("is \(StoreFile.kind(info.st_mode)), not a regular file")
         }
         guard info.st_size <= off_t(maximumFileSize) else {
             throw refuse("is \(info.st_size) bytes; a configuration file may have \(maximumFileSize) at most")
@@ -359,17 +359,6 @@ public struct Configuration: Sendable, Equatable {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func fileKind(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        default: "not a regular file"
-        }
     }
 }
 

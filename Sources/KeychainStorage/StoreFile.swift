@@ -36,7 +36,7 @@
 /// cut inside its first page). SQLite offers no way around it short of exclusive locking,
 /// which would serve one process only; the files of our own making, the change counter
 /// above all, are read so that this cannot happen to them.
-enum StoreFile {
+package enum StoreFile {
     /// What `check` found: the file's contents, and whether it is a system store.
     struct Verdict: Equatable {
         var contents: Contents
@@ -163,8 +163,8 @@ enum StoreFile {
         if fd >= 0 { close(fd) }
     }
 
-    /// A file type for a message.
-    static func kind(_ mode: mode_t) -> String {
+    /// A file type for a message: "a directory", "a FIFO"… (the configuration's reader too).
+    package static func kind(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFDIR: "a directory"
         case S_IFIFO: "a FIFO"
