@@ -45,21 +45,8 @@ func C_Digest(
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
-            guard !operation.isMultiPart else {
-                throw P11Error(
-                    CKR_OPERATION_ACTIVE, "a multi-part digest is active: finish it with C_DigestFinal")
-            }
-            guard let pulDigestLen else {
-                session.operations.end(.digest)
-                throw P11Error.argumentsBad
-            }
-            let data: UnsafeRawBufferPointer
-            do throws(P11Error) {
-                data = try input(pData, ulDataLen)
-            } catch {
-                session.operations.end(.digest)
-                throw error
-            }
+            let (data, pulDigestLen) = try session.singlePartInput(
+                .digest, isMultiPart: operation.isMultiPart, pData, ulDataLen, outputLength: pulDigestLen)
             try finishDigest(session, operation, into: pDigest, length: pulDigestLen, feeding: data)
         }
     }

@@ -79,3 +79,26 @@ struct OperationSlots {
         kept.removeAll()
     }
 }
+
+extension Session {
+    /// The input of a single-part call (C_Digest, C_Sign) to the operation of `kind`, and where
+    /// its output's length goes. Refused while the operation has taken parts, which stays
+    /// active for its Final call; a missing length or bad input ends it. `lock` is held.
+    func singlePartInput(
+        _ kind: OperationKind, isMultiPart: Bool, _ pData: UnsafeMutablePointer<CK_BYTE>?,
+        _ ulDataLen: CK_ULONG,
+        limit: Int = maximumDataLength, outputLength pulOutputLen: UnsafeMutablePointer<CK_ULONG>?
+    ) throws(P11Error) -> (data: UnsafeRawBufferPointer, outputLength: UnsafeMutablePointer<CK_ULONG>) {
+        guard !isMultiPart else {
+            let (what, final) = kind == .digest ? ("digest", "C_DigestFinal") : ("signature", "C_SignFinal")
+            throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part \(what) is active: finish it with \(final)")
+        }
+        do throws(P11Error) {
+            guard let pulOutputLen else { throw P11Error.argumentsBad }
+            return (try input(pData, ulDataLen, limit: limit), pulOutputLen)
+        } catch {
+            operations.end(kind)
+            throw error
+        }
+    }
+}

@@ -76,21 +76,9 @@ func C_Sign(
             case .mac(let mac):
                 try signMAC(session, mac, single: true, pData, ulDataLen, pSignature, pulSignatureLen)
             case .signature(let operation):
-                guard !operation.isMultiPart else {
-                    throw P11Error(
-                        CKR_OPERATION_ACTIVE, "a multi-part signature is active: finish it with C_SignFinal")
-                }
-                guard let pulSignatureLen else {
-                    session.operations.end(.sign)
-                    throw P11Error.argumentsBad
-                }
-                let data: UnsafeRawBufferPointer
-                do throws(P11Error) {
-                    data = try input(pData, ulDataLen, limit: min(operation.inputLimit, maximumDataLength))
-                } catch {
-                    session.operations.end(.sign)
-                    throw error
-                }
+                let (data, pulSignatureLen) = try session.singlePartInput(
+                    .sign, isMultiPart: operation.isMultiPart, pData, ulDataLen,
+                    limit: min(operation.inputLimit, maximumDataLength), outputLength: pulSignatureLen)
                 try deliverSignature(session, operation, pSignature, pulSignatureLen, data: data)
             }
         }
