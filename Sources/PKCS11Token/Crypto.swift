@@ -63,13 +63,9 @@ func C_DigestUpdate(
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
-            do throws(P11Error) {
+            try session.endingOnFailure(.digest) { () throws(P11Error) in
                 let part = try input(pPart, ulPartLen)
                 try core { () throws(CoreError) in try operation.update(part) }
-            } catch {
-                // A failed update ends the operation (v2.40 §5.10).
-                session.operations.end(.digest)
-                throw error
             }
         }
     }
@@ -82,14 +78,11 @@ func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
             }
-            do throws(P11Error) {
+            // A failed C_DigestKey ends the operation, as a failed update does.
+            try session.endingOnFailure(.digest) { () throws(P11Error) in
                 try onKey(session, hKey, .operation) { (reference) throws(CoreError) in
                     try session.slot.token.digestKey(reference, into: operation, context: session.context)
                 }
-            } catch {
-                // A failed C_DigestKey ends the operation, as a failed update does.
-                session.operations.end(.digest)
-                throw error
             }
         }
     }

@@ -38,12 +38,9 @@ func updateMAC(
     _ session: Session, _ operation: MACOperation, signing: Bool, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
     _ ulPartLen: CK_ULONG
 ) throws(P11Error) {
-    do throws(P11Error) {
+    try session.endingOnFailure(signing ? .sign : .verify) { () throws(P11Error) in
         let part = try input(pPart, ulPartLen)
         try core { () throws(CoreError) in try operation.update(part) }
-    } catch {
-        session.operations.end(signing ? .sign : .verify)
-        throw error
     }
 }
 

@@ -81,6 +81,20 @@ struct OperationSlots {
 }
 
 extension Session {
+    /// Runs one step of the operation of `kind` (a part, a key digested); a failure ends the
+    /// operation (v2.40 §5.10–5.12) and is rethrown. `lock` is held.
+    func endingOnFailure<Result>(_ kind: OperationKind, _ step: () throws(P11Error) -> Result)
+        throws(P11Error)
+        -> Result
+    {
+        do throws(P11Error) {
+            return try step()
+        } catch {
+            operations.end(kind)
+            throw error
+        }
+    }
+
     /// The input of a single-part call (C_Digest, C_Sign) to the operation of `kind`, and where
     /// its output's length goes. Refused while the operation has taken parts, which stays
     /// active for its Final call; a missing length or bad input ends it. `lock` is held.
@@ -93,12 +107,9 @@ extension Session {
             let (what, final) = kind == .digest ? ("digest", "C_DigestFinal") : ("signature", "C_SignFinal")
             throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part \(what) is active: finish it with \(final)")
         }
-        do throws(P11Error) {
+        return try endingOnFailure(kind) { () throws(P11Error) in
             guard let pulOutputLen else { throw P11Error.argumentsBad }
             return (try input(pData, ulDataLen, limit: limit), pulOutputLen)
-        } catch {
-            operations.end(kind)
-            throw error
         }
     }
 }

@@ -91,7 +91,7 @@ private func updateSignature(
     _ session: Session, _ operation: SignatureOperation, _ kind: OperationKind,
     _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG
 ) throws(P11Error) {
-    do throws(P11Error) {
+    try session.endingOnFailure(kind) { () throws(P11Error) in
         guard operation.takesParts else {
             throw P11Error(
                 CKR_FUNCTION_NOT_SUPPORTED,
@@ -101,9 +101,6 @@ private func updateSignature(
         }
         let part = try input(pPart, ulPartLen, limit: min(operation.remainingInput, maximumDataLength))
         try core { () throws(CoreError) in try operation.update(part) }
-    } catch {
-        session.operations.end(kind)
-        throw error
     }
 }
 
