@@ -121,16 +121,10 @@ public enum ChainVerifier {
                 chain.append(known)
                 continue
             }
-            guard X509_up_ref(pointer) == 1 else { continue }
-            var output: UnsafeMutablePointer<UInt8>?
-            let length = i2d_X509(pointer, &output)
-            guard length > 0, let output else {
-                X509_free(pointer)
+            guard X509_up_ref(pointer) == 1, let certificate = VerifiableCertificate(encoding: pointer) else {
                 continue
             }
-            let der = Array(UnsafeBufferPointer(start: output, count: Int(length)))
-            CRYPTO_free(output, #fileID, #line)
-            chain.append(VerifiableCertificate(taking: pointer, der: der))
+            chain.append(certificate)
         }
         return chain.isEmpty ? Array(given.prefix(1)) : chain
     }

@@ -138,6 +138,19 @@ public final class VerifiableCertificate: @unchecked Sendable {
         fingerprint = DigestAlgorithm.sha256.hash(der)
     }
 
+    /// Takes ownership of one reference to `pointer`, encoding it; nil (the reference freed)
+    /// when it does not encode.
+    convenience init?(encoding pointer: OpaquePointer) {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_X509(pointer, &output)
+        guard length > 0, let output else {
+            X509_free(pointer)
+            return nil
+        }
+        defer { CRYPTO_free(output, #fileID, #line) }
+        self.init(taking: pointer, der: Array(UnsafeBufferPointer(start: output, count: Int(length))))
+    }
+
     deinit { X509_free(pointer) }
 
     /// The most certificates a PEM bundle may hold; a system bundle has about 150.
@@ -161,15 +174,7 @@ public final class VerifiableCertificate: @unchecked Sendable {
                 X509_free(made)
                 break
             }
-            var output: UnsafeMutablePointer<UInt8>?
-            let length = i2d_X509(target, &output)
-            guard length > 0, let output else {
-                X509_free(target)
-                continue
-            }
-            let der = Array(UnsafeBufferPointer(start: output, count: Int(length)))
-            CRYPTO_free(output, #fileID, #line)
-            result.append(VerifiableCertificate(taking: target, der: der))
+            if let certificate = VerifiableCertificate(encoding: target) { result.append(certificate) }
         }
         return result
     }
