@@ -45,12 +45,7 @@ enum MechanismCommands {
                 mechanism.functions.names,
             ])
         }
-        let widths = (0..<3).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }
-        let text = rows.map { row in
-            (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined()
-                + row[3]
-        }.joined(separator: "\n")
-        Console.print(text + "\n")
+        Console.print(Format.table(rows))
     }
 }
 
