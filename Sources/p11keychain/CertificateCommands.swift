@@ -177,21 +177,30 @@ enum CertificateCommands {
 
     private static func summary(of item: CertificateItem, hashes: Bool, emails: Bool) -> String {
         let certificate = item.certificate
-        var fields = [
+        var fields = namingFields(of: item) + [("SHA-1", Format.hex(certificate.sha1Fingerprint))]
+        if hashes { fields.append(("SHA-256", Format.hex(certificate.sha256Fingerprint))) }
+        if emails { fields.append(("e-mail", emailList(certificate))) }
+        return table(fields, indent: "")
+    }
+
+    /// What names a stored certificate to a person, in every listing: label, subject,
+    /// issuer, serial and validity.
+    static func namingFields(of item: CertificateItem) -> [(String, String)] {
+        let certificate = item.certificate
+        return [
             ("label", item.label),
             ("subject", certificate.subjectDescription),
             ("issuer", certificate.issuerDescription),
             ("serial", Format.serial(certificate.serialNumber)),
             ("not before", Format.date(certificate.notValidBefore)),
             ("not after", Format.date(certificate.notValidAfter)),
-            ("SHA-1", Format.hex(certificate.sha1Fingerprint)),
         ]
-        if hashes { fields.append(("SHA-256", Format.hex(certificate.sha256Fingerprint))) }
-        if emails {
-            let addresses = certificate.emailAddresses
-            fields.append(("e-mail", addresses.isEmpty ? "(none)" : addresses.joined(separator: ", ")))
-        }
-        return table(fields, indent: "")
+    }
+
+    /// A certificate's e-mail addresses, comma-separated, or "(none)".
+    static func emailList(_ certificate: Certificate) -> String {
+        let addresses = certificate.emailAddresses
+        return addresses.isEmpty ? "(none)" : addresses.joined(separator: ", ")
     }
 
     static func table(_ fields: [(String, String)], indent: String) -> String {

@@ -114,28 +114,21 @@ enum DumpKeychain {
 
     private static func certificate(_ item: CertificateItem, token: String, _ asJSON: Bool) -> Entry {
         let certificate = item.certificate
-        let emails = certificate.emailAddresses
         let key = certificate.publicKeyDescription
         return Entry(
             asJSON,
-            fields: [
-                ("class", "certificate (X.509 v\(certificate.version))"),
-                ("label", item.label),
-                ("subject", certificate.subjectDescription),
-                ("issuer", certificate.issuerDescription),
-                ("serial", Format.serial(certificate.serialNumber)),
-                ("not before", Format.date(certificate.notValidBefore)),
-                ("not after", Format.date(certificate.notValidAfter)),
-                ("e-mail", emails.isEmpty ? "(none)" : emails.joined(separator: ", ")),
-                ("public key", "\(key.algorithm), \(key.bits) bits"),
-                ("public-key hash", Format.hex(item.publicKeyHash)),
-                ("subject key id", certificate.subjectKeyIdentifier.map { Format.hex($0) } ?? "(none)"),
-                ("authority", certificate.isCertificateAuthority ? "yes (CA)" : "no"),
-                ("self-signed", certificate.isSelfSigned ? "yes" : "no"),
-                ("SHA-1", Format.hex(certificate.sha1Fingerprint)),
-                ("SHA-256", Format.hex(certificate.sha256Fingerprint)),
-                ("unique id", String(decoding: item.persistentReference, as: UTF8.self)),
-            ], json: CertificateCommands.jsonItem(item, token: token))
+            fields: [("class", "certificate (X.509 v\(certificate.version))")]
+                + CertificateCommands.namingFields(of: item) + [
+                    ("e-mail", CertificateCommands.emailList(certificate)),
+                    ("public key", "\(key.algorithm), \(key.bits) bits"),
+                    ("public-key hash", Format.hex(item.publicKeyHash)),
+                    ("subject key id", certificate.subjectKeyIdentifier.map { Format.hex($0) } ?? "(none)"),
+                    ("authority", certificate.isCertificateAuthority ? "yes (CA)" : "no"),
+                    ("self-signed", certificate.isSelfSigned ? "yes" : "no"),
+                    ("SHA-1", Format.hex(certificate.sha1Fingerprint)),
+                    ("SHA-256", Format.hex(certificate.sha256Fingerprint)),
+                    ("unique id", String(decoding: item.persistentReference, as: UTF8.self)),
+                ], json: CertificateCommands.jsonItem(item, token: token))
     }
 
     private static func key(_ item: KeyItem, token: String, _ asJSON: Bool) -> Entry {

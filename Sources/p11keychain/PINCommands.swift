@@ -271,11 +271,7 @@ enum PINCommands {
                 ], command: "token-info")
             return
         }
-        let width = (fields.map(\.0.count).max() ?? 0) + 2
-        Console.print(
-            fields.map { name, value in
-                (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value + "\n"
-            }.joined())
+        Console.print(CertificateCommands.table(fields, indent: ""))
     }
 }
 

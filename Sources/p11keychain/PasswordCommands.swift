@@ -184,13 +184,8 @@ enum PasswordCommands {
             try JSONOutput.print([object], command: command)
             return
         }
-        var fields = fields
-        if invocation.flag("g") { fields.append(("password", shown(secret))) }
-        let width = (fields.map(\.0.count).max() ?? 0) + 2
-        Console.print(
-            fields.map { name, value in
-                (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value + "\n"
-            }.joined())
+        let password = invocation.flag("g") ? [("password", shown(secret))] : []
+        Console.print(CertificateCommands.table(fields + password, indent: ""))
     }
 
     /// A generic password's attributes as a `--json` item (class "generic-password").

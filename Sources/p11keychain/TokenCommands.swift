@@ -83,13 +83,7 @@ enum TokenCommands {
             try JSONOutput.print(items, command: "list-tokens")
             return
         }
-        let columns = 4
-        let widths = (0..<columns).map { column in (rows.map { $0[column].count }.max() ?? 0) + 2 }
-        let text = rows.map { row in
-            (0..<columns).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
-                .joined() + row[columns]
-        }.joined(separator: "\n")
-        Console.print(text + "\n")
+        Console.print(Format.table(rows))
     }
 
     /// The PINS column: which PINs are set, and whether one is locked; no blanks.
