@@ -111,7 +111,8 @@ let package = Package(
             name: "session-unlock-example", dependencies: ["Security"], path: "Examples/SessionUnlock"),
         // The Swift API's benchmark (bench/session.sh): SecItemAdd and SecItemCopyMatching rates.
         .executableTarget(
-            name: "secitem-bench", dependencies: ["Security", "LocalAuthentication"], path: "bench/SecItemBench"),
+            name: "secitem-bench", dependencies: ["Security", "LocalAuthentication"],
+            path: "bench/SecItemBench"),
         // What the test targets share (temporary directories, named inputs, the program runner,
         // the test PINs): one copy. It links nothing of the project, so any test target may use it.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
