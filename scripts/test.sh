@@ -45,10 +45,12 @@ sanitized_abi_tests() {
     # The C boundary under the address sanitizer: every ABI test through the built module.
     # Leak reports are off: XCTest itself leaks at exit, and unloading a module with a static
     # Swift runtime leaves its runtime state behind; memory errors still fail the step.
-    # traceOfAnotherProcess runs pkcs11-tool, which cannot load an instrumented module; it
-    # runs in the unsanitized step.
+    # Two tests run in the unsanitized step only: traceOfAnotherProcess runs pkcs11-tool, which
+    # cannot load an instrumented module; sessionObjectBookkeepingIsBounded measures the heap's
+    # growth, and the sanitizer holds every freed block in its quarantine (256 MB) instead of
+    # reusing it, so the heap grows under it whatever the module keeps.
     ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build/asan \
-        --filter PKCS11ModuleTests --skip traceOfAnotherProcess 2>&1 \
+        --filter PKCS11ModuleTests --skip 'traceOfAnotherProcess|sessionObjectBookkeepingIsBounded' 2>&1 \
         | grep -vE '^\[[0-9]+/[0-9]+\]'
     return "${PIPESTATUS[0]}"
 }
