@@ -257,6 +257,8 @@ public final class PostgresStore: StorageEngine {
             // What was announced before this read is in the count it reads.
             _ = connection.takeNotifications()
         }
+        // try?: an unreachable server makes the count unknown (nil), and an unknown count keeps
+        // nothing: every caller then reads again, and that read reports the failure.
         guard let rows = try? statement("SELECT change_count FROM store_state"), rows.count == 1,
             let count = rows.int64(0, 0)
         else { return nil }
