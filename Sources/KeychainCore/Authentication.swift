@@ -164,7 +164,7 @@ extension Token {
     /// Who is logged in to this token in this process. Every C_SignInit asks, so this reads
     /// nothing: whether another process has re-initialised the token since (`checkLogin`) is
     /// checked where it matters, before private objects are found, read or sealed.
-    package var loggedInUser: UserType? { withState { state in state.authentication.login?.user } }
+    package var loggedInUser: UserType? { loggedIn.user }
 
     static func count(_ bytes: [UInt8]?) -> Int {
         guard let bytes, bytes.count == 4 else { return 0 }

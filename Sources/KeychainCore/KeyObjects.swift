@@ -309,7 +309,7 @@ extension Token {
     package func privateKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet, facts: KeyUseFacts)
     {
-        try withState { (state) throws(CoreError) in
+        let kept = try withState { (state) throws(CoreError) in
             try state.keptKey(
                 reference, context: context, in: \.keys.privateKeys,
                 source: { (stored) throws(CoreError) in
@@ -326,6 +326,7 @@ extension Token {
                     return try CoreError.mapping { try AsymmetricKey(privateKeyDER: material) }
                 })
         }
+        return (kept.key, kept.attributes, kept.facts)
     }
 
     /// The public key behind a key object, for verification and encryption. A certificate
@@ -335,7 +336,7 @@ extension Token {
     package func publicKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
         -> (key: AsymmetricKey, attributes: AttributeSet, facts: KeyUseFacts)
     {
-        try withState { (state) throws(CoreError) in
+        let kept = try withState { (state) throws(CoreError) in
             try state.keptKey(
                 reference, context: context, in: \.keys.publicKeys,
                 source: { (stored) throws(CoreError) in
@@ -349,6 +350,7 @@ extension Token {
                     try CoreError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
                 })
         }
+        return (kept.key, kept.attributes, kept.facts)
     }
 
 }
@@ -479,7 +481,7 @@ extension TokenState {
         in cache: ReferenceWritableKeyPath<TokenState, [ObjectReference: CachedKey<Key>]>,
         source: (AttributeSet) throws(CoreError) -> [UInt8],
         parse: (_ material: [UInt8], _ stored: AttributeSet) throws(CoreError) -> Key
-    ) throws(CoreError) -> (key: Key, attributes: AttributeSet, facts: KeyUseFacts) {
+    ) throws(CoreError) -> (key: Key, attributes: AttributeSet, facts: KeyUseFacts, changeCount: UInt64?) {
         let store = try store(for: reference)
         let before = store.changeCount
         let kept = self[keyPath: cache][reference]
@@ -487,7 +489,7 @@ extension TokenState {
             guard context.canSee(privateObject: kept.facts.isPrivate) else {
                 throw CoreError(.objectNotFound, "the object is private: log in first")
             }
-            return (kept.key, kept.attributes, kept.facts)
+            return (kept.key, kept.attributes, kept.facts, before)
         }
         let stored = try loadStored(reference, context: context)
         let material = try source(stored)
@@ -502,9 +504,9 @@ extension TokenState {
         // Kept for later calls only when no write began or ended during the read.
         let after = store.changeCount
         let facts = KeyUseFacts(visible)
+        let changeCount = before == after ? before : nil
         self[keyPath: cache][reference] = CachedKey(
-            material: material, key: key, attributes: visible, facts: facts,
-            changeCount: before == after ? before : nil)
-        return (key, visible, facts)
+            material: material, key: key, attributes: visible, facts: facts, changeCount: changeCount)
+        return (key, visible, facts, changeCount)
     }
 }

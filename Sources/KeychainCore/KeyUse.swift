@@ -37,6 +37,11 @@ public struct UsableSecretKey: Sendable {
     public let attributes: AttributeSet
     /// CKA_PRIVATE is TRUE: an operation with the key ends at logout.
     public let isPrivate: Bool
+    /// The facts the use was checked on, and the store's change count when they were read
+    /// (nil: read during a write): while the count stands, a later use of the same object may
+    /// be checked on these facts without reading the key again (`MACOperation`'s restart).
+    package let facts: KeyUseFacts
+    package let changeCount: UInt64?
 }
 
 /// A key ready for one use, from `Token.useKey`.
@@ -123,7 +128,8 @@ extension Token {
         }
         try Token.checkUse(loaded.facts, for: usage, keyTypes: keyTypes, mechanism: mechanism)
         return UsableSecretKey(
-            value: loaded.key, kind: kind, attributes: loaded.attributes, isPrivate: loaded.facts.isPrivate)
+            value: loaded.key, kind: kind, attributes: loaded.attributes, isPrivate: loaded.facts.isPrivate,
+            facts: loaded.facts, changeCount: loaded.changeCount)
     }
 
     /// The rules of every key use, in one place: the key's type fits the mechanism, its
@@ -230,6 +236,12 @@ extension Token {
     func checkMechanismPolicy(_ mechanism: UInt64?, for usage: KeyUse) throws(CoreError) {
         guard let mechanism else { return }
         try MechanismRegistry.check(mechanism, for: MechanismFunctions(usage))
+        try checkConfiguration(mechanism, for: usage)
+    }
+
+    /// `checkMechanismPolicy`'s second half, for a mechanism the registry already allowed for
+    /// `usage`: the uses the configuration turns off.
+    func checkConfiguration(_ mechanism: UInt64, for usage: KeyUse) throws(CoreError) {
         guard usesTurnedOff(for: mechanism).contains(usage) else { return }
         throw CoreError(
             .mechanismInvalid,

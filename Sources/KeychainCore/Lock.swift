@@ -7,7 +7,7 @@
 public final class Lock: @unchecked Sendable {
     // @unchecked: the mutex is the synchronisation; its storage is allocated once and never
     // moves, as pthread requires.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
         mutex = .allocate(capacity: 1)
@@ -26,6 +26,9 @@ public final class Lock: @unchecked Sendable {
     /// thread that does not exist there.
     public func reinitializeAfterFork() { pthread_mutex_init(mutex, nil) }
 
+    /// Inlinable so that callers in other modules get it specialised: a generic call across
+    /// modules (a closure context and generic metadata each time) cost more than the mutex.
+    @inlinable
     public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -41,7 +44,7 @@ public final class Lock: @unchecked Sendable {
 final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is touched only inside `withLock`, with `lock` held.
     private let lock = Lock()
-    private var state: State
+    @exclusivity(unchecked) private var state: State
 
     init(_ state: State) { self.state = state }
 

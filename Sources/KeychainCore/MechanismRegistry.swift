@@ -13,14 +13,20 @@ public enum MechanismRegistry {
     /// Where `type` is in `sorted`: a binary search. Every *Init looks its mechanism up
     /// several times, and hashing the key cost more than the ~6 comparisons.
     private static func index(of type: UInt64) -> Int? {
-        var low = 0
-        var high = sorted.count
-        while low < high {
-            let middle = low + (high - low) / 2
-            if sorted[middle].type < type { low = middle + 1 } else { high = middle }
+        types.withUnsafeBufferPointer { types in
+            var low = 0
+            var high = types.count
+            while low < high {
+                let middle = low + (high - low) / 2
+                if types[middle] < type { low = middle + 1 } else { high = middle }
+            }
+            return low < types.count && types[low] == type ? low : nil
         }
-        return low < sorted.count && sorted[low].type == type ? low : nil
     }
+
+    /// `sorted`'s CKM_* values, in its order: the search reads these contiguous integers
+    /// instead of copying mechanisms.
+    private static let types: [UInt64] = sorted.map(\.type)
 
     /// The registry by CKM_* value, ascending; a value listed twice keeps its first entry.
     private static let sorted: [Mechanism] = Dictionary(

@@ -69,9 +69,12 @@ package final class Token: Sendable {
     /// runs with the state's lock free.
     let logins: OrderedLock<TokenState>
 
+    /// Who is logged in, published by the state (`loggedInUser`).
+    let loggedIn = LoggedInUser()
+
     package init(configuration: TokenConfiguration) {
         self.configuration = configuration
-        let state = Locked(TokenState(configuration: configuration))
+        let state = Locked(TokenState(configuration: configuration, loggedIn: loggedIn))
         self.state = state
         logins = OrderedLock(before: state)
     }

@@ -1,5 +1,6 @@
 internal import KeychainCrypto
 internal import KeychainStorage
+internal import Synchronization
 
 /// What a token holds between calls, by responsibility: its objects (the stores and what a
 /// find kept), its authentication (who is logged in), and its operations' kept keys.
@@ -12,14 +13,46 @@ internal import KeychainStorage
 final class TokenState {
     let configuration: TokenConfiguration
     /// Objects and rules: the stores, their names, and objects as a find last read them.
-    var objects = ObjectState()
+    @exclusivity(unchecked) var objects = ObjectState()
     /// Authentication: who is logged in, and the session unlock's state in this process.
-    var authentication = LoginState()
+    /// Every change is published to `loggedIn` while the lock is held.
+    @exclusivity(unchecked) var authentication = LoginState() {
+        didSet { loggedIn.publish(authentication.login?.user) }
+    }
+    /// Who is logged in, readable without the lock (`Token.loggedInUser`).
+    let loggedIn: LoggedInUser
     /// Operations: keys parsed or opened, kept while their objects are unchanged.
-    var keys = KeyCaches()
+    @exclusivity(unchecked) var keys = KeyCaches()
 
-    init(configuration: TokenConfiguration) {
+    init(configuration: TokenConfiguration, loggedIn: LoggedInUser) {
         self.configuration = configuration
+        self.loggedIn = loggedIn
+    }
+}
+
+/// Who is logged in to a token in this process, as the state last published it: every call
+/// on a session asks (its `AccessContext`), and taking the state's lock for it was a tenth of
+/// an HMAC's C_SignInit. A read is a snapshot, as one under the lock was: the lock is
+/// released before the answer is used either way.
+final class LoggedInUser: Sendable {
+    private let value = Atomic<UInt8>(0)
+
+    func publish(_ user: UserType?) {
+        let raw: UInt8 =
+            switch user {
+            case nil: 0
+            case .user: 1
+            case .securityOfficer: 2
+            }
+        value.store(raw, ordering: .releasing)
+    }
+
+    var user: UserType? {
+        switch value.load(ordering: .acquiring) {
+        case 1: .user
+        case 2: .securityOfficer
+        default: nil
+        }
     }
 }
 

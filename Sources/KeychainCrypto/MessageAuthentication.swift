@@ -15,7 +15,7 @@ public enum MACAlgorithm: Sendable, Equatable {
 /// Not thread-safe: one operation belongs to one session.
 public final class MessageAuthentication {
     private let context: OpaquePointer
-    private var finished = false
+    @exclusivity(unchecked) private var finished = false
 
     /// Starts a MAC under `key`. HMAC keys may have any length (RFC 2104 §3, also empty);
     /// CMAC keys are AES keys.
@@ -84,18 +84,35 @@ public final class MessageAuthentication {
 
     /// The full MAC of everything given to `update`. The object cannot be used afterwards.
     public func finish() throws(CryptoError) -> [UInt8] {
+        var failure: CryptoError?
+        let output = [UInt8](unsafeUninitializedCapacity: max(macLength, 0)) { buffer, count in
+            do throws(CryptoError) {
+                try finish(into: UnsafeMutableRawBufferPointer(buffer))
+                count = macLength
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return output
+    }
+
+    /// The full MAC of everything given to `update`, written into the first ``macLength``
+    /// bytes of `output`. The object cannot be used afterwards.
+    public func finish(into output: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard !finished else { throw CryptoError(.failed, "the MAC has already finished or failed") }
         finished = true
         let length = macLength
-        guard length > 0, length <= Int(EVP_MAX_MD_SIZE) else {
+        guard length > 0, length <= Int(EVP_MAX_MD_SIZE), output.count >= length,
+            let base = output.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        else {
             throw CryptoError.openSSL(.failed, "MAC failed")
         }
-        var output = [UInt8](repeating: 0, count: length)
         var written = 0
-        guard EVP_MAC_final(context, &output, &written, output.count) == 1, written == length else {
+        guard EVP_MAC_final(context, base, &written, length) == 1, written == length else {
             throw CryptoError.openSSL(.failed, "MAC failed")
         }
-        return output
     }
 
     /// Starts a new MAC under the same key, keeping the key schedule (HMAC's inner and outer

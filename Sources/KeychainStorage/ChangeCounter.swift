@@ -26,7 +26,7 @@
 /// The file is not trusted (ARCHITECTURE.md §4.3): another process may truncate, delete or replace it.
 /// Cut short under the mapping, its page reads as zeros instead of raising SIGBUS
 /// (CounterPage): an inconsistent record, unknown, and the mapping is dropped until the file
-/// holds a record again. A reader also `fstat`s the open file (at most once a millisecond,
+/// holds a record again. A reader also `fstat`s the open file (at most once every few milliseconds,
 /// `isCurrentLately`): when it has no name any more (deleted, or replaced by a rename), the
 /// value is unknown and the file at the path is opened again. Values read from a later file
 /// are offset by a generation, so that none equals one read before. (A file replaced while
@@ -42,15 +42,15 @@
 /// whoever may write the store may write the counter.
 final class ChangeCounter {
     /// The open counter file, or -1 (none could be opened: nothing is ever kept).
-    private var fd: Int32 = -1
+    @exclusivity(unchecked) private var fd: Int32 = -1
     /// The file's first page, mapped, while it holds a whole record (CounterPage).
-    private var page: CounterPage?
+    @exclusivity(unchecked) private var page: CounterPage?
     /// Whether readers read the mapping now (for tests).
     var isMapped: Bool { page != nil }
     /// The counter of an in-memory store, which only this connection sees.
     private var memory: UInt64 = 0
     /// How many times the file was opened again after it was deleted or replaced.
-    private var generation: UInt64 = 0
+    @exclusivity(unchecked) private var generation: UInt64 = 0
     private(set) var isWritable = false
     /// Why the counter cannot be written, for the error of a write that needs it.
     private(set) var failure: StorageError?
@@ -135,18 +135,22 @@ final class ChangeCounter {
 
     // MARK: The file
 
-    /// When `isCurrentLately` last found the file current (CLOCK_MONOTONIC, nanoseconds).
-    private var lastFoundCurrent: UInt64 = 0
-    /// How long a finding that the file is current is trusted by readers: 1 ms.
+    /// When `isCurrentLately` last found the file current (CLOCK_MONOTONIC_COARSE, nanoseconds).
+    @exclusivity(unchecked) private var lastFoundCurrent: UInt64 = 0
+    /// How long a finding that the file is current is trusted by readers: 1 ms, on a clock
+    /// that moves once a kernel tick.
     static let currencyInterval: UInt64 = 1_000_000
 
-    /// `isCurrent()`, asked at most once a millisecond: every C_SignInit reads the counter,
-    /// and the `fstat` doubled that read's cost (about 0.5 µs, 2–3 % of an ECDSA signature).
-    /// A counter deleted or replaced is noticed within a millisecond instead of at once; the
-    /// process that deleted it took longer than that to do so. Writers always check.
+    /// `isCurrent()`, asked at most once a millisecond and a tick of the coarse clock (1–4 ms
+    /// by the kernel's HZ; `clock_getres` says which): every C_SignInit reads the counter, and
+    /// the `fstat` doubled that read's cost (about 0.5 µs, 2–3 % of an ECDSA signature). The
+    /// coarse clock is read from memory the kernel updates, where CLOCK_MONOTONIC also reads
+    /// the CPU's counter: that was 7 % of an HMAC's C_SignInit. A counter deleted or replaced
+    /// is noticed within a few milliseconds instead of at once; the process that deleted it
+    /// took longer than that to do so. Writers always check.
     private func isCurrentLately() -> Bool {
         var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         let nanoseconds =
             UInt64(truncatingIfNeeded: now.tv_sec) &* 1_000_000_000
             &+ UInt64(truncatingIfNeeded: now.tv_nsec)

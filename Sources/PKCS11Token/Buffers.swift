@@ -51,10 +51,7 @@ func writeOutput<Element>(
         return false
     }
     let capacity = length.pointee
-    if sizeIsExact, capacity < CK_ULONG(size) {
-        length.pointee = shortLength ?? CK_ULONG(size)
-        throw P11Error(CKR_BUFFER_TOO_SMALL, "the buffer holds fewer than the \(size) elements of the output")
-    }
+    if sizeIsExact { _ = try room(buffer, length: length, size: size, shortLength: shortLength) }
     let output = try produce()
     guard capacity >= CK_ULONG(output.count) else {
         length.pointee = shortLength ?? CK_ULONG(output.count)
@@ -66,6 +63,36 @@ func writeOutput<Element>(
     }
     length.pointee = CK_ULONG(output.count)
     return true
+}
+
+/// `writeOutput` for an output of exactly `size` bytes that `produce` writes straight into the
+/// caller's buffer (a MAC: no array made and copied for a few bytes). Same convention, same
+/// answers.
+@discardableResult
+func writeOutput(
+    into buffer: UnsafeMutablePointer<CK_BYTE>?, length: UnsafeMutablePointer<CK_ULONG>, exactly size: Int,
+    _ produce: (UnsafeMutableRawBufferPointer) throws(P11Error) -> Void
+) throws(P11Error) -> Bool {
+    guard let buffer else {
+        length.pointee = CK_ULONG(size)
+        return false
+    }
+    try produce(UnsafeMutableRawBufferPointer(try room(buffer, length: length, size: size)))
+    length.pointee = CK_ULONG(size)
+    return true
+}
+
+/// The first `size` elements of the caller's `buffer`, after the convention's check that it
+/// holds them: CKR_BUFFER_TOO_SMALL, with `*length` set to `size` (or `shortLength`), when not.
+private func room<Element>(
+    _ buffer: UnsafeMutablePointer<Element>, length: UnsafeMutablePointer<CK_ULONG>, size: Int,
+    shortLength: CK_ULONG? = nil
+) throws(P11Error) -> UnsafeMutableBufferPointer<Element> {
+    guard length.pointee >= CK_ULONG(size) else {
+        length.pointee = shortLength ?? CK_ULONG(size)
+        throw P11Error(CKR_BUFFER_TOO_SMALL, "the buffer holds fewer than the \(size) elements of the output")
+    }
+    return UnsafeMutableBufferPointer(start: buffer, count: size)
 }
 
 /// Reads a caller's data buffer; NULL is allowed only with length zero. A length above

@@ -7,13 +7,11 @@ internal import KeychainCore
 
 /// C_SignInit / C_VerifyInit of a MAC mechanism: the key through the core's key-use check
 /// (a secret key of a type the mechanism takes, CKA_SIGN/CKA_VERIFY, allowed mechanisms).
-func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJECT_HANDLE, signing: Bool)
-    throws(P11Error)
-{
+func startMAC(
+    _ session: Session, _ mechanism: CK_MECHANISM, _ registered: Mechanism, key handle: CK_OBJECT_HANDLE,
+    signing: Bool
+) throws(P11Error) {
     let usage: KeyUse = signing ? .sign : .verify
-    let registered = try core { () throws(CoreError) in
-        try MechanismRegistry.require(UInt64(mechanism.mechanism), for: MechanismFunctions(usage))
-    }
     let parameters = try signatureParameters(mechanism, layout: registered.parameter)
     try session.lock.withLock { () throws(P11Error) in
         guard (signing ? session.operations.sign : session.operations.verify) == nil else {
@@ -21,7 +19,7 @@ func startMAC(_ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJE
         }
         let operation = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
             try session.slot.token.macOperation(
-                reference, registered.type, parameters, for: usage, context: session.context,
+                reference, registered, parameters, for: usage, context: session.context,
                 kept: session.operations.kept)
         }
         if signing {
@@ -45,22 +43,24 @@ func updateMAC(
 }
 
 /// C_Sign (with `single`) or C_SignFinal of a MAC, with the two-call convention: a length
-/// query or a short buffer keeps the operation. `session.lock` is held.
+/// query or a short buffer keeps the operation. A C_Sign while parts were given is refused and
+/// keeps the operation for its C_SignFinal, as a signature's and a digest's do
+/// (`singlePartInput`). `session.lock` is held.
 func signMAC(
     _ session: Session, _ operation: MACOperation, single: Bool, _ pData: UnsafeMutablePointer<CK_BYTE>?,
     _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
     _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) throws(P11Error) {
+    if single, operation.isMultiPart {
+        throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part MAC is active: finish it with C_SignFinal")
+    }
     do throws(P11Error) {
         guard let pulSignatureLen else { throw P11Error.argumentsBad }
-        if single, operation.isMultiPart {
-            throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part MAC is active: finish it with C_SignFinal")
-        }
         let data = single ? try input(pData, ulDataLen) : nil
-        try writeOutput(into: pSignature, length: pulSignatureLen, size: operation.length) {
-            () throws(P11Error) in
+        try writeOutput(into: pSignature, length: pulSignatureLen, exactly: operation.length) {
+            (output) throws(P11Error) in
             session.operations.end(.sign)
-            return try core { () throws(CoreError) in try operation.sign(data) }
+            try core { () throws(CoreError) in try operation.sign(data, into: output) }
         }
     } catch {
         if error.rv != CKR_BUFFER_TOO_SMALL { session.operations.end(.sign) }

@@ -13,7 +13,7 @@ final class Session: @unchecked Sendable {
     let flags: CK_FLAGS
     let lock = Lock()
     /// The session's operations, one slot per kind, with their lifetime rules.
-    var operations = OperationSlots()
+    @exclusivity(unchecked) var operations = OperationSlots()
     /// Session objects this session created and nobody destroyed yet: they vanish when it
     /// closes. C_DestroyObject and C_Logout remove theirs, so the set never outgrows the
     /// session objects that exist.
@@ -83,11 +83,15 @@ final class Slot: Sendable {
 
 /// Everything C_Initialize creates and C_Finalize drops.
 final class ModuleState: @unchecked Sendable {
-    // @unchecked: `sessions` and `nextSession` are touched only with `Module.lock` held;
-    // `slots` never changes after init.
+    // @unchecked: the session table and `nextSession` are touched only with `Module.lock`
+    // held; `slots` never changes after init.
     let slots: [Slot]
     let processID: pid_t
-    var sessions: [CK_SESSION_HANDLE: Session] = [:]
+    /// The open sessions by handle.
+    @exclusivity(unchecked) private var sessions: [CK_SESSION_HANDLE: Session] = [:]
+    /// The session the last lookup found, always an open one: most hosts make call after
+    /// call on one session, and hashing its handle was 3 % of an HMAC's C_SignInit + C_Sign.
+    @exclusivity(unchecked) private var recent: Session?
     var nextSession: CK_SESSION_HANDLE = 1
 
     init(configuration: Configuration) {
@@ -109,13 +113,31 @@ final class ModuleState: @unchecked Sendable {
         Module.lock.withLock { sessions.values.filter { $0.slot === slot } }
     }
 
-    func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> Session {
-        let session = Module.lock.withLock { sessions[handle] }
-        guard let session else {
-            throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
-        }
-        return session
+    // The session table; every one of these is called with `Module.lock` held.
+
+    /// The open session `handle` names.
+    func lookUp(_ handle: CK_SESSION_HANDLE) -> Session? {
+        if let recent, recent.handle == handle { return recent }
+        let found = sessions[handle]
+        if found != nil { recent = found }
+        return found
     }
+
+    func insert(_ session: Session) { sessions[session.handle] = session }
+
+    /// Removes and returns the session `handle` names.
+    func remove(_ handle: CK_SESSION_HANDLE) -> Session? {
+        if recent?.handle == handle { recent = nil }
+        return sessions.removeValue(forKey: handle)
+    }
+
+    /// Removes and returns every session on `slot`.
+    func removeAll(on slot: Slot) -> [Session] {
+        let closed = sessions.values.filter { $0.slot === slot }
+        for session in closed { _ = remove(session.handle) }
+        return closed
+    }
+
 }
 
 /// Module-wide state and the lock that guards it.
@@ -128,7 +150,7 @@ enum Module {
     /// Keeps fork() out while a call runs (see `CallGate`).
     static let calls = CallGate()
     /// nil when not initialised. Guarded by `lock`.
-    nonisolated(unsafe) static var state: ModuleState?
+    @exclusivity(unchecked) nonisolated(unsafe) static var state: ModuleState?
     nonisolated(unsafe) private static var forkHandlersInstalled = false
     /// Messages already written by `reportOnce`. Guarded by `lock`.
     nonisolated(unsafe) private static var reported: Set<String> = []
@@ -139,6 +161,22 @@ enum Module {
     static func reportOnce(_ message: String) {
         guard lock.withLock({ reported.insert(message).inserted }) else { return }
         Trace.always(message)
+    }
+
+    /// The state and the session `handle` names, under one hold of `lock`: every call on a
+    /// session starts here, and a second hold of the lock was a tenth of an HMAC's C_Sign.
+    static func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> (ModuleState, Session) {
+        lock.lock()
+        guard let state = Module.state else {
+            lock.unlock()
+            throw P11Error(CKR_CRYPTOKI_NOT_INITIALIZED, "call C_Initialize first")
+        }
+        let session = state.lookUp(handle)
+        lock.unlock()
+        guard let session else {
+            throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
+        }
+        return (state, session)
     }
 
     /// The state of an initialised module in this process. After fork() the child sees
@@ -252,9 +290,16 @@ func sessionEntry(
     _ name: StaticString, _ handle: CK_SESSION_HANDLE,
     _ body: (ModuleState, Session) throws(P11Error) -> Void
 ) -> CK_RV {
-    entry(name) { (state) throws(P11Error) in
-        let session = try state.session(handle)
-        try body(state, session)
+    Module.calls.during {
+        do throws(P11Error) {
+            let (state, session) = try Module.session(handle)
+            try body(state, session)
+            Trace.call(name, CKR_OK, "")
+            return CKR_OK
+        } catch {
+            Trace.call(name, error.rv, error.message)
+            return error.rv
+        }
     }
 }
 

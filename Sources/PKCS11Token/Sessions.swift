@@ -35,7 +35,7 @@ func C_OpenSession(
             let (next, overflow) = handle.addingReportingOverflow(1)
             guard !overflow else { return nil }
             state.nextSession = next
-            state.sessions[handle] = Session(handle: handle, slot: slot, flags: flags)
+            state.insert(Session(handle: handle, slot: slot, flags: flags))
             return handle
         }
         guard let handle else { throw P11Error(CKR_SESSION_COUNT, "no session handle is left") }
@@ -56,7 +56,7 @@ private func end(_ session: Session) {
 @c @implementation
 func C_CloseSession(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
     sessionEntry("C_CloseSession", hSession) { (state, session) throws(P11Error) in
-        let removed = Module.lock.withLock { state.sessions.removeValue(forKey: hSession) }
+        let removed = Module.lock.withLock { state.remove(hSession) }
         guard removed != nil else { throw P11Error(CKR_SESSION_HANDLE_INVALID, "session already closed") }
         end(session)
         // Closing an application's last session with a token logs it out (v2.40 §5.6).
@@ -68,11 +68,7 @@ func C_CloseSession(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
 func C_CloseAllSessions(_ slotID: CK_SLOT_ID) -> CK_RV {
     entry("C_CloseAllSessions") { (state) throws(P11Error) in
         let slot = try state.slot(slotID)
-        let closed = Module.lock.withLock {
-            let closed = state.sessions.values.filter { $0.slot === slot }
-            for session in closed { state.sessions[session.handle] = nil }
-            return closed
-        }
+        let closed = Module.lock.withLock { state.removeAll(on: slot) }
         closed.forEach(end)
         slot.token.logOut()
     }

@@ -5,15 +5,29 @@ internal import KeychainCore
 // SignatureOperation) or a secret key's MAC (MACs.swift): this face reads the mechanism's
 // parameters, keeps the operation in the session's slot and delivers the output.
 
+/// C_SignInit (`.sign`) and C_VerifyInit (`.verify`): the mechanism looked up once, then a
+/// MAC (MACs.swift) or a signature with a key pair's half.
+private func startSigning(
+    _ session: Session, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, key handle: CK_OBJECT_HANDLE,
+    for usage: KeyUse
+) throws(P11Error) {
+    guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    let registered = try core { () throws(CoreError) in
+        try MechanismRegistry.require(UInt64(mechanism.mechanism), for: MechanismFunctions(usage))
+    }
+    if case .mac = registered.family {
+        return try startMAC(session, mechanism, registered, key: handle, signing: usage == .sign)
+    }
+    try startSignature(session, mechanism, registered, key: handle, for: usage)
+}
+
 /// Starts a signature (`.sign`) or verification (`.verify`) of a key pair's half.
 private func startSignature(
-    _ session: Session, _ mechanism: CK_MECHANISM, key handle: CK_OBJECT_HANDLE, for usage: KeyUse
+    _ session: Session, _ mechanism: CK_MECHANISM, _ registered: Mechanism, key handle: CK_OBJECT_HANDLE,
+    for usage: KeyUse
 ) throws(P11Error) {
     let function = MechanismFunctions(usage)
-    let checked = try core { () throws(CoreError) in
-        try MechanismRegistry.require(UInt64(mechanism.mechanism), for: function)
-    }
-    let parameters = try signatureParameters(mechanism, layout: checked.parameter)
+    let parameters = try signatureParameters(mechanism, layout: registered.parameter)
     let signing = try core { () throws(CoreError) in
         try SignatureMechanism(UInt64(mechanism.mechanism), parameters, for: function)
     }
@@ -42,11 +56,7 @@ func C_SignInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
     sessionEntry("C_SignInit", hSession) { (_, session) throws(P11Error) in
-        guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
-        if MACOperation.isMAC(UInt64(mechanism.mechanism)) {
-            return try startMAC(session, mechanism, key: hKey, signing: true)
-        }
-        try startSignature(session, mechanism, key: hKey, for: .sign)
+        try startSigning(session, pMechanism, key: hKey, for: .sign)
     }
 }
 
@@ -150,11 +160,7 @@ func C_VerifyInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
     sessionEntry("C_VerifyInit", hSession) { (_, session) throws(P11Error) in
-        guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
-        if MACOperation.isMAC(UInt64(mechanism.mechanism)) {
-            return try startMAC(session, mechanism, key: hKey, signing: false)
-        }
-        try startSignature(session, mechanism, key: hKey, for: .verify)
+        try startSigning(session, pMechanism, key: hKey, for: .verify)
     }
 }
 

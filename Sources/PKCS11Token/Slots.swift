@@ -50,11 +50,9 @@ func C_GetTokenInfo(_ slotID: CK_SLOT_ID, _ pInfo: UnsafeMutablePointer<CK_TOKEN
         guard let pInfo else { throw P11Error.argumentsBad }
         try core { () throws(CoreError) in try slot.token.open() }
         let authentication = try core { () throws(CoreError) in try slot.token.authenticationState() }
-        let counts = Module.lock.withLock {
-            state.sessions.values.filter { $0.slot === slot }.reduce(into: (all: 0, readWrite: 0)) {
-                $0.all += 1
-                if $1.isReadWrite { $0.readWrite += 1 }
-            }
+        let counts = state.sessions(on: slot).reduce(into: (all: 0, readWrite: 0)) {
+            $0.all += 1
+            if $1.isReadWrite { $0.readWrite += 1 }
         }
         var info = CK_TOKEN_INFO()
         pad(&info.label, authentication.label ?? slot.token.configuration.name)

@@ -195,8 +195,8 @@ struct DamagedCounterTests {
             // A process that starts now makes a new counter file and writes.
             let writer = try ObjectStore(path: path, create: true)
             _ = try writer.insert(uniqueKey: nil, attributes: [])
-            // Readers look at the file's name at most once a millisecond.
-            usleep(2_000)
+            // Readers look at the file's name at most once every few milliseconds (a coarse clock tick).
+            usleep(10_000)
             #expect(reader.changeCount == nil, "the file read is gone from its path: unknown")
             let after = try #require(reader.changeCount, "the new file is read")
             #expect(after != before)
@@ -216,7 +216,8 @@ struct DamagedCounterTests {
                 FileManager.default.createFile(
                     atPath: copy, contents: try Data(contentsOf: URL(fileURLWithPath: path + "-changes"))))
             #expect(rename(copy, path + "-changes") == 0)
-            usleep(2_000)  // readers look at the file's name at most once a millisecond
+            // Readers look at the file's name at most once every few milliseconds (a coarse clock tick).
+            usleep(10_000)
             #expect(reader.changeCount == nil)
             let after = try #require(reader.changeCount)
             #expect(after != before, "a value read from another file never equals one kept")

@@ -35,7 +35,7 @@ struct MappedCounterTests {
             let writer = try SQLiteStore(path: path, create: false)
             for size in [0, 4, 12] {
                 let before = try #require(reader.changeCount)
-                usleep(2_000)  // the next read looks at the file, and maps it again
+                usleep(10_000)  // the next read looks at the file, and maps it again
                 #expect(reader.changeCount == before)
                 #expect(reader.changes.isMapped, "mapped before the cut (\(size) bytes)")
                 #expect(truncate(path + "-changes", off_t(size)) == 0)
@@ -45,7 +45,7 @@ struct MappedCounterTests {
                 _ = try writer.insert(uniqueKey: nil, attributes: [])
                 let after = try #require(reader.changeCount, "read with pread")
                 #expect(after != before && after == writer.changeCount)
-                usleep(2_000)
+                usleep(10_000)
                 #expect(reader.changeCount == after)
                 #expect(reader.changes.isMapped, "the whole record is mapped again")
                 _ = try writer.insert(uniqueKey: nil, attributes: [])
@@ -69,7 +69,8 @@ struct MappedCounterTests {
             #expect(rename(copy, path + "-changes") == 0)
             let writer = try SQLiteStore(path: path, create: true)
             _ = try writer.insert(uniqueKey: nil, attributes: [])
-            usleep(2_000)  // readers look at the file's name at most once a millisecond
+            // Readers look at the file's name at most once every few milliseconds (a coarse clock tick).
+            usleep(10_000)
             #expect(reader.changeCount == nil, "the mapped file is gone from its path")
             let replaced = try #require(reader.changeCount)
             #expect(replaced != before)
@@ -78,7 +79,7 @@ struct MappedCounterTests {
             #expect(unlink(path + "-changes") == 0)
             let another = try SQLiteStore(path: path, create: true)
             _ = try another.insert(uniqueKey: nil, attributes: [])
-            usleep(2_000)
+            usleep(10_000)
             #expect(reader.changeCount == nil)
             let renewed = try #require(reader.changeCount)
             #expect(renewed != replaced && renewed != before)

@@ -13,7 +13,8 @@ public final class KeptContexts {
     var signer: SigningContext?
     var verifier: SigningContext?
     var agreement: KeyAgreementContext?
-    var mac: (mac: MessageAuthentication, key: SecretBytes, algorithm: MACAlgorithm)?
+    /// The last finished MAC, which the next one restarts (`Token.macOperation`).
+    @exclusivity(unchecked) var mac: MACOperation?
 
     public init() {}
 
@@ -45,15 +46,9 @@ public final class KeptContexts {
         return kept
     }
 
-    /// The kept MAC for `key` and `algorithm`, restarted, taken out of the cache; nil when
-    /// there is none or it cannot restart.
-    func takeMAC(for key: SecretBytes, _ algorithm: MACAlgorithm) -> MessageAuthentication? {
-        guard let kept = mac else { return nil }
-        mac = nil
-        // try?: a kept MAC that cannot restart is simply not reused; the caller makes a new one.
-        guard kept.key === key, kept.algorithm == algorithm, (try? kept.mac.reset()) != nil else {
-            return nil
-        }
-        return kept.mac
+    /// The kept MAC, taken out of the cache: a MAC in progress is never kept.
+    func takeMAC() -> MACOperation? {
+        defer { mac = nil }
+        return mac
     }
 }

@@ -26,27 +26,46 @@ public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
 /// A MAC in progress: the key's value opened through the one key-use check, the MAC's length
 /// (the full one, or a *_GENERAL mechanism's), and the parts fed so far.
 ///
+/// A finished MAC is kept by its caller's `KeptContexts` and restarted by the next
+/// `macOperation` of the same key object, algorithm and length (`restarted`): a MAC of a short
+/// message costs less than setting up a new operation, so the restart makes no allocation and
+/// reads no key, yet every check of the key-use entry point runs again, on the facts read
+/// with the key, while the store's change count says the object is unchanged.
+///
 /// One operation belongs to one caller, which serialises its calls: not thread-safe.
 public final class MACOperation {
     private let mac: MessageAuthentication
     private let key: SecretBytes
     private let algorithm: MACAlgorithm
     private let kept: KeptContexts?
+    /// The key object, the facts its use was checked on and the store's change count when
+    /// they were read (nil: never restarted).
+    fileprivate let reference: ObjectReference
+    fileprivate let facts: KeyUseFacts
+    fileprivate let changeCount: UInt64?
     /// The MAC's length in bytes.
     public let length: Int
     /// The key is a private object: the operation ends at logout.
     public let usesPrivateObject: Bool
     /// True once a part was given: a single-part call can no longer finish it.
-    public private(set) var isMultiPart = false
+    @exclusivity(unchecked) public private(set) var isMultiPart = false
 
     init(
-        _ usable: UsableSecretKey, algorithm: MACAlgorithm, requestedLength: Int?, kept: KeptContexts?
+        _ usable: UsableSecretKey, of reference: ObjectReference, algorithm: MACAlgorithm,
+        requestedLength: Int?,
+        kept: KeptContexts?, reusing previous: MACOperation?
     ) throws(CoreError) {
         key = usable.value
         self.algorithm = algorithm
         self.kept = kept
-        if let reused = kept?.takeMAC(for: usable.value, algorithm) {
-            mac = reused
+        self.reference = reference
+        facts = usable.facts
+        changeCount = usable.changeCount
+        if let previous, previous.key === usable.value, previous.algorithm == algorithm,
+            (try? previous.mac.reset()) != nil
+        {
+            // try?: a MAC that cannot restart is simply not reused.
+            mac = previous.mac
         } else {
             do throws(CryptoError) {
                 mac = try MessageAuthentication(algorithm, key: usable.value)
@@ -61,11 +80,18 @@ public final class MACOperation {
         usesPrivateObject = usable.isPrivate
     }
 
-    /// True when `type` is a MAC mechanism of the registry (C_SignInit and C_VerifyInit start
-    /// a MAC for it).
-    public static func isMAC(_ type: UInt64) -> Bool {
-        guard case .mac = MechanismRegistry.mechanism(type)?.family else { return false }
-        return true
+    /// This finished MAC started again for a new message, when it is one of `reference`'s key
+    /// with `algorithm` and `length` and the store's change count is still `current`; nil
+    /// otherwise. The caller runs the key-use checks on `facts` first.
+    fileprivate func restarted(
+        _ reference: ObjectReference, _ algorithm: MACAlgorithm, length: Int?, current: UInt64?
+    ) -> MACOperation? {
+        guard let changeCount, current == changeCount, reference == self.reference,
+            algorithm == self.algorithm,
+            length ?? mac.macLength == self.length, (try? mac.reset()) != nil
+        else { return nil }
+        isMultiPart = false
+        return self
     }
 
     /// Feeds one part.
@@ -81,12 +107,36 @@ public final class MACOperation {
     /// The MAC of `data` (single-part) or of the parts fed (`nil`), cut to ``length``. The
     /// context is kept for the next MAC with the same key and algorithm.
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
+        var failure: CoreError?
+        let code = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            do throws(CoreError) {
+                try sign(data, into: UnsafeMutableRawBufferPointer(buffer))
+                count = length
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return code
+    }
+
+    /// `sign`, writing the ``length`` bytes of the MAC into the start of `output`, which holds
+    /// at least that many.
+    public func sign(_ data: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer)
+        throws(CoreError)
+    {
         do throws(CryptoError) {
             if let data { try mac.update(data) }
-            let full = try mac.finish()
-            let code = full.count == length ? full : Array(full.prefix(length))
-            kept?.mac = (mac, key, algorithm)
-            return code
+            if length == mac.macLength {
+                try mac.finish(into: output)
+            } else {
+                // A *_GENERAL MAC: the full one, then its first `length` bytes.
+                let full = try mac.finish()
+                guard output.count >= length else { throw CryptoError(.failed, "the output is too short") }
+                output.copyBytes(from: full.prefix(length))
+            }
+            kept?.mac = self
         } catch {
             throw CoreError(.operationFailed, error.message)
         }
@@ -127,7 +177,17 @@ extension Token {
         _ reference: ObjectReference, _ type: UInt64, _ parameters: SignatureParameters, for usage: KeyUse,
         context: AccessContext, kept: KeptContexts? = nil
     ) throws(CoreError) -> MACOperation {
-        let registered = try MechanismRegistry.require(type, for: MechanismFunctions(usage))
+        try macOperation(
+            reference, MechanismRegistry.require(type, for: MechanismFunctions(usage)), parameters,
+            for: usage,
+            context: context, kept: kept)
+    }
+
+    /// `macOperation` with the mechanism already looked up in the registry for `usage`.
+    public func macOperation(
+        _ reference: ObjectReference, _ registered: Mechanism, _ parameters: SignatureParameters,
+        for usage: KeyUse, context: AccessContext, kept: KeptContexts? = nil
+    ) throws(CoreError) -> MACOperation {
         guard case .mac(let general) = registered.family else {
             throw CoreError(.mechanismInvalid, "\(registered.name) is not a MAC mechanism")
         }
@@ -141,10 +201,33 @@ extension Token {
                 general
                     ? "a _GENERAL MAC needs CK_MAC_GENERAL_PARAMS" : "this MAC mechanism takes no parameter")
         }
+        let algorithm = registered.digest.map(MACAlgorithm.hmac) ?? .cmac
+        let previous = kept?.takeMAC()
+        if let previous, previous.reference == reference {
+            // The checks of `useSecretKey`, on the facts read with the key, while the store is
+            // unchanged: the same answers, without reading or opening the key again.
+            let current = try withState { (state) throws(CoreError) in
+                try state.store(for: reference).changeCount
+            }
+            if current != nil, current == previous.changeCount {
+                try checkConfiguration(registered.type, for: usage)
+                guard context.canSee(privateObject: previous.facts.isPrivate) else {
+                    throw CoreError(.objectNotFound, "the object is private: log in first")
+                }
+                try Token.checkUse(
+                    previous.facts, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type)
+                if let restarted = previous.restarted(
+                    reference, algorithm, length: requested, current: current)
+                {
+                    return restarted
+                }
+            }
+        }
         let usable = try useSecretKey(
-            reference, for: usage, keyTypes: registered.keyTypes, mechanism: type, context: context)
+            reference, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type, context: context
+        )
         return try MACOperation(
-            usable, algorithm: registered.digest.map(MACAlgorithm.hmac) ?? .cmac, requestedLength: requested,
-            kept: kept)
+            usable, of: reference, algorithm: algorithm, requestedLength: requested, kept: kept,
+            reusing: previous)
     }
 }
