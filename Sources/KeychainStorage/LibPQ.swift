@@ -35,6 +35,8 @@ struct LibPQ: @unchecked Sendable {
     let backendPID: p11k_PQbackendPID
     let sendQuery: p11k_PQsendQuery
     let sendQueryParams: p11k_PQsendQueryParams
+    let sendPrepare: p11k_PQsendPrepare
+    let sendQueryPrepared: p11k_PQsendQueryPrepared
     let getResult: p11k_PQgetResult
     let isBusy: p11k_PQisBusy
 
@@ -87,6 +89,8 @@ struct LibPQ: @unchecked Sendable {
             let backendPID = symbol("PQbackendPID", as: p11k_PQbackendPID.self),
             let sendQuery = symbol("PQsendQuery", as: p11k_PQsendQuery.self),
             let sendQueryParams = symbol("PQsendQueryParams", as: p11k_PQsendQueryParams.self),
+            let sendPrepare = symbol("PQsendPrepare", as: p11k_PQsendPrepare.self),
+            let sendQueryPrepared = symbol("PQsendQueryPrepared", as: p11k_PQsendQueryPrepared.self),
             let getResult = symbol("PQgetResult", as: p11k_PQgetResult.self),
             let isBusy = symbol("PQisBusy", as: p11k_PQisBusy.self)
         else {
@@ -106,6 +110,8 @@ struct LibPQ: @unchecked Sendable {
                 getisnull: getisnull, getlength: getlength, getvalue: getvalue, consumeInput: consumeInput,
                 notifies: notifies, freemem: freemem, socket: socket, backendPID: backendPID,
                 sendQuery: sendQuery,
-                sendQueryParams: sendQueryParams, getResult: getResult, isBusy: isBusy))
+                sendQueryParams: sendQueryParams, sendPrepare: sendPrepare,
+                sendQueryPrepared: sendQueryPrepared,
+                getResult: getResult, isBusy: isBusy))
     }
 }

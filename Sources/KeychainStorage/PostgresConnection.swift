@@ -4,14 +4,6 @@ internal import CLibPQ
     import Glibc
 #endif
 
-/// A value bound to a statement or read from a row, in libpq's binary format.
-enum PostgresValue {
-    case int(Int64)
-    case bytes([UInt8])
-    case text(String)
-    case null
-}
-
 /// One connection to a PostgreSQL server, owned by one store (or by one PIN-attempt lock).
 ///
 /// Opened on first use, not by `init`: a server that is down when the module loads makes the
@@ -41,6 +33,9 @@ final class PostgresConnection {
     /// How many connections were made: what a caller kept from an earlier one (its LISTEN,
     /// a change count confirmed on it) does not hold on a later one.
     private(set) var generation = 0
+    /// The statements prepared on this connection: their parameter types and text, to their
+    /// names. A new connection has none.
+    private var statements: [String: String] = [:]
 
     init(
         conninfo: String, label: String, options: ServerOptions,
@@ -69,6 +64,7 @@ final class PostgresConnection {
             }
         }
         handle = nil
+        statements = [:]
     }
 
     /// Lets go of this session's advisory locks, then drops the connection. The server would
@@ -193,29 +189,22 @@ final class PostgresConnection {
     {
         var buffer: [UInt8] = []
         var ranges: [Range<Int>?] = []
-        var types: [Oid] = []
         for parameter in parameters {
-            let start = buffer.count
-            switch parameter {
-            case .int(let value):
-                withUnsafeBytes(of: value.bigEndian) { buffer += $0 }
-                types.append(20)  // int8
-            case .bytes(let value):
-                buffer += value
-                types.append(17)  // bytea
-            case .text(let value):
-                buffer += Array(value.utf8)
-                types.append(25)  // text
-            case .null:
+            if case .null = parameter {
                 ranges.append(nil)
-                types.append(0)
                 continue
+            }
+            let start = buffer.count
+            guard parameter.encode(into: &buffer) else {
+                throw StorageError(.failed, "\(label): a statement's value is too large")
             }
             ranges.append(start..<buffer.count)
         }
         guard buffer.count <= Int(Int32.max) else {
             throw StorageError(.failed, "\(label): a statement's values are too large")
         }
+        let types = parameters.map(\.type)
+        let name = try prepared(sql, types, on: handle)
         let pq = try LibPQ.functions()
         let lengths = ranges.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)
@@ -228,12 +217,41 @@ final class PostgresConnection {
                     guard let range, let base else { return nil }
                     return base + range.lowerBound
                 }
-                return pq.sendQueryParams(
-                    handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+                guard let name else {
+                    return pq.sendQueryParams(
+                        handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+                }
+                return pq.sendQueryPrepared(
+                    handle, name, Int32(parameters.count), values, lengths, formats, 1)
             }
         }
         return try check(result, on: handle)
     }
+
+    /// The name of `sql` (with parameters of `types`) prepared on this connection: prepared at
+    /// its first use (one more round trip, once), so that later uses skip the server's parse
+    /// and plan, most of a short statement's time (a find by label: 117 µs as a new statement,
+    /// 21 µs prepared, on a server whose round trip is 15 µs). nil past `preparedLimit`
+    /// statements: the statement is then sent whole. Statements are constant text, so the
+    /// limit is never reached in practice; it only bounds the server's memory if one were not.
+    private func prepared(_ sql: String, _ types: [Oid], on handle: OpaquePointer) throws(StorageError)
+        -> String?
+    {
+        let key = types.map { String($0) }.joined(separator: ",") + ";" + sql
+        if let name = statements[key] { return name }
+        guard statements.count < Self.preparedLimit else { return nil }
+        let pq = try LibPQ.functions()
+        let name = "p11keychain_\(statements.count + 1)"
+        let result = try awaitResult(on: handle) {
+            pq.sendPrepare(handle, name, sql, Int32(types.count), types)
+        }
+        _ = try check(result, on: handle)
+        statements[key] = name
+        return name
+    }
+
+    /// At most this many statements are kept prepared per connection.
+    private static let preparedLimit = 256
 
     /// Sends a statement with `send` (PQsendQuery or PQsendQueryParams: 1 once sent) and waits
     /// for its result for at most `timeout-ms` and a grace. `statement_timeout` is the server's to enforce,
