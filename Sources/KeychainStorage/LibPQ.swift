@@ -39,6 +39,15 @@ struct LibPQ: @unchecked Sendable {
     let sendQueryPrepared: p11k_PQsendQueryPrepared
     let getResult: p11k_PQgetResult
     let isBusy: p11k_PQisBusy
+    /// Pipeline mode (libpq 14 and later), or nil with an older libpq.
+    let pipeline: Pipeline?
+
+    /// libpq's pipeline mode: several statements sent before their results are read.
+    struct Pipeline {
+        let enter: p11k_PQenterPipelineMode
+        let exit: p11k_PQexitPipelineMode
+        let sync: p11k_PQpipelineSync
+    }
 
     /// The library's soname: the ABI these declarations are of (libpq-fe.h, PostgreSQL 9.1 on).
     static let soname = "libpq.so.5"
@@ -99,6 +108,13 @@ struct LibPQ: @unchecked Sendable {
                     .cannotOpen,
                     "\(soname) lacks \(missing.joined(separator: ", ")): it is not libpq 9.1 or later"))
         }
+        var pipeline: Pipeline?
+        if let enter = symbol("PQenterPipelineMode", as: p11k_PQenterPipelineMode.self),
+            let exit = symbol("PQexitPipelineMode", as: p11k_PQexitPipelineMode.self),
+            let sync = symbol("PQpipelineSync", as: p11k_PQpipelineSync.self)
+        {
+            pipeline = Pipeline(enter: enter, exit: exit, sync: sync)
+        }
         return .success(
             LibPQ(
                 connectdbParams: connectdbParams, conninfoParse: conninfoParse, conninfoFree: conninfoFree,
@@ -112,6 +128,6 @@ struct LibPQ: @unchecked Sendable {
                 sendQuery: sendQuery,
                 sendQueryParams: sendQueryParams, sendPrepare: sendPrepare,
                 sendQueryPrepared: sendQueryPrepared,
-                getResult: getResult, isBusy: isBusy))
+                getResult: getResult, isBusy: isBusy, pipeline: pipeline))
     }
 }

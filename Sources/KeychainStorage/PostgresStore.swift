@@ -179,7 +179,6 @@ public final class PostgresStore: StorageEngine {
         if inTransaction { return try body() }
         try prepare()
         if connection.isInTransaction { rollBack() }
-        try connection.execute(writing ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         inTransaction = true
         self.writing = writing
         defer {
@@ -189,13 +188,19 @@ public final class PostgresStore: StorageEngine {
         var count: Int64?
         do {
             if writing {
-                // The writers' queue: this row's lock, held until the commit. The notification
-                // is sent by the commit, to every host that listens (changeCount).
-                count = try connection.execute(
-                    "WITH bump AS (UPDATE store_state SET change_count = change_count + 1 RETURNING change_count) "
-                        + "SELECT change_count, pg_notify($1, '')::text FROM bump", [.text(try channel())]
-                ).int64(0, 0)
+                // The writers' queue: this row's lock, held until the commit, taken in the
+                // round trip that begins the transaction (a pipeline). The notification is
+                // sent by the commit, to every host that listens (changeCount).
+                count = try connection.executeInOneTrip([
+                    ("BEGIN", []),
+                    (
+                        "WITH bump AS (UPDATE store_state SET change_count = change_count + 1 RETURNING change_count) "
+                            + "SELECT change_count, pg_notify($1, '')::text FROM bump", [.text(try channel())]
+                    ),
+                ]).int64(0, 0)
                 confirmed = nil
+            } else {
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             }
             let result = try body()
             try connection.execute("COMMIT")
