@@ -76,7 +76,7 @@ enum TokenCommands {
             items.append([
                 "class": "token", "name": token.name, "access": access,
                 "objects": JSONOutput.optional(Int(objects)), "pins": exists ? pins : NSNull(),
-                "store": token.path, "created": exists,
+                "store": token.printableStore, "created": exists,
             ])
         }
         if invocation.json {
