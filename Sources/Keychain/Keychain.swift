@@ -59,8 +59,6 @@ public final class Keychain: Sendable {
     /// Where this keychain is stored: the SQLite file, or `postgresql:` and the server's host,
     /// port, database and user, never the rest of its connection string (it may hold a password).
     public var path: String { token.configuration.printableStore }
-    /// The store as configured, connection string and all: for reopening it, never for display.
-    package var storeLocation: String { token.configuration.path }
 
     let token: Token
 
@@ -580,6 +578,7 @@ final class TokenCache: @unchecked Sendable {
         var readOnly: Bool
         var synchronous: Bool
         var accessGroup: String?
+        var schema: String?
 
         init(_ configuration: TokenConfiguration) {
             name = configuration.name
@@ -587,6 +586,7 @@ final class TokenCache: @unchecked Sendable {
             readOnly = configuration.readOnly
             synchronous = configuration.synchronous
             accessGroup = configuration.accessGroup
+            schema = configuration.schema
         }
     }
 

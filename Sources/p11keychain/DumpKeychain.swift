@@ -90,7 +90,7 @@ enum DumpKeychain {
         let publicShown = counts.filter { $0.1 == "certificate" || $0.1 == "public key" }.map(\.0).reduce(
             0, +)
         if let objects = try? TokenCommands.objectCount(
-            path: keychain.storeLocation, readOnly: true, token: keychain.name),
+            of: keychain.configuration, readOnly: true),
             objects > publicShown
         {
             text +=

@@ -217,7 +217,7 @@ enum PINCommands {
         let status = try Authentication.status(of: keychain)
         let objects =
             (try? TokenCommands.objectCount(
-                path: keychain.storeLocation, readOnly: keychain.isReadOnly, token: keychain.name))
+                of: keychain.configuration, readOnly: keychain.isReadOnly))
         func pinLine(set: Bool, failures: Int, locked: Bool, unset: String) -> String {
             guard set else { return unset }
             if locked { return "locked after \(status.maximumFailedAttempts) failed attempts" }
