@@ -447,7 +447,7 @@ final class PostgresRows {
     func bytes(_ row: Int, _ column: Int32) -> [UInt8] {
         let length = Int(pq.getlength(result, Int32(row), column))
         guard length > 0, let value = pq.getvalue(result, Int32(row), column) else { return [] }
-        return UnsafeRawBufferPointer(start: value, count: length).map { $0 }
+        return Array(UnsafeRawBufferPointer(start: value, count: length))
     }
 
     /// An int8 (or int4) column; nil when it holds something else.
