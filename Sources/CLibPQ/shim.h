@@ -34,5 +34,11 @@ typedef __typeof__(PQsocket) *p11k_PQsocket;
 typedef __typeof__(PQbackendPID) *p11k_PQbackendPID;
 typedef __typeof__(PQsendQuery) *p11k_PQsendQuery;
 typedef __typeof__(PQsendQueryParams) *p11k_PQsendQueryParams;
+typedef __typeof__(PQsendPrepare) *p11k_PQsendPrepare;
+typedef __typeof__(PQsendQueryPrepared) *p11k_PQsendQueryPrepared;
 typedef __typeof__(PQgetResult) *p11k_PQgetResult;
 typedef __typeof__(PQisBusy) *p11k_PQisBusy;
+/* Pipeline mode: libpq 14 and later; looked up apart, as a host's older libpq lacks them. */
+typedef __typeof__(PQenterPipelineMode) *p11k_PQenterPipelineMode;
+typedef __typeof__(PQexitPipelineMode) *p11k_PQexitPipelineMode;
+typedef __typeof__(PQpipelineSync) *p11k_PQpipelineSync;

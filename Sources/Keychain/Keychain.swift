@@ -37,7 +37,8 @@ public final class Keychain: Sendable {
     public struct TokenInfo: Hashable, Sendable {
         /// The token's name (its PKCS#11 label), e.g. `login`.
         public let name: String
-        /// The SQLite file behind it.
+        /// Where it is stored: the SQLite file, or `postgresql:` and the server's host, port,
+        /// database and user, never the rest of its connection string (it may hold a password).
         public let path: String
         /// True when the configuration makes it read-only.
         public let isReadOnly: Bool
@@ -55,8 +56,9 @@ public final class Keychain: Sendable {
     /// The token's name: `login` for the default keychain, the configured name of a named
     /// token, the file name of a keychain opened by path.
     public let name: String
-    /// The SQLite file behind this keychain.
-    public var path: String { token.configuration.path }
+    /// Where this keychain is stored: the SQLite file, or `postgresql:` and the server's host,
+    /// port, database and user, never the rest of its connection string (it may hold a password).
+    public var path: String { token.configuration.printableStore }
 
     let token: Token
 
@@ -142,7 +144,7 @@ public final class Keychain: Sendable {
     /// - Throws: ``KeychainError/Code/notAvailable`` when the configuration file is invalid.
     public static func configuredTokens() throws(KeychainError) -> [TokenInfo] {
         try loadConfiguration().tokens.map {
-            TokenInfo(name: $0.name, path: $0.path, isReadOnly: $0.readOnly)
+            TokenInfo(name: $0.name, path: $0.printableStore, isReadOnly: $0.readOnly)
         }
     }
 
@@ -576,6 +578,7 @@ final class TokenCache: @unchecked Sendable {
         var readOnly: Bool
         var synchronous: Bool
         var accessGroup: String?
+        var schema: String?
 
         init(_ configuration: TokenConfiguration) {
             name = configuration.name
@@ -583,6 +586,7 @@ final class TokenCache: @unchecked Sendable {
             readOnly = configuration.readOnly
             synchronous = configuration.synchronous
             accessGroup = configuration.accessGroup
+            schema = configuration.schema
         }
     }
 

@@ -26,6 +26,9 @@ public struct TokenConfiguration: Sendable, Equatable {
     public var freshnessMilliseconds = Configuration.defaultFreshnessMilliseconds
     /// `timeout-ms`: the longest any wait for a server's store may last.
     public var timeoutMilliseconds = Configuration.defaultTimeoutMilliseconds
+    /// `schema`: the PostgreSQL schema of a server's store; nil: the token's name. Set it to
+    /// rename a section without pointing it at another, new schema (docs/fleet.md).
+    public var schema: String?
 
     public init(name: String, path: String, readOnly: Bool = false, synchronous: Bool = false) {
         self.name = name
@@ -43,9 +46,15 @@ public struct TokenConfiguration: Sendable, Equatable {
     /// True when the store is a database server's (`store = postgresql:…`), not a file.
     public var isServerStore: Bool { ObjectStore.isServerLocation(path) }
 
-    /// The store fit for display: a file's path, or `postgresql:` and the server's host, port,
-    /// database and user, never the rest of the connection string (it may hold a password).
-    public var printableStore: String { Self.printable(store: path) }
+    /// The name of the store inside its database: `schema`, else the token's name.
+    public var storeName: String { schema ?? name }
+
+    /// The store fit for display: a file's path, or `postgresql:`, the server's host, port,
+    /// database and user and the schema, never the rest of the connection string (it may hold
+    /// a password).
+    public var printableStore: String {
+        isServerStore ? Self.printable(store: path) + " schema \(storeName)" : path
+    }
 
     /// `store` (a token's `path`) fit for display, as ``printableStore``.
     public static func printable(store: String) -> String { ObjectStore.printable(store) }
@@ -284,10 +293,15 @@ public struct Configuration: Sendable, Equatable {
                         throw fail("'timeout-ms' must be a number from 1000 to 600000, not '\(value)'")
                     }
                     tokens[index].timeoutMilliseconds = milliseconds
+                case "schema":
+                    guard !value.isEmpty, value.utf8.count <= 63 else {
+                        throw fail("'schema' must be 1 to 63 bytes")
+                    }
+                    tokens[index].schema = value
                 default:
                     throw fail(
                         "unknown key '\(key)' in a token section (path, store, read-only, synchronous, "
-                            + "access-group, freshness-ms, timeout-ms)")
+                            + "access-group, freshness-ms, timeout-ms, schema)")
                 }
             } else {
                 switch key {
@@ -311,6 +325,11 @@ public struct Configuration: Sendable, Equatable {
             throw ParseError(
                 file: file, line: sectionLines[missing] ?? lineNumber,
                 reason: "token '\(tokens[missing].name)' has no path (or store)")
+        }
+        if let fileToken = tokens.firstIndex(where: { $0.schema != nil && !$0.isServerStore }) {
+            throw ParseError(
+                file: file, line: sectionLines[fileToken] ?? lineNumber,
+                reason: "token '\(tokens[fileToken].name)' names a schema but no store = postgresql:")
         }
         for index in tokens.indices {
             tokens[index].allowsRSAPKCS1Decryption = allowsRSAPKCS1Decryption

@@ -132,7 +132,7 @@ extension TokenState {
         do {
             // The engine is the location's (a file, or `postgresql:`): the rules do not know it.
             let store = try ObjectStore.open(
-                path, token: configuration.name, create: create, durability: configuration.durability,
+                path, token: configuration.storeName, create: create, durability: configuration.durability,
                 server: configuration.serverOptions)
             var serial = try store.metadata(TokenState.serialKey).map { String(decoding: $0, as: UTF8.self) }
             if serial == nil, !store.isReadOnly {

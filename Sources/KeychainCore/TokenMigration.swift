@@ -49,7 +49,7 @@ public enum TokenMigration {
         let report = try CoreError.mapping { () throws -> StoreMigration.Report in
             let source = try ObjectStore(path: sourcePath, create: false)
             let destination = try ObjectStore.open(
-                target.path, token: target.name, create: true, durability: target.durability,
+                target.path, token: target.storeName, create: true, durability: target.durability,
                 server: target.serverOptions)
             do {
                 return try StoreMigration.copy(

@@ -35,8 +35,19 @@ struct LibPQ: @unchecked Sendable {
     let backendPID: p11k_PQbackendPID
     let sendQuery: p11k_PQsendQuery
     let sendQueryParams: p11k_PQsendQueryParams
+    let sendPrepare: p11k_PQsendPrepare
+    let sendQueryPrepared: p11k_PQsendQueryPrepared
     let getResult: p11k_PQgetResult
     let isBusy: p11k_PQisBusy
+    /// Pipeline mode (libpq 14 and later), or nil with an older libpq.
+    let pipeline: Pipeline?
+
+    /// libpq's pipeline mode: several statements sent before their results are read.
+    struct Pipeline {
+        let enter: p11k_PQenterPipelineMode
+        let exit: p11k_PQexitPipelineMode
+        let sync: p11k_PQpipelineSync
+    }
 
     /// The library's soname: the ABI these declarations are of (libpq-fe.h, PostgreSQL 9.1 on).
     static let soname = "libpq.so.5"
@@ -87,6 +98,8 @@ struct LibPQ: @unchecked Sendable {
             let backendPID = symbol("PQbackendPID", as: p11k_PQbackendPID.self),
             let sendQuery = symbol("PQsendQuery", as: p11k_PQsendQuery.self),
             let sendQueryParams = symbol("PQsendQueryParams", as: p11k_PQsendQueryParams.self),
+            let sendPrepare = symbol("PQsendPrepare", as: p11k_PQsendPrepare.self),
+            let sendQueryPrepared = symbol("PQsendQueryPrepared", as: p11k_PQsendQueryPrepared.self),
             let getResult = symbol("PQgetResult", as: p11k_PQgetResult.self),
             let isBusy = symbol("PQisBusy", as: p11k_PQisBusy.self)
         else {
@@ -94,6 +107,13 @@ struct LibPQ: @unchecked Sendable {
                 StorageError(
                     .cannotOpen,
                     "\(soname) lacks \(missing.joined(separator: ", ")): it is not libpq 9.1 or later"))
+        }
+        var pipeline: Pipeline?
+        if let enter = symbol("PQenterPipelineMode", as: p11k_PQenterPipelineMode.self),
+            let exit = symbol("PQexitPipelineMode", as: p11k_PQexitPipelineMode.self),
+            let sync = symbol("PQpipelineSync", as: p11k_PQpipelineSync.self)
+        {
+            pipeline = Pipeline(enter: enter, exit: exit, sync: sync)
         }
         return .success(
             LibPQ(
@@ -106,6 +126,8 @@ struct LibPQ: @unchecked Sendable {
                 getisnull: getisnull, getlength: getlength, getvalue: getvalue, consumeInput: consumeInput,
                 notifies: notifies, freemem: freemem, socket: socket, backendPID: backendPID,
                 sendQuery: sendQuery,
-                sendQueryParams: sendQueryParams, getResult: getResult, isBusy: isBusy))
+                sendQueryParams: sendQueryParams, sendPrepare: sendPrepare,
+                sendQueryPrepared: sendQueryPrepared,
+                getResult: getResult, isBusy: isBusy, pipeline: pipeline))
     }
 }

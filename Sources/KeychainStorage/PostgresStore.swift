@@ -179,7 +179,6 @@ public final class PostgresStore: StorageEngine {
         if inTransaction { return try body() }
         try prepare()
         if connection.isInTransaction { rollBack() }
-        try connection.execute(writing ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         inTransaction = true
         self.writing = writing
         defer {
@@ -189,13 +188,19 @@ public final class PostgresStore: StorageEngine {
         var count: Int64?
         do {
             if writing {
-                // The writers' queue: this row's lock, held until the commit. The notification
-                // is sent by the commit, to every host that listens (changeCount).
-                count = try connection.execute(
-                    "WITH bump AS (UPDATE store_state SET change_count = change_count + 1 RETURNING change_count) "
-                        + "SELECT change_count, pg_notify($1, '')::text FROM bump", [.text(try channel())]
-                ).int64(0, 0)
+                // The writers' queue: this row's lock, held until the commit, taken in the
+                // round trip that begins the transaction (a pipeline). The notification is
+                // sent by the commit, to every host that listens (changeCount).
+                count = try connection.executeInOneTrip([
+                    ("BEGIN", []),
+                    (
+                        "WITH bump AS (UPDATE store_state SET change_count = change_count + 1 RETURNING change_count) "
+                            + "SELECT change_count, pg_notify($1, '')::text FROM bump", [.text(try channel())]
+                    ),
+                ]).int64(0, 0)
                 confirmed = nil
+            } else {
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             }
             let result = try body()
             try connection.execute("COMMIT")
@@ -284,15 +289,26 @@ public final class PostgresStore: StorageEngine {
 
     public func insert(uniqueKey: [UInt8]?, attributes: [StoredAttribute]) throws -> Int64 {
         try write {
-            // ON CONFLICT DO NOTHING: a duplicate leaves the transaction usable (the caller
-            // may go on after `.constraint`); the UNIQUE constraint still decides.
+            // One statement, one round trip: the object and its lookup rows (the foreign key
+            // is checked at the statement's end, when both are there). ON CONFLICT DO NOTHING:
+            // a duplicate leaves the transaction usable (the caller may go on after
+            // `.constraint`); the UNIQUE constraint still decides, and no lookup row is made.
+            let (types, values) = Self.lookupRows(attributes)
             let rows = try statement(
-                "INSERT INTO objects (unique_key, attributes) VALUES ($1, $2) ON CONFLICT (unique_key) DO NOTHING RETURNING id",
-                [uniqueKey.map { .bytes($0) } ?? .null, .bytes(AttributeCoding.encode(attributes))])
+                "WITH inserted AS (INSERT INTO objects (unique_key, attributes) VALUES ($1, $2) "
+                    + "ON CONFLICT (unique_key) DO NOTHING RETURNING id), "
+                    + "indexed AS (INSERT INTO lookup (type, hash, object) "
+                    + "SELECT entry.type, sha256(entry.value), inserted.id "
+                    + "FROM inserted, unnest($3::bigint[], $4::bytea[]) AS entry (type, value) "
+                    + "ON CONFLICT DO NOTHING) "
+                    + "SELECT id FROM inserted",
+                [
+                    uniqueKey.map { .bytes($0) } ?? .null, .bytes(AttributeCoding.encode(attributes)), types,
+                    values,
+                ])
             guard rows.count == 1, let id = rows.int64(0, 0) else {
                 throw StorageError(.constraint, "\(path): an object with this unique key exists")
             }
-            try addLookups(attributes, of: id)
             return id
         }
     }
@@ -352,11 +368,18 @@ public final class PostgresStore: StorageEngine {
     }
 
     func addLookups(_ attributes: [StoredAttribute], of id: Int64) throws(StorageError) {
-        for attribute in attributes where ObjectStore.indexedTypes.contains(attribute.type) {
-            try statement(
-                "INSERT INTO lookup (type, hash, object) VALUES ($1, sha256($2), $3) ON CONFLICT DO NOTHING",
-                [.int(Int64(bitPattern: attribute.type)), .bytes(attribute.value), .int(id)])
-        }
+        let (types, values) = Self.lookupRows(attributes)
+        try statement(
+            "INSERT INTO lookup (type, hash, object) SELECT entry.type, sha256(entry.value), $3 "
+                + "FROM unnest($1::bigint[], $2::bytea[]) AS entry (type, value) ON CONFLICT DO NOTHING",
+            [types, values, .int(id)])
+    }
+
+    /// The indexed attributes of an object (`ObjectStore.indexedTypes`), as the two arrays a
+    /// statement makes its lookup rows of: their types and their values.
+    private static func lookupRows(_ attributes: [StoredAttribute]) -> (PostgresValue, PostgresValue) {
+        let indexed = attributes.filter { ObjectStore.indexedTypes.contains($0.type) }
+        return (.ints(indexed.map { Int64(bitPattern: $0.type) }), .byteStrings(indexed.map(\.value)))
     }
 
     // MARK: Find

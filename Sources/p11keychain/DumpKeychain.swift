@@ -74,7 +74,7 @@ enum DumpKeychain {
             return
         }
         var text =
-            "keychain \(Format.quoted(keychain.name)) at \(TokenCommands.printableStore(keychain.path))"
+            "keychain \(Format.quoted(keychain.name)) at \(keychain.path)"
         text += keychain.isReadOnly ? " (read-only)" : ""
         // The certificates always, as before; the other classes when there are some.
         let shown = counts.enumerated().filter { $0.offset == 0 || $0.element.0 > 0 }.map(\.element)
@@ -90,7 +90,7 @@ enum DumpKeychain {
         let publicShown = counts.filter { $0.1 == "certificate" || $0.1 == "public key" }.map(\.0).reduce(
             0, +)
         if let objects = try? TokenCommands.objectCount(
-            path: keychain.path, readOnly: true, token: keychain.name),
+            of: keychain.configuration, readOnly: true),
             objects > publicShown
         {
             text +=

@@ -217,7 +217,7 @@ enum PINCommands {
         let status = try Authentication.status(of: keychain)
         let objects =
             (try? TokenCommands.objectCount(
-                path: keychain.path, readOnly: keychain.isReadOnly, token: keychain.name))
+                of: keychain.configuration, readOnly: keychain.isReadOnly))
         func pinLine(set: Bool, failures: Int, locked: Bool, unset: String) -> String {
             guard set else { return unset }
             if locked { return "locked after \(status.maximumFailedAttempts) failed attempts" }
@@ -230,7 +230,7 @@ enum PINCommands {
             ("token", keychain.name),
             ("label", status.label ?? "\(keychain.name) (not initialized)"),
             // Never a server's whole connection string: it may hold a password.
-            ("store", TokenCommands.printableStore(keychain.path)),
+            ("store", keychain.path),
             ("access", keychain.isReadOnly ? "read-only" : "read-write"),
             ("public objects", objects.map(String.init) ?? "?"),
             (

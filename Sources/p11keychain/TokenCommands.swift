@@ -60,7 +60,7 @@ enum TokenCommands {
             if exists {
                 do {
                     objects = String(
-                        try objectCount(path: token.path, readOnly: token.readOnly, token: token.name))
+                        try objectCount(of: token))
                     if !token.readOnly, Token(configuration: token).isWriteProtected { access = "read-only" }
                     pins = summary(of: try Token(configuration: token).authenticationState())
                 } catch {
@@ -76,7 +76,7 @@ enum TokenCommands {
             items.append([
                 "class": "token", "name": token.name, "access": access,
                 "objects": JSONOutput.optional(Int(objects)), "pins": exists ? pins : NSNull(),
-                "store": token.path, "created": exists,
+                "store": token.printableStore, "created": exists,
             ])
         }
         if invocation.json {
@@ -94,19 +94,19 @@ enum TokenCommands {
         return text
     }
 
-    /// How many public objects of every class the store at `path` holds.
+    /// How many public objects of every class the store of `configuration` holds (read-only
+    /// when `readOnly` says so, else as configured).
     ///
     /// One of the few places the command reaches below `Keychain` (with list-tokens' PIN
     /// state and ``TokenLimits``): the Swift API sees only the kinds of item it models, and a
     /// token also holds what PKCS#11 applications store (any data object or key). The count
     /// is one index scan; no object is loaded.
-    /// A token's store fit for display: a file's path, or a server's host, port, database and
-    /// user, never its whole connection string (it may hold a password).
-    static func printableStore(_ store: String) -> String { TokenConfiguration.printable(store: store) }
-
-    /// `token`: the token's name, which a PostgreSQL store's schema is named after.
-    static func objectCount(path: String, readOnly: Bool, token name: String = "") throws(CoreError) -> Int {
-        let token = Token(configuration: TokenConfiguration(name: name, path: path, readOnly: readOnly))
+    static func objectCount(of configuration: TokenConfiguration, readOnly: Bool? = nil) throws(CoreError)
+        -> Int
+    {
+        var configuration = configuration
+        if let readOnly { configuration.readOnly = readOnly }
+        let token = Token(configuration: configuration)
         return try token.findObjects([.token: [1]], context: AccessContext(readWrite: false)).count
     }
 }

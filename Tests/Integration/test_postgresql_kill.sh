@@ -40,7 +40,8 @@ key_writer() {
 # kill_child LOOP_PID: SIGKILL the writer (p11drive or pkcs11-tool) the loop LOOP_PID runs now.
 kill_child() {
     local child
-    child=$(ps -o pid=,comm= --ppid "$1" | awk '$2 == "p11drive" || $2 == "pkcs11-tool" { print $1; exit }')
+    # ps fails when the loop has no child at this instant (between two writers): none to kill.
+    child=$({ ps -o pid=,comm= --ppid "$1" || true; } | awk '$2 == "p11drive" || $2 == "pkcs11-tool" { print $1; exit }')
     [[ -z $child ]] || kill -9 "$child" 2>/dev/null || true
     echo "--- killed writer $1's process ${child:-(none running)}" >&2
 }
