@@ -6,7 +6,9 @@
 # saves the TCP stack's few µs per round trip, so remote hosts add at least that much). On
 # each token, fresh and initialised the same way: the import rate while it grows to
 # BENCH_PG_CERTS certificates and the find-by-label p50 at that size (bench/p11bench), ECDSA
-# P-256 signatures per second (bench/p11sign, one thread), and C_Login's median. The
+# P-256 signatures per second of wall-clock time (bench/p11sign, one thread: the server's
+# part of a call counts, which a rate per second of the client's CPU time would leave out),
+# and C_Login's median. The
 # PostgreSQL token is measured at the default freshness bound and at `freshness-ms = 0`
 # (every use of a held key checks the database); a build that does not know the key says
 # so. A server round trip is the latency of `SELECT 1` (pgbench, one connection, prepared).
@@ -129,7 +131,7 @@ find_p50() {
 sign_rate() {
     use "$1"
     "$build/p11sign" --module "$2" --token "$label" --pin "$pin" --key ecp256 --seconds "$seconds" 2>"$work/sign.err" |
-        sed -nE 's/.*ops_per_s=([0-9.]+).*/\1/p' | grep . || echo "n/a"
+        sed -nE 's/.* ops_per_s=([0-9.]+).*/\1/p' | grep . || echo "n/a"
 }
 
 login_ms() {

@@ -4,7 +4,7 @@
 #
 # For each module, on a fresh token "login" holding BENCH_REMOTE_CERTS
 # certificates and one ECDSA P-256 key: find-by-label latency (p50 of
-# bench/p11bench's hits) and ECDSA P-256 signatures per second (bench/p11sign,
+# bench/p11bench's hits) and ECDSA P-256 signatures per second of wall-clock time (bench/p11sign,
 # one thread) directly, then through `p11-kit server` + p11-kit-client.so on a
 # Unix socket. Through the RPC p11sign falls back to CKM_ECDSA over the same
 # 32 bytes (p11-kit 0.24 does not carry CKM_ECDSA_SHA256). The remote cost per
@@ -107,7 +107,7 @@ find_p50() {
 
 sign_rate() {
     "$build/p11sign" --module "$1" --token login --pin "$pin" --key ecp256 --seconds "$seconds" |
-        sed -nE 's/.*ops_per_s=([0-9.]+).*/\1/p'
+        sed -nE 's/.* ops_per_s=([0-9.]+).*/\1/p'
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
