@@ -132,6 +132,24 @@ extension Token {
             facts: loaded.facts, changeCount: loaded.changeCount)
     }
 
+    /// `useSecretKey`'s checks, for a use of a secret key whose facts the caller kept from an
+    /// earlier `useSecretKey` and the store has not changed since (a restarted MAC): the
+    /// configuration's policy (the registry already allowed `mechanism` for `usage`), the login
+    /// a private object needs, the key's type, and `checkUse`.
+    func checkKeptSecretKeyUse(
+        _ facts: KeyUseFacts, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64,
+        context: AccessContext
+    ) throws(CoreError) {
+        try checkConfiguration(mechanism, for: usage)
+        guard context.canSee(privateObject: facts.isPrivate) else {
+            throw CoreError(.objectNotFound, "the object is private: log in first")
+        }
+        guard let rawType = facts.keyType, SecretKeyKind(KeyType(rawValue: rawType)) != nil else {
+            throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use")
+        }
+        try Token.checkUse(facts, for: usage, keyTypes: keyTypes, mechanism: mechanism)
+    }
+
     /// The rules of every key use, in one place: the key's type fits the mechanism, its
     /// usage attributes are TRUE (a missing one counts as FALSE; `requiredAttributes`), and
     /// the mechanism is among its CKA_ALLOWED_MECHANISMS when it has a non-empty list (v3.0

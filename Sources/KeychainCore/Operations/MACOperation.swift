@@ -204,18 +204,15 @@ extension Token {
         let algorithm = registered.digest.map(MACAlgorithm.hmac) ?? .cmac
         let previous = kept?.takeMAC()
         if let previous, previous.reference == reference {
-            // The checks of `useSecretKey`, on the facts read with the key, while the store is
-            // unchanged: the same answers, without reading or opening the key again.
+            // While the store is unchanged the key's facts are too: `useSecretKey`'s checks on
+            // them give its answers, without reading or opening the key again.
             let current = try withState { (state) throws(CoreError) in
                 try state.store(for: reference).changeCount
             }
             if current != nil, current == previous.changeCount {
-                try checkConfiguration(registered.type, for: usage)
-                guard context.canSee(privateObject: previous.facts.isPrivate) else {
-                    throw CoreError(.objectNotFound, "the object is private: log in first")
-                }
-                try Token.checkUse(
-                    previous.facts, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type)
+                try checkKeptSecretKeyUse(
+                    previous.facts, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type,
+                    context: context)
                 if let restarted = previous.restarted(
                     reference, algorithm, length: requested, current: current)
                 {
