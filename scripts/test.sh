@@ -13,14 +13,14 @@ source scripts/setup.sh
 
 failed_steps=()
 step() {
-    local name=$1
+    local name=$1 started=$SECONDS
     shift
     echo
     echo "== $name"
     if "$@"; then
-        echo "== $name: ok"
+        echo "== $name: ok ($((SECONDS - started)) s)"
     else
-        echo "== $name: FAILED"
+        echo "== $name: FAILED ($((SECONDS - started)) s)"
         failed_steps+=("$name")
     fi
 }
