@@ -6,7 +6,7 @@
 #   bash Tests/Integration/run.sh [SUBSTRING]   only tests whose name or file name
 #                                               contains SUBSTRING
 #
-# Prints "PASS name" or "FAIL name: reason" per test and ends with
+# Prints "PASS name (T s)" or "FAIL name (T s): reason" per test and ends with
 # "N passed, M failed"; exits non-zero if any test failed. Each test's full
 # output is kept in .build/integration/logs/<name>.log; the tail of a failed
 # test's log also goes to stderr. Several tests need root (mounts, other users,
@@ -28,17 +28,17 @@ test_functions() {
 report() {
     if [[ $1 == PASS ]]; then
         passed=$((passed + 1))
-        echo "PASS $2"
+        echo "PASS $2 ($((SECONDS - started)) s)"
     else
         failed=$((failed + 1))
-        echo "FAIL $2: $3"
+        echo "FAIL $2 ($((SECONDS - started)) s): $3"
         sed 's/^/    /' "$4" | tail -n 15 >&2
     fi
 }
 
 # run_one FILE FUNCTION: runs one test in a fresh bash process, under a timeout.
 run_one() {
-    local file=$1 name=$2 log=$LOGS/$2.log reason_file status reason
+    local file=$1 name=$2 log=$LOGS/$2.log reason_file status reason started=$SECONDS
     reason_file=$(mktemp)
     IT_REASON_FILE=$reason_file timeout -k 10 "$IT_TEST_TIMEOUT" \
         bash -c 'source "$1" && source "$2" && it_run_test "$3"' it-test \
