@@ -55,6 +55,8 @@ let package = Package(
                     "-Xlinker", "--version-script=\(root)/p11/exports.map",
                     "-Xlinker", "-Bsymbolic",
                     "-Xlinker", "-z", "-Xlinker", "now",
+                    // The Swift runtime's C++ library linked in, not loaded beside the module.
+                    "-Xclang-linker", "--ld-path=\(root)/scripts/ld-static-libstdcxx.sh",
                 ])
             ]
         ),
