@@ -10,6 +10,15 @@ import PackageDescription
 /// directory `swift build` is started from.
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
 
+/// The module's targets reach the metadata of concrete generic types (a `[String: String]`, a
+/// `Set` of a struct) through accessors, not by mangled name: the runtime builds a type named
+/// by mangled name only after finding each requirement's conformance by a scan of every
+/// conformance record in the image, about 30 µs per type, the first time a process uses it;
+/// a module load used a dozen such types (ARCHITECTURE.md §11.1).
+let directMetadata: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])
+]
+
 let package = Package(
     name: "p11keychain",
     products: [
@@ -40,11 +49,13 @@ let package = Package(
         .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
         // The PKCS#11 module's C: function tables and the C_Get*Interface* entry points.
         .target(name: "CPKCS11", path: "p11", exclude: ["exports.map"]),
-        .target(name: "KeychainStorage", dependencies: ["CSQLite", "CLibPQ"]),
-        .target(name: "KeychainCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"]),
+        .target(name: "KeychainStorage", dependencies: ["CSQLite", "CLibPQ"], swiftSettings: directMetadata),
+        .target(name: "KeychainCrypto", dependencies: ["COpenSSL"], swiftSettings: directMetadata),
+        .target(
+            name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"],
+            swiftSettings: directMetadata),
         // The C ABI adapter: pointers, buffers, handles and CK_RV; every operation is the core's.
-        .target(name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"]),
+        .target(name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"], swiftSettings: directMetadata),
         // Carries the module's linker flags (ARCHITECTURE.md §11.1): they must not reach test binaries.
         .target(
             name: "P11KeychainModule",
@@ -55,7 +66,13 @@ let package = Package(
                     "-Xlinker", "--version-script=\(root)/p11/exports.map",
                     "-Xlinker", "-Bsymbolic",
                     "-Xlinker", "-z", "-Xlinker", "now",
-                ])
+                ]),
+                // The Swift runtime's C++ library linked in, not loaded beside the module: in
+                // release only, the module hosts load; the test and sanitizer builds keep the
+                // toolchain's shared one.
+                .unsafeFlags(
+                    ["-Xclang-linker", "--ld-path=\(root)/scripts/ld-static-libstdcxx.sh"],
+                    .when(configuration: .release)),
             ]
         ),
         // The PAM module (ARCHITECTURE.md §6.5), C alone: its entry points (pam_sm_*) keep the

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
     # build
     gcc make pkg-config libsqlite3-dev libssl-dev libp11-kit-dev
+    # GCC's static C++ runtime, linked into the release module (scripts/ld-static-libstdcxx.sh)
+    libstdc++-12-dev
     # the real tools the tests and the demo drive
     p11-kit gnutls-bin opensc openssl sqlite3 util-linux
     # OpenSSL's PKCS#11 engine (libp11) for openssl req/s_server with token keys; xxd for the raw scans

@@ -183,7 +183,10 @@ extension TokenState {
         guard !components.isEmpty else { return }
         var prefix = components.removeFirst().isEmpty ? "" : "."
         for component in components where !component.isEmpty {
-            prefix += "/" + component
+            // Appended one String at a time: `"/" + component` (a Substring) was generic code
+            // whose types the runtime builds by mangled name, 30 µs of a module's load.
+            prefix += "/"
+            prefix += String(component)
             mkdir(prefix, 0o700)
         }
     }

@@ -105,7 +105,10 @@ final class ChangeCounter {
             memory = (memory &+ 1) | 1
             return
         }
-        if !isCurrent() { reopen() }
+        // Writers always look at the file; one that holds a whole record is mapped here too, so
+        // that a process that only writes (an import) reads the counter without `pread`.
+        var info = stat()
+        if isCurrent(&info) { mapIfWhole(info) } else { reopen() }
         guard isWritable else {
             throw failure ?? StorageError(.readOnly, "cannot write \(storePath)-changes")
         }
@@ -163,12 +166,17 @@ final class ChangeCounter {
             return false
         }
         lastFoundCurrent = nanoseconds
-        // A regular file (checked when opened) holding a whole record can be mapped: writers
-        // never make it shorter, and one cut short by another process reads as zeros.
+        mapIfWhole(info)
+        return true
+    }
+
+    /// Maps the file (whose `fstat` is `info`) unless it is: a regular file (checked when
+    /// opened) holding a whole record can be, since writers never make it shorter, and one cut
+    /// short by another process reads as zeros.
+    private func mapIfWhole(_ info: stat) {
         if page == nil, info.st_size >= off_t(ChangeCounter.recordSize) {
             page = CounterPage(mapping: fd)
         }
-        return true
     }
 
     /// False when the open file is gone from its path (deleted, or replaced by a rename) or

@@ -90,8 +90,7 @@ final class Database {
     private static func canWrite(_ path: String) -> Bool {
         guard access(path, W_OK) == 0 else { return false }
         // WAL needs the directory too, for the -wal and -shm files.
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-            .joined(separator: "/")
+        let directory = StoreFile.directory(of: path)
         return access(directory.isEmpty ? "." : directory, W_OK) == 0
     }
 

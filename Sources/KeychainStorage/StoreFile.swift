@@ -127,6 +127,15 @@ package enum StoreFile {
 
     private static let writers = [0o020: "its group", 0o002: "others", 0o022: "its group and others"]
 
+    /// What `path` names before its last "/" ("" when it has none): the directory of a file
+    /// given as "dir/file". Read from the UTF-8 bytes: splitting and joining components went
+    /// through generic code whose types the runtime builds by mangled name, 50 µs of a
+    /// module's load.
+    package static func directory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return String(path[..<slash])
+    }
+
     /// The store's path with every symbolic link resolved (`realpath`), as SQLite resolves
     /// it; `path` itself when it cannot be resolved (missing).
     static func resolved(_ path: String) -> String {
