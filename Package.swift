@@ -55,7 +55,8 @@ let package = Package(
             name: "KeychainCore", dependencies: ["KeychainStorage", "KeychainCrypto", "CKeyutils"],
             swiftSettings: directMetadata),
         // The C ABI adapter: pointers, buffers, handles and CK_RV; every operation is the core's.
-        .target(name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"], swiftSettings: directMetadata),
+        .target(
+            name: "PKCS11Token", dependencies: ["KeychainCore", "CPKCS11"], swiftSettings: directMetadata),
         // Carries the module's linker flags (ARCHITECTURE.md §11.1): they must not reach test binaries.
         .target(
             name: "P11KeychainModule",
