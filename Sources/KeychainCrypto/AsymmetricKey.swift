@@ -455,27 +455,55 @@ public final class AsymmetricKey: @unchecked Sendable {
     }
 
     /// Width of r and s in an ECDSA signature of this key.
-    private var ecdsaComponentLength: Int { (bits + 7) / 8 }
+    var ecdsaComponentLength: Int { (bits + 7) / 8 }
 
     /// PKCS#11 ECDSA signatures are r ‖ s, each as wide as the curve; OpenSSL's are DER.
     func rawECDSA(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
-        let signature: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
-        }
-        guard let signature, let r = ECDSA_SIG_get0_r(signature), let s = ECDSA_SIG_get0_s(signature) else {
-            throw CryptoError.openSSL(.failed, "ECDSA signature does not parse")
-        }
+        var signature: OpaquePointer?
         defer { ECDSA_SIG_free(signature) }
         let width = ecdsaComponentLength
-        var raw = [UInt8](repeating: 0, count: 2 * width)
-        let ok = raw.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return false }
-            return BN_bn2binpad(r, base, Int32(width)) == width
-                && BN_bn2binpad(s, base + width, Int32(width)) == width
+        var failure: CryptoError?
+        let raw = [UInt8](unsafeUninitializedCapacity: 2 * width) { buffer, count in
+            let written = der.withUnsafeBytes { der in
+                Result { () throws(CryptoError) in
+                    try writeRawECDSA(
+                        fromDER: der, into: UnsafeMutableRawBufferPointer(buffer), reusing: &signature)
+                }
+            }
+            switch written {
+            case .success(let length): count = length
+            case .failure(let error):
+                failure = error
+                count = 0
+            }
         }
-        guard ok else { throw CryptoError.openSSL(.failed, "ECDSA signature does not encode") }
+        if let failure { throw failure }
         return raw
+    }
+
+    /// Writes r ‖ s of the DER signature `der` into `output` (at least twice
+    /// `ecdsaComponentLength` bytes) and returns the bytes written. DER is decoded into
+    /// `signature`, an ECDSA_SIG the caller owns and may keep for the next signature (OpenSSL
+    /// reuses it and its numbers; nil makes one). A DER that does not parse frees it and
+    /// leaves nil.
+    func writeRawECDSA(
+        fromDER der: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+        reusing signature: inout OpaquePointer?
+    ) throws(CryptoError) -> Int {
+        let width = ecdsaComponentLength
+        guard output.count >= 2 * width, let base = output.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            let length = Int32(exactly: width)
+        else { throw CryptoError(.failed, "an ECDSA signature of this key needs \(2 * width) bytes") }
+        var cursor = der.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        guard let decoded = d2i_ECDSA_SIG(&signature, &cursor, der.count), let r = ECDSA_SIG_get0_r(decoded),
+            let s = ECDSA_SIG_get0_s(decoded)
+        else {
+            throw CryptoError.openSSL(.failed, "ECDSA signature does not parse")
+        }
+        guard BN_bn2binpad(r, base, length) == length, BN_bn2binpad(s, base + width, length) == length else {
+            throw CryptoError.openSSL(.failed, "ECDSA signature does not encode")
+        }
+        return 2 * width
     }
 
     func derECDSA(fromRaw raw: [UInt8]) -> [UInt8]? {

@@ -173,7 +173,7 @@ func C_Verify(
                 // Verification always ends the operation (v2.40 §5.12).
                 session.operations.end(.verify)
                 let data = try input(pData, ulDataLen, limit: min(operation.inputLimit, maximumDataLength))
-                let signature = Array(try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE))
+                let signature = try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE)
                 try core { () throws(CoreError) in try operation.verify(signature, of: data) }
             }
         }
@@ -209,7 +209,7 @@ func C_VerifyFinal(
                 try verifyMAC(session, mac, single: false, nil, 0, pSignature, ulSignatureLen)
             case .signature(let operation):
                 session.operations.end(.verify)
-                let signature = Array(try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE))
+                let signature = try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE)
                 try core { () throws(CoreError) in try operation.verify(signature, of: nil) }
             }
         }

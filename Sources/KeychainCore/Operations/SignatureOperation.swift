@@ -138,22 +138,57 @@ public final class SignatureOperation {
 
     /// Signs `data` (a single-part signature) or the parts given (`nil`), spending the per-use
     /// PIN. The signature is PKCS#11's form.
+    ///
+    /// A single-part message of a hashing mechanism goes to the signing context whole: it
+    /// hashes the message with its kept digest and writes the signature straight into the
+    /// result, so no digest, DER or intermediate array is made per signature.
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
-        try sign(prepared: try prepared(data))
+        guard let data, !scheme.signsWholeMessage else { return try sign(prepared: try prepared(data)) }
+        guard data.count <= inputLimit else {
+            throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
+        }
+        return try signed(data, hashing: messageDigest != nil)
     }
 
     /// Signs the prepared input, spending the per-use PIN.
     func sign(prepared input: [UInt8]) throws(CoreError) -> [UInt8] {
+        if scheme.signsWholeMessage {
+            try authentication?.spend("signature")
+            do throws(CryptoError) {
+                return try key.sign(input, scheme: scheme)
+            } catch {
+                throw CoreError(
+                    error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
+            }
+        }
+        let result = input.withUnsafeBytes { input in
+            Result { () throws(CoreError) in try signed(input, hashing: false) }
+        }
+        return try result.get()
+    }
+
+    /// Signs `input` (the message with `hashing`, else what the key signs as it is) with the
+    /// kept signing context or a new one, spending the per-use PIN.
+    private func signed(_ input: UnsafeRawBufferPointer, hashing: Bool) throws(CoreError) -> [UInt8] {
         try authentication?.spend("signature")
         do throws(CryptoError) {
-            if scheme.signsWholeMessage { return try key.sign(input, scheme: scheme) }
             let signer: SigningContext
             if let idle = kept?.signer(for: key, scheme) {
                 signer = idle
             } else {
                 signer = try SigningContext(key: key, scheme: scheme)
             }
-            let signature = try signer.sign(hash: input)
+            var failure: CryptoError?
+            let signature = [UInt8](unsafeUninitializedCapacity: signer.signatureLength) { buffer, count in
+                do throws(CryptoError) {
+                    count = try signer.sign(
+                        input, hashing: hashing, into: UnsafeMutableRawBufferPointer(buffer))
+                } catch {
+                    failure = error
+                    count = 0
+                }
+            }
+            if let failure { throw failure }
             kept?.signer = signer
             return signature
         } catch {
@@ -167,24 +202,66 @@ public final class SignatureOperation {
     /// (`nil`): `signatureLengthRange` for one of the wrong length, `signatureInvalid` for one
     /// that does not verify.
     public func verify(_ signature: [UInt8], of data: UnsafeRawBufferPointer?) throws(CoreError) {
-        let input = try prepared(data)
-        guard signature.count == signatureLength else {
-            throw CoreError(.signatureLengthRange, "a signature of this key has \(signatureLength) bytes")
+        let result = signature.withUnsafeBytes { signature in
+            Result { () throws(CoreError) in try verify(signature, of: data) }
         }
-        guard try isValid(signature, input) else {
-            throw CoreError(.signatureInvalid, "the signature does not verify")
+        try result.get()
+    }
+
+    /// `verify(_:of:)` of a signature where it lies (a caller's buffer). A single-part message
+    /// of a hashing mechanism is hashed by the verifying context's kept digest.
+    public func verify(_ signature: UnsafeRawBufferPointer, of data: UnsafeRawBufferPointer?)
+        throws(CoreError)
+    {
+        let valid: Bool
+        if let data, !scheme.signsWholeMessage, messageDigest != nil, kept != nil {
+            guard data.count <= inputLimit else {
+                throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
+            }
+            try checkSignatureLength(signature.count)
+            valid = try isValid(signature, data, hashing: true)
+        } else {
+            let input = try prepared(data)
+            try checkSignatureLength(signature.count)
+            let result = input.withUnsafeBytes { input in
+                Result { () throws(CoreError) in try isValid(signature, input, hashing: false) }
+            }
+            valid = try result.get()
+        }
+        guard valid else { throw CoreError(.signatureInvalid, "the signature does not verify") }
+    }
+
+    private func checkSignatureLength(_ count: Int) throws(CoreError) {
+        guard count == signatureLength else {
+            throw CoreError(.signatureLengthRange, "a signature of this key has \(signatureLength) bytes")
         }
     }
 
     /// Whether `signature` is the key's signature of `input` (already hashed where the
     /// mechanism hashes).
+    func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
+        let result = signature.withUnsafeBytes { signature in
+            input.withUnsafeBytes { input in
+                Result { () throws(CoreError) in try isValid(signature, input, hashing: false) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Whether `signature` is the key's signature of `input`: the message with `hashing` (a
+    /// kept verifier hashes it), else what the key signed as it is.
     /// A session's verification keeps its OpenSSL context for the next one with the same key
     /// and scheme (`KeptContexts`), as a signature does.
-    func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
+    private func isValid(_ signature: UnsafeRawBufferPointer, _ input: UnsafeRawBufferPointer, hashing: Bool)
+        throws(CoreError) -> Bool
+    {
         do throws(CryptoError) {
-            if scheme.signsWholeMessage { return try key.verify(signature, message: input, scheme: scheme) }
+            if scheme.signsWholeMessage {
+                return try key.verify(Array(signature), message: Array(input), scheme: scheme)
+            }
             guard let kept, scheme != .rsaRaw else {
-                return try key.verifyHash(signature, input: input, scheme: scheme)
+                let hash = hashing ? (messageDigest?.hash(input) ?? Array(input)) : Array(input)
+                return try key.verifyHash(Array(signature), input: hash, scheme: scheme)
             }
             let verifier: SigningContext
             if let idle = kept.verifier(for: key, scheme) {
@@ -193,7 +270,7 @@ public final class SignatureOperation {
                 verifier = try SigningContext(key: key, scheme: scheme, verifying: true)
             }
             kept.verifier = nil
-            let valid = try verifier.verify(signature, hash: input)
+            let valid = try verifier.verify(signature, input, hashing: hashing)
             kept.verifier = verifier
             return valid
         } catch {
