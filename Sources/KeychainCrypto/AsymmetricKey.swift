@@ -495,7 +495,8 @@ public final class AsymmetricKey: @unchecked Sendable {
             let length = Int32(exactly: width)
         else { throw CryptoError(.failed, "an ECDSA signature of this key needs \(2 * width) bytes") }
         var cursor = der.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        guard let decoded = d2i_ECDSA_SIG(&signature, &cursor, der.count), let r = ECDSA_SIG_get0_r(decoded),
+        guard cursor != nil, let decoded = d2i_ECDSA_SIG(&signature, &cursor, der.count),
+            let r = ECDSA_SIG_get0_r(decoded),
             let s = ECDSA_SIG_get0_s(decoded)
         else {
             throw CryptoError.openSSL(.failed, "ECDSA signature does not parse")

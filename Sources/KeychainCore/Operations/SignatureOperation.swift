@@ -12,7 +12,7 @@ public final class SignatureOperation {
     let key: AsymmetricKey
     let scheme: SignatureScheme
     /// The per-use PIN (CKA_ALWAYS_AUTHENTICATE, an access control that needs presence); nil
-    /// for a key held in memory.
+    /// for a key that needs none, and for a key held in memory.
     private let authentication: UseAuthentication?
     /// The hash of the message, nil when the input is signed as given (a raw mechanism, EdDSA,
     /// or a digest the caller computed).
@@ -288,9 +288,12 @@ extension Token {
     ) throws(CoreError) -> SignatureOperation {
         let usable = try useKey(
             reference, for: usage, keyType: mechanism.keyType, mechanism: mechanism.type, context: context)
+        // A key that needs no PIN for each use gets no per-use state at all (as a key held in
+        // memory): one allocation less on every C_SignInit, and the same answers.
         return try SignatureOperation(
             key: usable.key, mechanism,
-            authentication: UseAuthentication(token: self, isRequired: usable.needsPINForEachUse),
+            authentication: usable.needsPINForEachUse
+                ? UseAuthentication(token: self, isRequired: true) : nil,
             usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept)
     }
 }
