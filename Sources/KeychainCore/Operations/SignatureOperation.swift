@@ -143,11 +143,40 @@ public final class SignatureOperation {
     /// hashes the message with its kept digest and writes the signature straight into the
     /// result, so no digest, DER or intermediate array is made per signature.
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
-        guard let data, !scheme.signsWholeMessage else { return try sign(prepared: try prepared(data)) }
+        var failure: CoreError?
+        let signature = [UInt8](unsafeUninitializedCapacity: signatureLength) { buffer, count in
+            do throws(CoreError) {
+                count = try sign(data, into: UnsafeMutableRawBufferPointer(buffer))
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return signature
+    }
+
+    /// `sign(_:)` written into `output`, which holds at least `signatureLength` bytes (a
+    /// caller's buffer): the bytes written. After an error `output` holds zeros, never part of
+    /// a signature.
+    public func sign(_ data: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer)
+        throws(CoreError) -> Int
+    {
+        guard output.count >= signatureLength else {
+            throw CoreError(.operationFailed, "a signature of this key has \(signatureLength) bytes")
+        }
+        guard let data, !scheme.signsWholeMessage else {
+            let signature = try sign(prepared: try prepared(data))
+            guard signature.count <= output.count else {
+                throw CoreError(.operationFailed, "the signature is longer than its key's")
+            }
+            output.copyBytes(from: signature)
+            return signature.count
+        }
         guard data.count <= inputLimit else {
             throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
         }
-        return try signed(data, hashing: messageDigest != nil)
+        return try signed(data, hashing: messageDigest != nil, into: output)
     }
 
     /// Signs the prepared input, spending the per-use PIN.
@@ -161,15 +190,31 @@ public final class SignatureOperation {
                     error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
             }
         }
-        let result = input.withUnsafeBytes { input in
-            Result { () throws(CoreError) in try signed(input, hashing: false) }
+        var failure: CoreError?
+        let signature = [UInt8](unsafeUninitializedCapacity: signatureLength) { buffer, count in
+            let written = input.withUnsafeBytes { input in
+                Result { () throws(CoreError) in
+                    try signed(input, hashing: false, into: UnsafeMutableRawBufferPointer(buffer))
+                }
+            }
+            switch written {
+            case .success(let length): count = length
+            case .failure(let error):
+                failure = error
+                count = 0
+            }
         }
-        return try result.get()
+        if let failure { throw failure }
+        return signature
     }
 
-    /// Signs `input` (the message with `hashing`, else what the key signs as it is) with the
-    /// kept signing context or a new one, spending the per-use PIN.
-    private func signed(_ input: UnsafeRawBufferPointer, hashing: Bool) throws(CoreError) -> [UInt8] {
+    /// Signs `input` (the message with `hashing`, else what the key signs as it is) into
+    /// `output` with the kept signing context or a new one, spending the per-use PIN.
+    private func signed(
+        _ input: UnsafeRawBufferPointer, hashing: Bool, into output: UnsafeMutableRawBufferPointer
+    )
+        throws(CoreError) -> Int
+    {
         try authentication?.spend("signature")
         do throws(CryptoError) {
             let signer: SigningContext
@@ -178,22 +223,14 @@ public final class SignatureOperation {
             } else {
                 signer = try SigningContext(key: key, scheme: scheme)
             }
-            var failure: CryptoError?
-            let signature = [UInt8](unsafeUninitializedCapacity: signer.signatureLength) { buffer, count in
-                do throws(CryptoError) {
-                    count = try signer.sign(
-                        input, hashing: hashing, into: UnsafeMutableRawBufferPointer(buffer))
-                } catch {
-                    failure = error
-                    count = 0
-                }
-            }
-            if let failure { throw failure }
+            let written = try signer.sign(input, hashing: hashing, into: output)
             kept?.signer = signer
-            return signature
+            return written
         } catch {
             // A context that failed is not trusted with the next signature.
             kept?.signer = nil
+            UnsafeMutableRawBufferPointer(rebasing: output[..<min(signatureLength, output.count)])
+                .initializeMemory(as: UInt8.self, repeating: 0)
             throw CoreError(error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
         }
     }
