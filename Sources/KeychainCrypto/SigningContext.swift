@@ -80,22 +80,11 @@ public final class SigningContext {
     /// Signs `input`, already hashed where the scheme hashes. ECDSA signatures come back as
     /// r ‖ s, PKCS#11's format.
     public func sign(hash input: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var failure: CryptoError?
-        let signature = [UInt8](unsafeUninitializedCapacity: signatureLength) { buffer, count in
-            let written = input.withUnsafeBytes { bytes in
-                Result { () throws(CryptoError) in
-                    try sign(bytes, hashing: false, into: UnsafeMutableRawBufferPointer(buffer))
-                }
-            }
-            switch written {
-            case .success(let length): count = length
-            case .failure(let error):
-                failure = error
-                count = 0
+        try writtenBytes(capacity: signatureLength) { (output) throws(CryptoError) in
+            try withBytes(input) { (input) throws(CryptoError) in
+                try sign(input, hashing: false, into: output)
             }
         }
-        if let failure { throw failure }
-        return signature
     }
 
     /// Signs `input` into `output` (at least `signatureLength` bytes) in PKCS#11's form,
@@ -117,12 +106,9 @@ public final class SigningContext {
                 throw CryptoError(.invalidInput, "raw RSA signs at most \(maximumLength) bytes")
             }
             let padded = AsymmetricKey.leftPadded(Array(hash), to: maximumLength)
-            let written = padded.withUnsafeBytes { padded in
-                Result { () throws(CryptoError) in
-                    try run(padded, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
-                }
+            return try withBytes(padded) { (padded) throws(CryptoError) in
+                try run(padded, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
             }
-            return try written.get()
         }
         guard case .ecdsa = scheme else {
             return try run(hash, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
@@ -138,12 +124,10 @@ public final class SigningContext {
     /// Whether `signature` (PKCS#11's form: ECDSA r ‖ s) is the key's signature of `input`,
     /// already hashed where the scheme hashes: the check `AsymmetricKey.verifyHash` makes.
     public func verify(_ signature: [UInt8], hash input: [UInt8]) throws(CryptoError) -> Bool {
-        let result = signature.withUnsafeBytes { signature in
-            input.withUnsafeBytes { input in
-                Result { () throws(CryptoError) in try verify(signature, input, hashing: false) }
+        try withBytes(signature) { (signature) throws(CryptoError) in
+            try withBytes(input) { (input) throws(CryptoError) in try verify(signature, input, hashing: false)
             }
         }
-        return try result.get()
     }
 
     /// Whether `signature` (PKCS#11's form) is the key's signature of `input`: the message,

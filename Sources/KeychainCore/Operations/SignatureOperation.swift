@@ -143,17 +143,9 @@ public final class SignatureOperation {
     /// hashes the message with its kept digest and writes the signature straight into the
     /// result, so no digest, DER or intermediate array is made per signature.
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
-        var failure: CoreError?
-        let signature = [UInt8](unsafeUninitializedCapacity: signatureLength) { buffer, count in
-            do throws(CoreError) {
-                count = try sign(data, into: UnsafeMutableRawBufferPointer(buffer))
-            } catch {
-                failure = error
-                count = 0
-            }
+        try writtenBytes(capacity: signatureLength) { (output) throws(CoreError) in
+            try sign(data, into: output)
         }
-        if let failure { throw failure }
-        return signature
     }
 
     /// `sign(_:)` written into `output`, which holds at least `signatureLength` bytes (a
@@ -190,22 +182,11 @@ public final class SignatureOperation {
                     error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
             }
         }
-        var failure: CoreError?
-        let signature = [UInt8](unsafeUninitializedCapacity: signatureLength) { buffer, count in
-            let written = input.withUnsafeBytes { input in
-                Result { () throws(CoreError) in
-                    try signed(input, hashing: false, into: UnsafeMutableRawBufferPointer(buffer))
-                }
-            }
-            switch written {
-            case .success(let length): count = length
-            case .failure(let error):
-                failure = error
-                count = 0
+        return try writtenBytes(capacity: signatureLength) { (output) throws(CoreError) in
+            try withBytes(input) { (input) throws(CoreError) in
+                try signed(input, hashing: false, into: output)
             }
         }
-        if let failure { throw failure }
-        return signature
     }
 
     /// Signs `input` (the message with `hashing`, else what the key signs as it is) into
@@ -239,10 +220,7 @@ public final class SignatureOperation {
     /// (`nil`): `signatureLengthRange` for one of the wrong length, `signatureInvalid` for one
     /// that does not verify.
     public func verify(_ signature: [UInt8], of data: UnsafeRawBufferPointer?) throws(CoreError) {
-        let result = signature.withUnsafeBytes { signature in
-            Result { () throws(CoreError) in try verify(signature, of: data) }
-        }
-        try result.get()
+        try withBytes(signature) { (signature) throws(CoreError) in try verify(signature, of: data) }
     }
 
     /// `verify(_:of:)` of a signature where it lies (a caller's buffer). A single-part message
@@ -260,10 +238,9 @@ public final class SignatureOperation {
         } else {
             let input = try prepared(data)
             try checkSignatureLength(signature.count)
-            let result = input.withUnsafeBytes { input in
-                Result { () throws(CoreError) in try isValid(signature, input, hashing: false) }
+            valid = try withBytes(input) { (input) throws(CoreError) in
+                try isValid(signature, input, hashing: false)
             }
-            valid = try result.get()
         }
         guard valid else { throw CoreError(.signatureInvalid, "the signature does not verify") }
     }
@@ -277,12 +254,10 @@ public final class SignatureOperation {
     /// Whether `signature` is the key's signature of `input` (already hashed where the
     /// mechanism hashes).
     func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
-        let result = signature.withUnsafeBytes { signature in
-            input.withUnsafeBytes { input in
-                Result { () throws(CoreError) in try isValid(signature, input, hashing: false) }
+        try withBytes(signature) { (signature) throws(CoreError) in
+            try withBytes(input) { (input) throws(CoreError) in try isValid(signature, input, hashing: false)
             }
         }
-        return try result.get()
     }
 
     /// Whether `signature` is the key's signature of `input`: the message with `hashing` (a
