@@ -76,7 +76,7 @@ extension Token {
         try Token.checkUse(loaded.facts, for: usage, keyTypes: keyTypes, mechanism: mechanism)
         return UsableKey(
             key: loaded.key, attributes: loaded.attributes,
-            needsPINForEachUse: Token.needsPINForEachUse(loaded.attributes, for: usage),
+            needsPINForEachUse: Token.needsPINForEachUse(loaded.facts, for: usage),
             isPrivate: loaded.facts.isPrivate)
     }
 
@@ -93,10 +93,11 @@ extension Token {
     /// each signature and decryption (v2.40 §4.9); an Apple access control that needs presence
     /// (`.userPresence`, `.devicePasscode`, `.applicationPassword`) asks it for every use of the
     /// private key, unwrapping and derivation (ECDH, ECIES) included, as on Apple platforms.
-    static func needsPINForEachUse(_ attributes: AttributeSet, for usage: KeyUse) -> Bool {
+    /// Read from the key's facts (`KeyUseFacts`), which a kept key carries.
+    static func needsPINForEachUse(_ facts: KeyUseFacts, for usage: KeyUse) -> Bool {
         guard usage.needsPrivateKey else { return false }
-        if AccessControl.needsPINForEachUse(attributes) { return true }
-        return (usage == .sign || usage == .decrypt) && attributes.bool(.alwaysAuthenticate) == true
+        if facts.accessControlNeedsPIN { return true }
+        return (usage == .sign || usage == .decrypt) && facts.alwaysAuthenticate
     }
 
     /// The same entry point for secret keys: the object must be a secret key of one of

@@ -1,7 +1,8 @@
-/// What every use of a key object checks (`Token.checkUse`), read once from its attributes:
-/// its type, which usage attributes are TRUE, its CKA_ALLOWED_MECHANISMS, whether it is
-/// private. A kept key carries its facts (`CachedKey`), so a C_SignInit with an unchanged key
-/// runs the whole check on a few integers instead of decoding attributes again.
+/// What every use of a key object checks (`Token.checkUse`, `Token.needsPINForEachUse`), read
+/// once from its attributes: its type, which usage attributes are TRUE, its
+/// CKA_ALLOWED_MECHANISMS, whether it is private, whether it needs the PIN for each use. A
+/// kept key carries its facts (`CachedKey`), so a C_SignInit with an unchanged key runs the
+/// whole check on a few integers instead of decoding attributes again.
 package struct KeyUseFacts: Sendable {
     /// CKA_KEY_TYPE; nil when missing or malformed.
     let keyType: UInt64?
@@ -12,6 +13,10 @@ package struct KeyUseFacts: Sendable {
     let allowedMechanisms: [UInt64]?
     /// CKA_PRIVATE is TRUE.
     let isPrivate: Bool
+    /// An Apple access control that needs presence (`AccessControl.needsPINForEachUse`).
+    let accessControlNeedsPIN: Bool
+    /// CKA_ALWAYS_AUTHENTICATE is TRUE.
+    let alwaysAuthenticate: Bool
 
     /// The usage attributes a use can require (`KeyUse.attribute`).
     private static let usageAttributes: [AttributeType] = [
@@ -34,6 +39,8 @@ package struct KeyUseFacts: Sendable {
             allowedMechanisms = nil
         }
         isPrivate = attributes.bool(.private) ?? false
+        accessControlNeedsPIN = AccessControl.needsPINForEachUse(attributes)
+        alwaysAuthenticate = attributes.bool(.alwaysAuthenticate) == true
     }
 
     /// True when `attribute` is TRUE; a missing one, or one that is not a usage attribute,

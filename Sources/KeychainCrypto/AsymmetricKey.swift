@@ -454,50 +454,6 @@ public final class AsymmetricKey: @unchecked Sendable {
         return result == 1
     }
 
-    /// Width of r and s in an ECDSA signature of this key.
-    private var ecdsaComponentLength: Int { (bits + 7) / 8 }
-
-    /// PKCS#11 ECDSA signatures are r ‖ s, each as wide as the curve; OpenSSL's are DER.
-    func rawECDSA(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
-        let signature: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
-        }
-        guard let signature, let r = ECDSA_SIG_get0_r(signature), let s = ECDSA_SIG_get0_s(signature) else {
-            throw CryptoError.openSSL(.failed, "ECDSA signature does not parse")
-        }
-        defer { ECDSA_SIG_free(signature) }
-        let width = ecdsaComponentLength
-        var raw = [UInt8](repeating: 0, count: 2 * width)
-        let ok = raw.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return false }
-            return BN_bn2binpad(r, base, Int32(width)) == width
-                && BN_bn2binpad(s, base + width, Int32(width)) == width
-        }
-        guard ok else { throw CryptoError.openSSL(.failed, "ECDSA signature does not encode") }
-        return raw
-    }
-
-    func derECDSA(fromRaw raw: [UInt8]) -> [UInt8]? {
-        let width = ecdsaComponentLength
-        guard raw.count == 2 * width, let signature = ECDSA_SIG_new() else { return nil }
-        defer { ECDSA_SIG_free(signature) }
-        let r = BN_bin2bn(raw, Int32(width), nil)
-        let s = raw.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress.flatMap { BN_bin2bn($0 + width, Int32(width), nil) }
-        }
-        guard let r, let s, ECDSA_SIG_set0(signature, r, s) == 1 else {
-            BN_free(r)
-            BN_free(s)
-            return nil
-        }
-        var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_ECDSA_SIG(signature, &output)
-        guard length > 0, let output else { return nil }
-        defer { CRYPTO_free(output, #fileID, #line) }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
-    }
-
     /// Raw RSA verification (v2.40 §2.1.8): the public operation on the signature must give
     /// the input, left-padded with zeros to the modulus length. Compared in constant time.
     private func verifyRaw(_ signature: [UInt8], input: [UInt8]) throws(CryptoError) -> Bool {

@@ -85,6 +85,24 @@ public final class Digest {
         guard ok == 1 else { throw CryptoError.openSSL(.failed, "digest update failed") }
     }
 
+    /// The digest of `input` alone, written into `output` (at least `algorithm.length` bytes):
+    /// the context starts over, so a kept `Digest` hashes message after message without
+    /// making a context each time as `DigestAlgorithm.hash` does. Returns the bytes written.
+    public func hash(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        throws(CryptoError) -> Int
+    {
+        guard output.count >= algorithm.length, let target = output.baseAddress else {
+            throw CryptoError(.failed, "a \(algorithm.name) digest needs \(algorithm.length) bytes")
+        }
+        var length: UInt32 = 0
+        guard EVP_DigestInit_ex2(context, nil, nil) == 1,
+            EVP_DigestUpdate(context, input.baseAddress, input.count) == 1,
+            EVP_DigestFinal_ex(context, target.assumingMemoryBound(to: UInt8.self), &length) == 1,
+            Int(length) == algorithm.length
+        else { throw CryptoError.openSSL(.failed, "cannot hash the message") }
+        return algorithm.length
+    }
+
     /// Finishes the digest. The object cannot be updated afterwards.
     public func finish() throws(CryptoError) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))

@@ -8,6 +8,12 @@ internal import COpenSSL
 /// parameters) costs about 1 µs, 5 % of an ECDSA P-256 signature; a PKCS#11 session that
 /// signs again with the same key and mechanism reuses its context, as `openssl speed` does. A
 /// verification's context costs more (about 3 µs, 14 % of an RSA-2048 verification).
+///
+/// What each signature needs besides OpenSSL's own work is kept with the context too, so that
+/// a signature of a message allocates nothing: the scheme's digest context (a one-shot
+/// `EVP_Digest` makes and frees one, with its provider state, every time), a scratch buffer
+/// for the digest and OpenSSL's DER signature, and for ECDSA the `ECDSA_SIG` that DER is
+/// decoded into on its way to PKCS#11's r ‖ s. None of them holds key material.
 /// Not thread-safe: its owner (one session) serialises its use.
 public final class SigningContext {
     public let key: AsymmetricKey
@@ -17,6 +23,16 @@ public final class SigningContext {
     private let context: OpaquePointer
     /// The longest signature OpenSSL can produce with this key (DER for ECDSA).
     private let maximumLength: Int
+    /// The length of PKCS#11's form of every signature: r ‖ s for ECDSA, one modulus for RSA.
+    public let signatureLength: Int
+    /// The scheme's message digest, restarted for each message; nil for a scheme without one.
+    private let hasher: Digest?
+    /// A message's digest, then (ECDSA) OpenSSL's DER signature: `digestCapacity` bytes, then
+    /// `maximumLength`.
+    private let scratch: UnsafeMutableRawBufferPointer
+    private static let digestCapacity = Int(EVP_MAX_MD_SIZE)
+    /// ECDSA: the signature object DER is decoded into, its numbers reused by each signature.
+    private var ecdsaSignature: OpaquePointer?
 
     /// Throws when a signing context's key has no private half, or the key cannot use the
     /// scheme's parameters. EdDSA signs whole messages (use `AsymmetricKey.sign` and `verify`),
@@ -31,49 +47,135 @@ public final class SigningContext {
         guard !(verifying && scheme == .rsaRaw) else {
             throw CryptoError(.unsupported, "raw RSA verifies through AsymmetricKey.verifyHash")
         }
+        let hasher: Digest?
+        if let algorithm = scheme.messageDigest {
+            hasher = try Digest(algorithm)
+        } else {
+            hasher = nil
+        }
         self.key = key
         self.scheme = scheme
+        self.hasher = hasher
         verifies = verifying
         context = try key.operationContext(
             scheme: scheme, initialize: verifying ? EVP_PKEY_verify_init : EVP_PKEY_sign_init)
-        maximumLength = Int(EVP_PKEY_get_size(key.pkey))
+        maximumLength = max(Int(EVP_PKEY_get_size(key.pkey)), 1)
+        if case .ecdsa = scheme {
+            signatureLength = 2 * key.ecdsaComponentLength
+        } else {
+            signatureLength = maximumLength
+        }
+        scratch = .allocate(byteCount: SigningContext.digestCapacity + maximumLength, alignment: 16)
+        scratch.initializeMemory(as: UInt8.self, repeating: 0)
     }
 
-    deinit { EVP_PKEY_CTX_free(context) }
+    deinit {
+        EVP_PKEY_CTX_free(context)
+        ECDSA_SIG_free(ecdsaSignature)
+        // The digest of the last message signed: no key, but not left behind either.
+        if let base = scratch.baseAddress { OPENSSL_cleanse(base, scratch.count) }
+        scratch.deallocate()
+    }
 
     /// Signs `input`, already hashed where the scheme hashes. ECDSA signatures come back as
     /// r ‖ s, PKCS#11's format.
     public func sign(hash input: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try writtenBytes(capacity: signatureLength) { (output) throws(CryptoError) in
+            try withBytes(input) { (input) throws(CryptoError) in
+                try sign(input, hashing: false, into: output)
+            }
+        }
+    }
+
+    /// Signs `input` into `output` (at least `signatureLength` bytes) in PKCS#11's form,
+    /// returning the bytes written. With `hashing`, `input` is the message and the scheme's
+    /// digest hashes it first; without, it is the hash (or a raw mechanism's input).
+    public func sign(
+        _ input: UnsafeRawBufferPointer, hashing: Bool, into output: UnsafeMutableRawBufferPointer
+    )
+        throws(CryptoError) -> Int
+    {
         guard !verifies else { throw CryptoError(.failed, "this context verifies; it does not sign") }
-        var input = input
+        guard output.count >= signatureLength, let target = output.baseAddress else {
+            throw CryptoError(.failed, "the signature needs \(signatureLength) bytes")
+        }
+        let hash = try prepared(input, hashing: hashing)
         if scheme == .rsaRaw {
             // v2.40 §2.1.8: the input, at most one modulus long, is left-padded with zeros.
-            guard input.count <= maximumLength else {
+            guard hash.count <= maximumLength else {
                 throw CryptoError(.invalidInput, "raw RSA signs at most \(maximumLength) bytes")
             }
-            input = AsymmetricKey.leftPadded(input, to: maximumLength)
+            let padded = AsymmetricKey.leftPadded(Array(hash), to: maximumLength)
+            return try withBytes(padded) { (padded) throws(CryptoError) in
+                try run(padded, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
+            }
         }
-        var signature = [UInt8](repeating: 0, count: max(maximumLength, 1))
-        var length = signature.count
-        guard EVP_PKEY_sign(context, &signature, &length, input, input.count) == 1 else {
-            throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key")
+        guard case .ecdsa = scheme else {
+            return try run(hash, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
         }
-        signature.removeLast(signature.count - min(length, signature.count))
-        if case .ecdsa = scheme { return try key.rawECDSA(fromDER: signature) }
-        return signature
+        let der = scratch.baseAddress.map { $0 + SigningContext.digestCapacity }
+        guard let der else { throw CryptoError(.failed, "no room for the signature") }
+        let length = try run(hash, into: der.assumingMemoryBound(to: UInt8.self), capacity: maximumLength)
+        return try key.writeRawECDSA(
+            fromDER: UnsafeRawBufferPointer(start: der, count: length), into: output, reusing: &ecdsaSignature
+        )
     }
 
     /// Whether `signature` (PKCS#11's form: ECDSA r ‖ s) is the key's signature of `input`,
     /// already hashed where the scheme hashes: the check `AsymmetricKey.verifyHash` makes.
     public func verify(_ signature: [UInt8], hash input: [UInt8]) throws(CryptoError) -> Bool {
-        guard verifies else { throw CryptoError(.failed, "this context signs; it does not verify") }
-        var encoded = signature
-        if case .ecdsa = scheme {
-            guard let der = key.derECDSA(fromRaw: signature) else { return false }
-            encoded = der
+        try withBytes(signature) { (signature) throws(CryptoError) in
+            try withBytes(input) { (input) throws(CryptoError) in try verify(signature, input, hashing: false)
+            }
         }
-        let result = EVP_PKEY_verify(context, encoded, encoded.count, input, input.count)
-        ERR_clear_error()
+    }
+
+    /// Whether `signature` (PKCS#11's form) is the key's signature of `input`: the message,
+    /// hashed here by the scheme's digest, with `hashing`; its hash without.
+    public func verify(_ signature: UnsafeRawBufferPointer, _ input: UnsafeRawBufferPointer, hashing: Bool)
+        throws(CryptoError) -> Bool
+    {
+        guard verifies else { throw CryptoError(.failed, "this context signs; it does not verify") }
+        let hash = try prepared(input, hashing: hashing)
+        let result: Int32
+        if case .ecdsa = scheme {
+            guard let der = key.derECDSA(fromRaw: Array(signature)) else { return false }
+            result = EVP_PKEY_verify(context, der, der.count, nonNull(hash), hash.count)
+        } else {
+            result = EVP_PKEY_verify(context, nonNull(signature), signature.count, nonNull(hash), hash.count)
+        }
+        // A signature that does not verify leaves OpenSSL's reason on the thread's error queue.
+        if result != 1 { ERR_clear_error() }
         return result == 1
+    }
+
+    /// What the key signs: `input`, or with `hashing` its digest (in `scratch`).
+    private func prepared(_ input: UnsafeRawBufferPointer, hashing: Bool) throws(CryptoError)
+        -> UnsafeRawBufferPointer
+    {
+        guard hashing else { return input }
+        guard let hasher else { throw CryptoError(.failed, "this scheme has no message digest") }
+        let digest = UnsafeMutableRawBufferPointer(rebasing: scratch[..<SigningContext.digestCapacity])
+        let length = try hasher.hash(input, into: digest)
+        return UnsafeRawBufferPointer(rebasing: digest[..<length])
+    }
+
+    /// EVP_PKEY_sign of `input` into `target`, which holds `capacity` bytes: the length written.
+    private func run(_ input: UnsafeRawBufferPointer, into target: UnsafeMutablePointer<UInt8>, capacity: Int)
+        throws(CryptoError) -> Int
+    {
+        var length = capacity
+        guard EVP_PKEY_sign(context, target, &length, nonNull(input), input.count) == 1, length <= capacity
+        else {
+            throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key")
+        }
+        return length
+    }
+
+    /// A pointer OpenSSL may read `buffer.count` bytes from, also for an empty buffer (whose
+    /// base address may be nil; OpenSSL reads nothing through it then, and gets the scratch
+    /// buffer's, never NULL).
+    private func nonNull(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+        (buffer.baseAddress ?? UnsafeRawPointer(scratch.baseAddress))?.assumingMemoryBound(to: UInt8.self)
     }
 }

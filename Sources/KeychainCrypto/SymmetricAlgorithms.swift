@@ -40,12 +40,32 @@ enum SymmetricAlgorithms {
         let mode: AESMode
         var text: String { "AES-\(size.rawValue * 8)-\(mode.rawValue)" }
         /// Its place in `Shared.ciphers`: every C_EncryptInit looks its cipher up, and an
-        /// index costs less than hashing the name.
-        var index: Int {
-            (AESKeySize.allCases.firstIndex(of: size) ?? 0) * AESMode.allCases.count
-                + (AESMode.allCases.firstIndex(of: mode) ?? 0)
+        /// index costs less than hashing the name. Switches, not `allCases.firstIndex`:
+        /// `allCases` builds a new array on every call.
+        var index: Int { sizeIndex * Self.modeCount + modeIndex }
+        private static let modeCount = AESMode.allCases.count
+        static let count = AESKeySize.allCases.count * modeCount
+
+        /// The size's place in `AESKeySize.allCases`.
+        private var sizeIndex: Int {
+            switch size {
+            case .aes128: 0
+            case .aes192: 1
+            case .aes256: 2
+            }
         }
-        static let count = AESKeySize.allCases.count * AESMode.allCases.count
+
+        /// The mode's place in `AESMode.allCases`.
+        private var modeIndex: Int {
+            switch mode {
+            case .ecb: 0
+            case .cbc: 1
+            case .ctr: 2
+            case .gcm: 3
+            case .wrap: 4
+            case .wrapPad: 5
+            }
+        }
     }
 
     // nonisolated(unsafe): written once by the lazy initialiser (Swift runs it exactly once,

@@ -63,10 +63,24 @@ func C_SignInit(
 /// Finishes a signature with the two-call convention (`writeOutput`): a length query or a
 /// short buffer keeps the operation; anything else ends it (v2.40 §5.2). `data` is the input
 /// of a single-part C_Sign; nil signs the parts given.
+///
+/// A buffer that holds the signature, apart from the input, gets it written in place: no
+/// array is made and copied.
 private func deliverSignature(
     _ session: Session, _ operation: SignatureOperation, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
     _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>, data: UnsafeRawBufferPointer?
 ) throws(P11Error) {
+    if let pSignature, pulSignatureLen.pointee >= CK_ULONG(operation.signatureLength),
+        !partiallyOverlap(
+            data ?? UnsafeRawBufferPointer(start: nil, count: 0), pSignature, operation.signatureLength,
+            exactIsSafe: false)
+    {
+        session.operations.end(.sign)
+        let output = UnsafeMutableRawBufferPointer(start: pSignature, count: operation.signatureLength)
+        let written = try core { () throws(CoreError) in try operation.sign(data, into: output) }
+        pulSignatureLen.pointee = CK_ULONG(written)
+        return
+    }
     try writeOutput(into: pSignature, length: pulSignatureLen, size: operation.signatureLength) {
         () throws(P11Error) in
         session.operations.end(.sign)
@@ -179,7 +193,7 @@ func C_Verify(
                 // Verification always ends the operation (v2.40 §5.12).
                 session.operations.end(.verify)
                 let data = try input(pData, ulDataLen, limit: min(operation.inputLimit, maximumDataLength))
-                let signature = Array(try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE))
+                let signature = try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE)
                 try core { () throws(CoreError) in try operation.verify(signature, of: data) }
             }
         }
@@ -215,7 +229,7 @@ func C_VerifyFinal(
                 try verifyMAC(session, mac, single: false, nil, 0, pSignature, ulSignatureLen)
             case .signature(let operation):
                 session.operations.end(.verify)
-                let signature = Array(try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE))
+                let signature = try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE)
                 try core { () throws(CoreError) in try operation.verify(signature, of: nil) }
             }
         }

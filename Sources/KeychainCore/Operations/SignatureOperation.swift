@@ -12,7 +12,7 @@ public final class SignatureOperation {
     let key: AsymmetricKey
     let scheme: SignatureScheme
     /// The per-use PIN (CKA_ALWAYS_AUTHENTICATE, an access control that needs presence); nil
-    /// for a key held in memory.
+    /// for a key that needs none, and for a key held in memory.
     private let authentication: UseAuthentication?
     /// The hash of the message, nil when the input is signed as given (a raw mechanism, EdDSA,
     /// or a digest the caller computed).
@@ -138,27 +138,80 @@ public final class SignatureOperation {
 
     /// Signs `data` (a single-part signature) or the parts given (`nil`), spending the per-use
     /// PIN. The signature is PKCS#11's form.
+    ///
+    /// A single-part message of a hashing mechanism goes to the signing context whole: it
+    /// hashes the message with its kept digest and writes the signature straight into the
+    /// result, so no digest, DER or intermediate array is made per signature.
     public func sign(_ data: UnsafeRawBufferPointer?) throws(CoreError) -> [UInt8] {
-        try sign(prepared: try prepared(data))
+        try writtenBytes(capacity: signatureLength) { (output) throws(CoreError) in
+            try sign(data, into: output)
+        }
+    }
+
+    /// `sign(_:)` written into `output`, which holds at least `signatureLength` bytes (a
+    /// caller's buffer): the bytes written. After an error `output` holds zeros, never part of
+    /// a signature.
+    public func sign(_ data: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer)
+        throws(CoreError) -> Int
+    {
+        guard output.count >= signatureLength else {
+            throw CoreError(.operationFailed, "a signature of this key has \(signatureLength) bytes")
+        }
+        guard let data, !scheme.signsWholeMessage else {
+            let signature = try sign(prepared: try prepared(data))
+            guard signature.count <= output.count else {
+                throw CoreError(.operationFailed, "the signature is longer than its key's")
+            }
+            output.copyBytes(from: signature)
+            return signature.count
+        }
+        guard data.count <= inputLimit else {
+            throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
+        }
+        return try signed(data, hashing: messageDigest != nil, into: output)
     }
 
     /// Signs the prepared input, spending the per-use PIN.
     func sign(prepared input: [UInt8]) throws(CoreError) -> [UInt8] {
+        if scheme.signsWholeMessage {
+            try authentication?.spend("signature")
+            do throws(CryptoError) {
+                return try key.sign(input, scheme: scheme)
+            } catch {
+                throw CoreError(
+                    error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
+            }
+        }
+        return try writtenBytes(capacity: signatureLength) { (output) throws(CoreError) in
+            try withBytes(input) { (input) throws(CoreError) in
+                try signed(input, hashing: false, into: output)
+            }
+        }
+    }
+
+    /// Signs `input` (the message with `hashing`, else what the key signs as it is) into
+    /// `output` with the kept signing context or a new one, spending the per-use PIN.
+    private func signed(
+        _ input: UnsafeRawBufferPointer, hashing: Bool, into output: UnsafeMutableRawBufferPointer
+    )
+        throws(CoreError) -> Int
+    {
         try authentication?.spend("signature")
         do throws(CryptoError) {
-            if scheme.signsWholeMessage { return try key.sign(input, scheme: scheme) }
             let signer: SigningContext
             if let idle = kept?.signer(for: key, scheme) {
                 signer = idle
             } else {
                 signer = try SigningContext(key: key, scheme: scheme)
             }
-            let signature = try signer.sign(hash: input)
+            let written = try signer.sign(input, hashing: hashing, into: output)
             kept?.signer = signer
-            return signature
+            return written
         } catch {
             // A context that failed is not trusted with the next signature.
             kept?.signer = nil
+            UnsafeMutableRawBufferPointer(rebasing: output[..<min(signatureLength, output.count)])
+                .initializeMemory(as: UInt8.self, repeating: 0)
             throw CoreError(error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
         }
     }
@@ -167,24 +220,60 @@ public final class SignatureOperation {
     /// (`nil`): `signatureLengthRange` for one of the wrong length, `signatureInvalid` for one
     /// that does not verify.
     public func verify(_ signature: [UInt8], of data: UnsafeRawBufferPointer?) throws(CoreError) {
-        let input = try prepared(data)
-        guard signature.count == signatureLength else {
-            throw CoreError(.signatureLengthRange, "a signature of this key has \(signatureLength) bytes")
+        try withBytes(signature) { (signature) throws(CoreError) in try verify(signature, of: data) }
+    }
+
+    /// `verify(_:of:)` of a signature where it lies (a caller's buffer). A single-part message
+    /// of a hashing mechanism is hashed by the verifying context's kept digest.
+    public func verify(_ signature: UnsafeRawBufferPointer, of data: UnsafeRawBufferPointer?)
+        throws(CoreError)
+    {
+        let valid: Bool
+        if let data, !scheme.signsWholeMessage, messageDigest != nil, kept != nil {
+            guard data.count <= inputLimit else {
+                throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
+            }
+            try checkSignatureLength(signature.count)
+            valid = try isValid(signature, data, hashing: true)
+        } else {
+            let input = try prepared(data)
+            try checkSignatureLength(signature.count)
+            valid = try withBytes(input) { (input) throws(CoreError) in
+                try isValid(signature, input, hashing: false)
+            }
         }
-        guard try isValid(signature, input) else {
-            throw CoreError(.signatureInvalid, "the signature does not verify")
+        guard valid else { throw CoreError(.signatureInvalid, "the signature does not verify") }
+    }
+
+    private func checkSignatureLength(_ count: Int) throws(CoreError) {
+        guard count == signatureLength else {
+            throw CoreError(.signatureLengthRange, "a signature of this key has \(signatureLength) bytes")
         }
     }
 
     /// Whether `signature` is the key's signature of `input` (already hashed where the
     /// mechanism hashes).
+    func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
+        try withBytes(signature) { (signature) throws(CoreError) in
+            try withBytes(input) { (input) throws(CoreError) in try isValid(signature, input, hashing: false)
+            }
+        }
+    }
+
+    /// Whether `signature` is the key's signature of `input`: the message with `hashing` (a
+    /// kept verifier hashes it), else what the key signed as it is.
     /// A session's verification keeps its OpenSSL context for the next one with the same key
     /// and scheme (`KeptContexts`), as a signature does.
-    func isValid(_ signature: [UInt8], _ input: [UInt8]) throws(CoreError) -> Bool {
+    private func isValid(_ signature: UnsafeRawBufferPointer, _ input: UnsafeRawBufferPointer, hashing: Bool)
+        throws(CoreError) -> Bool
+    {
         do throws(CryptoError) {
-            if scheme.signsWholeMessage { return try key.verify(signature, message: input, scheme: scheme) }
+            if scheme.signsWholeMessage {
+                return try key.verify(Array(signature), message: Array(input), scheme: scheme)
+            }
             guard let kept, scheme != .rsaRaw else {
-                return try key.verifyHash(signature, input: input, scheme: scheme)
+                let hash = hashing ? (messageDigest?.hash(input) ?? Array(input)) : Array(input)
+                return try key.verifyHash(Array(signature), input: hash, scheme: scheme)
             }
             let verifier: SigningContext
             if let idle = kept.verifier(for: key, scheme) {
@@ -193,7 +282,7 @@ public final class SignatureOperation {
                 verifier = try SigningContext(key: key, scheme: scheme, verifying: true)
             }
             kept.verifier = nil
-            let valid = try verifier.verify(signature, hash: input)
+            let valid = try verifier.verify(signature, input, hashing: hashing)
             kept.verifier = verifier
             return valid
         } catch {
@@ -211,9 +300,12 @@ extension Token {
     ) throws(CoreError) -> SignatureOperation {
         let usable = try useKey(
             reference, for: usage, keyType: mechanism.keyType, mechanism: mechanism.type, context: context)
+        // A key that needs no PIN for each use gets no per-use state at all (as a key held in
+        // memory): one allocation less on every C_SignInit, and the same answers.
         return try SignatureOperation(
             key: usable.key, mechanism,
-            authentication: UseAuthentication(token: self, isRequired: usable.needsPINForEachUse),
+            authentication: usable.needsPINForEachUse
+                ? UseAuthentication(token: self, isRequired: true) : nil,
             usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept)
     }
 }
