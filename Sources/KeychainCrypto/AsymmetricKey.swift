@@ -388,6 +388,21 @@ public final class AsymmetricKey: @unchecked Sendable {
         return try SigningContext(key: self, scheme: scheme, verifying: true).verify(signature, hash: input)
     }
 
+    /// Whether `signature` is this RSA key's PKCS#1 v1.5 signature of the empty input
+    /// (CKM_RSA_PKCS of zero bytes). `EVP_PKEY_verify` cannot say so: OpenSSL 3.0's RSA
+    /// verification takes a recovered input of length zero for a failure. What the public
+    /// operation recovers is compared instead, as `EVP_PKEY_verify` does for longer inputs.
+    func isPKCS1SignatureOfNothing(_ signature: UnsafeRawBufferPointer) throws(CryptoError) -> Bool {
+        guard let base = signature.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        let context = try operationContext(scheme: .rsaPKCS1(nil), initialize: EVP_PKEY_verify_recover_init)
+        defer { EVP_PKEY_CTX_free(context) }
+        var recovered = [UInt8](repeating: 0, count: max(Int(EVP_PKEY_get_size(pkey)), signature.count))
+        var length = recovered.count
+        let result = EVP_PKEY_verify_recover(context, &recovered, &length, base, signature.count)
+        ERR_clear_error()
+        return result == 1 && length == 0
+    }
+
     func operationContext(
         scheme: SignatureScheme, initialize: (OpaquePointer?) -> Int32
     ) throws(CryptoError) -> OpaquePointer {

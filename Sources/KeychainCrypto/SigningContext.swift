@@ -137,6 +137,9 @@ public final class SigningContext {
     {
         guard verifies else { throw CryptoError(.failed, "this context signs; it does not verify") }
         let hash = try prepared(input, hashing: hashing)
+        if scheme == .rsaPKCS1(nil), hash.isEmpty {
+            return try key.isPKCS1SignatureOfNothing(signature)
+        }
         let result: Int32
         if case .ecdsa = scheme {
             guard let der = key.derECDSA(fromRaw: Array(signature)) else { return false }
