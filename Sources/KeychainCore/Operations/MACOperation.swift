@@ -86,6 +86,8 @@ public final class MACOperation {
     fileprivate func restarted(
         _ reference: ObjectReference, _ algorithm: MACAlgorithm, length: Int?, current: UInt64?
     ) -> MACOperation? {
+        // try?: a MAC whose context cannot restart is not restarted; the caller then makes a
+        // new one through `useSecretKey`, so the failure costs speed, never an answer.
         guard let changeCount, current == changeCount, reference == self.reference,
             algorithm == self.algorithm,
             length ?? mac.macLength == self.length, (try? mac.reset()) != nil
