@@ -179,8 +179,9 @@ public enum MechanismRegistry {
             aes(0x1086, .aesCTR, crypt, .ctr),  // CKM_AES_CTR
             aes(0x1087, .aesGCM, crypt, .gcm),  // CKM_AES_GCM
             aes(0x2109, .aesKeyWrap(padded: false), wrap, .optionalBytes(8)),  // CKM_AES_KEY_WRAP
-            aes(0x210A, .aesKeyWrap(padded: true), wrap, .optionalBytes(4)),  // CKM_AES_KEY_WRAP_PAD
+            // KWP before PAD: `type(of:)` answers the first, and RFC 5649 is v3.0's KWP.
             aes(0x210B, .aesKeyWrap(padded: true), wrap, .optionalBytes(4)),  // CKM_AES_KEY_WRAP_KWP
+            aes(0x210A, .aesKeyWrap(padded: true), wrap, .optionalBytes(4)),  // CKM_AES_KEY_WRAP_PAD
             Mechanism(  // CKM_ECDH1_DERIVE
                 0x1050, .ecdh(cofactor: false), .derive, keyTypes: [.ec, .ecMontgomery], keySizes: 255...521,
                 namedCurves: true, parameter: .ecdh1),

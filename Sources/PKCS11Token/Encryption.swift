@@ -96,12 +96,12 @@ private func cipherCall(
                     pulOutputLen)
                 return
             }
-            let data: UnsafeRawBufferPointer
-            do throws(P11Error) {
+            try session.endingUnlessShortBuffer({ end(session, encrypting: encrypting) }) {
+                () throws(P11Error) in
                 guard let pulOutputLen else { throw P11Error.argumentsBad }
                 // RSA takes at most one modulus of input: what the parts add up to is bounded
                 // by it, so a host cannot make the module buffer without end.
-                data = try input(
+                let data = try input(
                     pInput, ulInputLen, limit: operation.roomLeft,
                     encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
                 if step != .update {
@@ -111,10 +111,6 @@ private func cipherCall(
                     operation.collect(data)
                     pulOutputLen.pointee = 0
                 }
-            } catch {
-                // Every failure but a length query or a short buffer ends the operation (v2.40 §5.8).
-                if error.rv != CKR_BUFFER_TOO_SMALL { end(session, encrypting: encrypting) }
-                throw error
             }
         }
     }

@@ -54,7 +54,7 @@ func signMAC(
     if single, operation.isMultiPart {
         throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part MAC is active: finish it with C_SignFinal")
     }
-    do throws(P11Error) {
+    try session.endingUnlessShortBuffer({ session.operations.end(.sign) }) { () throws(P11Error) in
         guard let pulSignatureLen else { throw P11Error.argumentsBad }
         let data = single ? try input(pData, ulDataLen) : nil
         try writeOutput(into: pSignature, length: pulSignatureLen, exactly: operation.length) {
@@ -62,9 +62,6 @@ func signMAC(
             session.operations.end(.sign)
             try core { () throws(CoreError) in try operation.sign(data, into: output) }
         }
-    } catch {
-        if error.rv != CKR_BUFFER_TOO_SMALL { session.operations.end(.sign) }
-        throw error
     }
 }
 

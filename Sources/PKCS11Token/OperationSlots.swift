@@ -95,6 +95,20 @@ extension Session {
         }
     }
 
+    /// Runs a call that delivers output by the two-call convention (v2.40 §5.2): every
+    /// failure but CKR_BUFFER_TOO_SMALL ends the operation through `end` (v2.40 §5.8–5.9),
+    /// and is rethrown; a short buffer keeps it for the call with a larger one. `lock` is held.
+    func endingUnlessShortBuffer<Result>(
+        _ end: () -> Void, _ call: () throws(P11Error) -> Result
+    ) throws(P11Error) -> Result {
+        do throws(P11Error) {
+            return try call()
+        } catch {
+            if error.rv != CKR_BUFFER_TOO_SMALL { end() }
+            throw error
+        }
+    }
+
     /// The input of a single-part call (C_Digest, C_Sign) to the operation of `kind`, and where
     /// its output's length goes. Refused while the operation has taken parts, which stays
     /// active for its Final call; a missing length or bad input ends it. `lock` is held.

@@ -23,7 +23,8 @@ func symmetricCall(
     _ pInput: UnsafeMutablePointer<CK_BYTE>?, _ ulInputLen: CK_ULONG,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>?
 ) throws(P11Error) {
-    do throws(P11Error) {
+    try session.endingUnlessShortBuffer({ retire(session, operation, encrypting: encrypting) }) {
+        () throws(P11Error) in
         guard let pulOutputLen else { throw P11Error.argumentsBad }
         switch step {
         case .update:
@@ -70,9 +71,6 @@ func symmetricCall(
                 retire(session, operation, encrypting: encrypting)
             }
         }
-    } catch {
-        if error.rv != CKR_BUFFER_TOO_SMALL { retire(session, operation, encrypting: encrypting) }
-        throw error
     }
 }
 

@@ -56,6 +56,14 @@ struct AlgorithmMechanismTests {
                 == "CKM_ECDH1_COFACTOR_DERIVE")
     }
 
+    @Test("key wrap names CKM_AES_KEY_WRAP, and with padding RFC 5649's CKM_AES_KEY_WRAP_KWP")
+    func keyWrapNamesItsMechanisms() {
+        #expect(MechanismRegistry.mechanism(AESKeyWrapMode.aesKeyWrap.mechanism)?.name == "CKM_AES_KEY_WRAP")
+        #expect(
+            MechanismRegistry.mechanism(AESKeyWrapMode.aesKeyWrapPadded.mechanism)?.name
+                == "CKM_AES_KEY_WRAP_KWP")
+    }
+
     @Test("key pair generation names each key type's CKM_*_KEY_PAIR_GEN")
     func keyPairGenerationNamesItsMechanisms() {
         let expected: [(UInt64, String)] = [

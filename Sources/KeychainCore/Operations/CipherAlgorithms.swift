@@ -56,7 +56,9 @@ public enum AESKeyWrapMode: Hashable, Sendable {
     case aesKeyWrapPadded
 
     /// The PKCS#11 mechanism (v3.0 §2.14.3–2.14.4).
-    public var mechanism: UInt64 { self == .aesKeyWrap ? 0x2109 : 0x210B }
+    public var mechanism: UInt64 {
+        MechanismRegistry.type(of: .aesKeyWrap(padded: self == .aesKeyWrapPadded))
+    }
 }
 
 /// How an RSA key encrypts, as Apple's `rsaEncryptionPKCS1` and `rsaEncryptionOAEPSHA256`…
