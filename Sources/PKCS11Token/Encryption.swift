@@ -96,22 +96,24 @@ private func cipherCall(
                     pulOutputLen)
                 return
             }
-            try session.endingUnlessShortBuffer({ end(session, encrypting: encrypting) }) {
-                () throws(P11Error) in
-                guard let pulOutputLen else { throw P11Error.argumentsBad }
-                // RSA takes at most one modulus of input: what the parts add up to is bounded
-                // by it, so a host cannot make the module buffer without end.
-                let data = try input(
-                    pInput, ulInputLen, limit: operation.roomLeft,
-                    encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
-                if step != .update {
-                    try finishCipher(session, encrypting: encrypting, operation, data, pOutput, pulOutputLen)
-                } else {
-                    // RSA works on the whole message: parts are collected, nothing comes out yet.
-                    operation.collect(data)
-                    pulOutputLen.pointee = 0
-                }
-            }
+            try session.keepingOnShortBuffer(
+                { () throws(P11Error) in
+                    guard let pulOutputLen else { throw P11Error.argumentsBad }
+                    // RSA takes at most one modulus of input: what the parts add up to is bounded
+                    // by it, so a host cannot make the module buffer without end.
+                    let data = try input(
+                        pInput, ulInputLen, limit: operation.roomLeft,
+                        encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
+                    if step != .update {
+                        try finishCipher(
+                            session, encrypting: encrypting, operation, data, pOutput, pulOutputLen)
+                    } else {
+                        // RSA works on the whole message: parts are collected, nothing comes out yet.
+                        operation.collect(data)
+                        pulOutputLen.pointee = 0
+                    }
+                },
+                otherwiseEnding: { end(session, encrypting: encrypting) })
         }
     }
 }

@@ -54,15 +54,17 @@ func signMAC(
     if single, operation.isMultiPart {
         throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part MAC is active: finish it with C_SignFinal")
     }
-    try session.endingUnlessShortBuffer({ session.operations.end(.sign) }) { () throws(P11Error) in
-        guard let pulSignatureLen else { throw P11Error.argumentsBad }
-        let data = single ? try input(pData, ulDataLen) : nil
-        try writeOutput(into: pSignature, length: pulSignatureLen, exactly: operation.length) {
-            (output) throws(P11Error) in
-            session.operations.end(.sign)
-            try core { () throws(CoreError) in try operation.sign(data, into: output) }
-        }
-    }
+    try session.keepingOnShortBuffer(
+        { () throws(P11Error) in
+            guard let pulSignatureLen else { throw P11Error.argumentsBad }
+            let data = single ? try input(pData, ulDataLen) : nil
+            try writeOutput(into: pSignature, length: pulSignatureLen, exactly: operation.length) {
+                (output) throws(P11Error) in
+                session.operations.end(.sign)
+                try core { () throws(CoreError) in try operation.sign(data, into: output) }
+            }
+        },
+        otherwiseEnding: { session.operations.end(.sign) })
 }
 
 /// C_Verify (with `single`) or C_VerifyFinal of a MAC: always ends the operation; the MACs

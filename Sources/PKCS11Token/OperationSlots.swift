@@ -98,8 +98,8 @@ extension Session {
     /// Runs a call that delivers output by the two-call convention (v2.40 §5.2): every
     /// failure but CKR_BUFFER_TOO_SMALL ends the operation through `end` (v2.40 §5.8–5.9),
     /// and is rethrown; a short buffer keeps it for the call with a larger one. `lock` is held.
-    func endingUnlessShortBuffer<Result>(
-        _ end: () -> Void, _ call: () throws(P11Error) -> Result
+    func keepingOnShortBuffer<Result>(
+        _ call: () throws(P11Error) -> Result, otherwiseEnding end: () -> Void
     ) throws(P11Error) -> Result {
         do throws(P11Error) {
             return try call()

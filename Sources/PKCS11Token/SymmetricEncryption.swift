@@ -23,55 +23,58 @@ func symmetricCall(
     _ pInput: UnsafeMutablePointer<CK_BYTE>?, _ ulInputLen: CK_ULONG,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>?
 ) throws(P11Error) {
-    try session.endingUnlessShortBuffer({ retire(session, operation, encrypting: encrypting) }) {
-        () throws(P11Error) in
-        guard let pulOutputLen else { throw P11Error.argumentsBad }
-        switch step {
-        case .update:
-            guard operation.pending == nil else {
-                throw P11Error(CKR_OPERATION_ACTIVE, "the operation's output waits for a larger buffer")
-            }
-            let limit = operation.holdBackLeft ?? maximumDataLength
-            let data = try input(
-                pInput, ulInputLen, limit: limit,
-                encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
-            operation.isMultiPart = true
-            try writeOutput(
-                into: pOutput, length: pulOutputLen, size: operation.updateOutputLength(forInput: data.count)
-            ) { () throws(P11Error) in
-                try core { () throws(CoreError) in try operation.update(data) }
-            }
-        case .single, .final:
-            if operation.pending == nil {
-                if step == .single {
-                    guard !operation.isMultiPart else {
-                        throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part operation is active: finish it")
+    try session.keepingOnShortBuffer(
+        { () throws(P11Error) in
+            guard let pulOutputLen else { throw P11Error.argumentsBad }
+            switch step {
+            case .update:
+                guard operation.pending == nil else {
+                    throw P11Error(CKR_OPERATION_ACTIVE, "the operation's output waits for a larger buffer")
+                }
+                let limit = operation.holdBackLeft ?? maximumDataLength
+                let data = try input(
+                    pInput, ulInputLen, limit: limit,
+                    encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
+                operation.isMultiPart = true
+                try writeOutput(
+                    into: pOutput, length: pulOutputLen,
+                    size: operation.updateOutputLength(forInput: data.count)
+                ) { () throws(P11Error) in
+                    try core { () throws(CoreError) in try operation.update(data) }
+                }
+            case .single, .final:
+                if operation.pending == nil {
+                    if step == .single {
+                        guard !operation.isMultiPart else {
+                            throw P11Error(
+                                CKR_OPERATION_ACTIVE, "a multi-part operation is active: finish it")
+                        }
+                        let limit = operation.holdBackLeft ?? maximumDataLength
+                        let data = try input(
+                            pInput, ulInputLen, limit: limit,
+                            encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
+                        if let size = operation.directOutputLength(forInput: data.count),
+                            !partiallyOverlap(data, pOutput, size)
+                        {
+                            try singlePartDirect(
+                                session, operation, encrypting: encrypting, data, size: size, pOutput,
+                                pulOutputLen)
+                            return
+                        }
+                        operation.pending = try core { () throws(CoreError) in
+                            try operation.update(data) + operation.finish()
+                        }
+                    } else {
+                        operation.pending = try core { () throws(CoreError) in try operation.finish() }
                     }
-                    let limit = operation.holdBackLeft ?? maximumDataLength
-                    let data = try input(
-                        pInput, ulInputLen, limit: limit,
-                        encrypting ? CKR_DATA_LEN_RANGE : CKR_ENCRYPTED_DATA_LEN_RANGE)
-                    if let size = operation.directOutputLength(forInput: data.count),
-                        !partiallyOverlap(data, pOutput, size)
-                    {
-                        try singlePartDirect(
-                            session, operation, encrypting: encrypting, data, size: size, pOutput,
-                            pulOutputLen)
-                        return
-                    }
-                    operation.pending = try core { () throws(CoreError) in
-                        try operation.update(data) + operation.finish()
-                    }
-                } else {
-                    operation.pending = try core { () throws(CoreError) in try operation.finish() }
+                }
+                let output = operation.pending ?? []
+                if try writeOutput(into: pOutput, length: pulOutputLen, size: output.count, { output }) {
+                    retire(session, operation, encrypting: encrypting)
                 }
             }
-            let output = operation.pending ?? []
-            if try writeOutput(into: pOutput, length: pulOutputLen, size: output.count, { output }) {
-                retire(session, operation, encrypting: encrypting)
-            }
-        }
-    }
+        },
+        otherwiseEnding: { retire(session, operation, encrypting: encrypting) })
 }
 
 /// Whether the output buffer overlaps the input other than exactly (in-place encryption,
