@@ -1,4 +1,5 @@
 package import KeychainCrypto
+internal import Synchronization
 
 /// Every mechanism this token implements, in the order C_GetMechanismList reports them. A
 /// mechanism added here is listed, described by C_GetMechanismInfo, named in the trace and on
@@ -10,19 +11,28 @@ public enum MechanismRegistry {
     /// The mechanism of a CKM_* value; nil for one this token does not implement.
     public static func mechanism(_ type: UInt64) -> Mechanism? { index(of: type).map { sorted[$0] } }
 
-    /// Where `type` is in `sorted`: a binary search. Every *Init looks its mechanism up
-    /// several times, and hashing the key cost more than the ~6 comparisons.
+    /// Where `type` is in `sorted`: the last answer when it is that mechanism again (a host
+    /// asks for the same one call after call), else a binary search. Every *Init looks its
+    /// mechanism up, and hashing the key cost more than the ~6 comparisons.
     private static func index(of type: UInt64) -> Int? {
         types.withUnsafeBufferPointer { types in
+            let last = lastIndex.load(ordering: .relaxed)
+            if last < types.count, types[last] == type { return last }
             var low = 0
             var high = types.count
             while low < high {
                 let middle = low + (high - low) / 2
                 if types[middle] < type { low = middle + 1 } else { high = middle }
             }
-            return low < types.count && types[low] == type ? low : nil
+            guard low < types.count, types[low] == type else { return nil }
+            lastIndex.store(low, ordering: .relaxed)
+            return low
         }
     }
+
+    /// `index(of:)`'s last answer. Only a hint: any index is checked against the type before
+    /// it is used, so threads racing here cost a search, never a wrong mechanism.
+    private static let lastIndex = Atomic<Int>(0)
 
     /// `sorted`'s CKM_* values, in its order: the search reads these contiguous integers
     /// instead of copying mechanisms.
