@@ -68,11 +68,16 @@ let package = Package(
                     "-Xlinker", "-Bsymbolic",
                     "-Xlinker", "-z", "-Xlinker", "now",
                 ]),
-                // The Swift runtime's C++ library linked in, not loaded beside the module: in
-                // release only, the module hosts load; the test and sanitizer builds keep the
-                // toolchain's shared one.
+                // The Swift runtime's C++ library and GCC's support library (its unwinder)
+                // linked in, not loaded beside the module: in release only, the module hosts
+                // load; the test and sanitizer builds keep the toolchain's shared ones.
+                // libgcc_s.so.1's initialiser alone was 0.1 ms of a host's dlopen
+                // (ARCHITECTURE.md §11.1).
                 .unsafeFlags(
-                    ["-Xclang-linker", "--ld-path=\(root)/scripts/ld-static-libstdcxx.sh"],
+                    [
+                        "-Xclang-linker", "--ld-path=\(root)/scripts/ld-static-libstdcxx.sh",
+                        "-Xclang-linker", "-static-libgcc",
+                    ],
                     .when(configuration: .release)),
             ]
         ),

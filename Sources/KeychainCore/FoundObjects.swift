@@ -31,8 +31,6 @@ extension Token {
     package func findObjectsWithAttributes(
         _ template: AttributeSet, context: AccessContext, revealing types: Set<AttributeType>? = nil
     ) throws(CoreError) -> [FoundObject] {
-        var terms = template
-        let uid = terms.removeValue(forKey: .uniqueID)
         let wantsToken = template.bool(.token) != false
         let wantsSession = template.bool(.token) != true
         return try withState { (state) throws(CoreError) in
@@ -40,22 +38,18 @@ extension Token {
             // The counter is read once, for that check and for what the find keeps.
             let changeCount = state.objects.persistentStore?.changeCount
             state.checkLogin(changeCount: changeCount)
-            if !(context.userLoggedIn && state.authentication.login?.user == .user) {
-                if template.bool(.private) == true { return [] }
-                terms[.private] = [0]
-            }
-            let ordered = terms.sorted { Token.selectivity($0.key) < Token.selectivity($1.key) }
-                .map { StoredAttribute($0.key.rawValue, $0.value) }
+            let seesPrivate = context.userLoggedIn && state.authentication.login?.user == .user
+            guard let search = Token.search(template, seesPrivate: seesPrivate) else { return [] }
+            let uid = search.uniqueID
             var found: [FoundObject] = []
             if wantsToken {
                 found += try state.records(
-                    ordered, uid: uid, isSession: false, in: try state.store(), changeCount: changeCount,
-                    context,
-                    types)
+                    search.terms, uid: uid, isSession: false, in: try state.store(),
+                    changeCount: changeCount, context, types)
             }
             if wantsSession, let sessionStore = state.objects.sessionStore {
                 found += try state.records(
-                    ordered, uid: uid, isSession: true, in: sessionStore,
+                    search.terms, uid: uid, isSession: true, in: sessionStore,
                     changeCount: sessionStore.changeCount,
                     context, types)
             }

@@ -351,7 +351,6 @@ extension Token {
     package func findObjects(_ template: AttributeSet, context: AccessContext) throws(CoreError)
         -> [ObjectReference]
     {
-        var terms = template
         // Private objects are found only by a login this token still honours (`checkLogin`).
         let seesPrivate =
             context.userLoggedIn
@@ -359,13 +358,7 @@ extension Token {
                 state.checkLogin()
                 return state.authentication.login?.user == .user
             }
-        if !seesPrivate {
-            if template.bool(.private) == true { return [] }
-            terms[.private] = [0]
-        }
-        let uid = terms.removeValue(forKey: .uniqueID)
-        let ordered = terms.sorted { Token.selectivity($0.key) < Token.selectivity($1.key) }
-            .map { StoredAttribute($0.key.rawValue, $0.value) }
+        guard let search = Token.search(template, seesPrivate: seesPrivate) else { return [] }
         let wantsToken = template.bool(.token) != false
         let wantsSession = template.bool(.token) != true
         return try withState { (state) throws(CoreError) in
@@ -374,22 +367,52 @@ extension Token {
                 let store = try state.store()
                 let ids = try CoreError.mapping {
                     try Token.find(
-                        ordered,
-                        id: uid.map { state.rowID(forUniqueID: $0, isSession: false) }, in: store)
+                        search.terms,
+                        id: search.uniqueID.map { state.rowID(forUniqueID: $0, isSession: false) }, in: store)
                 }
-                found += ids.map { ObjectReference(isSessionObject: false, rowID: $0) }
+                for id in ids { found.append(ObjectReference(isSessionObject: false, rowID: id)) }
             }
             if wantsSession, let sessionStore = state.objects.sessionStore {
                 let ids = try CoreError.mapping {
                     try Token.find(
-                        ordered,
-                        id: uid.map { state.rowID(forUniqueID: $0, isSession: true) }, in: sessionStore)
+                        search.terms,
+                        id: search.uniqueID.map { state.rowID(forUniqueID: $0, isSession: true) },
+                        in: sessionStore)
                 }
-                found += ids.map { ObjectReference(isSessionObject: true, rowID: $0) }
+                for id in ids { found.append(ObjectReference(isSessionObject: true, rowID: id)) }
             }
             return found
         }
     }
+
+    /// What a find of `template` asks the stores: its terms, most selective first (the first
+    /// indexed one drives the lookup), and apart its unique ID, which names one object. Without
+    /// `seesPrivate` the terms also ask for CKA_PRIVATE false; nil when the template asks for
+    /// private objects only, so that nothing can be found.
+    ///
+    /// Built straight into the array the stores take: copying the template to add CKA_PRIVATE
+    /// and sorting its pairs were four allocations and a rehash on every find.
+    static func search(_ template: AttributeSet, seesPrivate: Bool) -> (
+        terms: [StoredAttribute], uniqueID: [UInt8]?
+    )? {
+        if !seesPrivate, template.bool(.private) == true { return nil }
+        var terms: [StoredAttribute] = []
+        terms.reserveCapacity(template.count + 1)
+        var uniqueID: [UInt8]?
+        for (type, value) in template {
+            if type == .uniqueID {
+                uniqueID = value
+            } else if seesPrivate || type != .private {
+                terms.append(StoredAttribute(type.rawValue, value))
+            }
+        }
+        if !seesPrivate { terms.append(StoredAttribute(AttributeType.private.rawValue, Token.falseValue)) }
+        terms.sort { Token.selectivity(AttributeType($0.type)) < Token.selectivity(AttributeType($1.type)) }
+        return (terms, uniqueID)
+    }
+
+    /// CK_FALSE as an attribute value, made once.
+    private static let falseValue: [UInt8] = [0]
 
     /// Finds by terms, or, when the template names a unique ID (`id` is then non-nil), checks
     /// the terms on the one object it names (`.some(nil)`: a unique ID of another store).

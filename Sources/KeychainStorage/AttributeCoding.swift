@@ -18,10 +18,14 @@ enum AttributeCoding {
     /// `ObjectStore.matches` says of `decode(bytes)`), read in place: a find checks each
     /// candidate's class and privacy without copying every attribute out. Nil when the blob
     /// is malformed, as `decode` finds it; at most 64 terms (nil beyond: decode instead).
-    static func matches(_ bytes: UnsafeRawBufferPointer, _ terms: [StoredAttribute]) -> Bool? {
+    /// The term at `skipping`, when given, counts as held (the one the index seek matched).
+    static func matches(_ bytes: UnsafeRawBufferPointer, _ terms: [StoredAttribute], skipping: Int? = nil)
+        -> Bool?
+    {
         guard terms.count <= 64 else { return nil }
         let all: UInt64 = terms.count == 64 ? .max : (1 << UInt64(terms.count)) - 1
         var held: UInt64 = 0
+        if let skipping, terms.indices.contains(skipping) { held |= 1 << UInt64(skipping) }
         var offset = 0
         while offset < bytes.count {
             guard bytes.count - offset >= 12 else { return nil }
