@@ -31,8 +31,9 @@ extension Token {
     package func findObjectsWithAttributes(
         _ template: AttributeSet, context: AccessContext, revealing types: Set<AttributeType>? = nil
     ) throws(CoreError) -> [FoundObject] {
-        let wantsToken = template.bool(.token) != false
-        let wantsSession = template.bool(.token) != true
+        let tokenTerm = template.bool(.token)
+        let wantsToken = tokenTerm != false
+        let wantsSession = tokenTerm != true
         return try withState { (state) throws(CoreError) in
             // Private objects are found only by a login this token still honours (`checkLogin`).
             // The counter is read once, for that check and for what the find keeps.

@@ -359,8 +359,9 @@ extension Token {
                 return state.authentication.login?.user == .user
             }
         guard let search = Token.search(template, seesPrivate: seesPrivate) else { return [] }
-        let wantsToken = template.bool(.token) != false
-        let wantsSession = template.bool(.token) != true
+        let tokenTerm = template.bool(.token)
+        let wantsToken = tokenTerm != false
+        let wantsSession = tokenTerm != true
         return try withState { (state) throws(CoreError) in
             var found: [ObjectReference] = []
             if wantsToken {

@@ -94,7 +94,7 @@ public final class SQLiteStore: StorageEngine {
     /// write lock the switch needs to a store's first opening. A file system without the
     /// shared memory WAL needs keeps the mode SQLite falls back to, as before.
     private func switchToWAL() throws(StorageError) {
-        func mode(_ sql: String) throws(StorageError) -> String {
+        func mode(_ sql: StaticString) throws(StorageError) -> String {
             let statement = try database.statement(sql)
             defer { statement.finish() }
             return try statement.step() ? statement.text(0) : ""
@@ -124,7 +124,7 @@ public final class SQLiteStore: StorageEngine {
         return try transaction(begin: "BEGIN IMMEDIATE", writing: true, body)
     }
 
-    private func transaction<T>(begin: String, writing: Bool, _ body: () throws -> T) throws -> T {
+    private func transaction<T>(begin: StaticString, writing: Bool, _ body: () throws -> T) throws -> T {
         if inTransaction { return try body() }
         // Prepared once like every other statement: a signature's key lookup is one
         // transaction, and compiling BEGIN and COMMIT each time was a measurable part of it.
@@ -351,7 +351,7 @@ public final class SQLiteStore: StorageEngine {
     }
 
     /// Runs `sql` once for each indexed attribute, bound as (type, value, object).
-    private func runForLookups(_ sql: String, _ attributes: [StoredAttribute], of id: Int64) throws {
+    private func runForLookups(_ sql: StaticString, _ attributes: [StoredAttribute], of id: Int64) throws {
         let statement = try database.statement(sql)
         for attribute in attributes where ObjectStore.indexedTypes.contains(attribute.type) {
             statement.reset()
@@ -377,8 +377,10 @@ public final class SQLiteStore: StorageEngine {
         guard let driver = terms.firstIndex(where: { ObjectStore.indexedTypes.contains($0.type) })
         else { return try read { try scan(matching: terms) } }
         let statement = try database.statement(
-            "SELECT lookup.object, objects.attributes FROM lookup JOIN objects ON objects.id = lookup.object "
-                + "WHERE lookup.type = ?1 AND lookup.value = ?2 ORDER BY lookup.object")
+            """
+            SELECT lookup.object, objects.attributes FROM lookup JOIN objects ON objects.id = lookup.object \
+            WHERE lookup.type = ?1 AND lookup.value = ?2 ORDER BY lookup.object
+            """)
         // Finished before returning, so that its snapshot does not outlive the call.
         defer { if !inTransaction { statement.finish() } }
         statement.bind(1, Int64(bitPattern: terms[driver].type))

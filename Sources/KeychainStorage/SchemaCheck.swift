@@ -32,11 +32,17 @@ extension SQLiteStore {
     }
 
     static func schema(of database: Database) throws(StorageError) -> Set<SchemaObject> {
+        Set(try schemaRows(of: database))
+    }
+
+    /// `sqlite_master`'s rows in its order: a store has a handful, and comparing them one by
+    /// one with `knownSchema` costs no hashing of their text on every open.
+    static func schemaRows(of database: Database) throws(StorageError) -> [SchemaObject] {
         let statement = try database.statement("SELECT type, name, tbl_name, sql FROM sqlite_master")
         defer { statement.finish() }
-        var objects: Set<SchemaObject> = []
+        var objects: [SchemaObject] = []
         while try statement.step() {
-            objects.insert(
+            objects.append(
                 SchemaObject(
                     type: statement.text(0), name: statement.text(1), table: statement.text(2),
                     sql: statement.isNull(3) ? nil : statement.text(3)))
@@ -49,7 +55,7 @@ extension SQLiteStore {
     /// in an in-memory store was a third of a module's load. Anything else is compared with
     /// the schema the migrations build now, which is what decides (another SQLite may write
     /// the statements otherwise; text the migrations once made is p11keychain's all the same).
-    static let knownSchema: Set<SchemaObject> = [
+    static let knownSchema: [SchemaObject] = [
         SchemaObject(
             type: "table", name: "objects", table: "objects",
             sql: "CREATE TABLE objects (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
@@ -72,8 +78,8 @@ extension SQLiteStore {
     /// Refuses a store whose schema holds an object the migrations do not make.
     func checkSchema() throws(StorageError) {
         guard try userVersion() <= SQLiteStore.schemaVersion else { return }
-        let found = try SQLiteStore.schema(of: database)
-        if found.isSubset(of: SQLiteStore.knownSchema) { return }
+        let found = try SQLiteStore.schemaRows(of: database)
+        if found.allSatisfy(SQLiteStore.knownSchema.contains) { return }
         let expected = try SQLiteStore.expectedSchema()
         let ours = Set(expected.map(\.table))
         for object in found where !expected.contains(object) {
