@@ -44,7 +44,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The kernel key retention service: the session keyring `p11keychain unlock` fills.
-        .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        // keyutils.h only: libkeyutils is opened with dlopen when the keyring is first used.
+        .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         // libp11-kit's RFC 7512 URI parser and formatter, for the CLI's pkcs11: URIs.
         .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
         // The PKCS#11 module's C: function tables and the C_Get*Interface* entry points.

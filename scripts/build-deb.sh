@@ -14,7 +14,9 @@
 # and in /usr/share/doc/p11keychain/ the machine-readable copyright file and the changelog
 # (conf/deb/copyright, conf/deb/changelog: lintian reports neither missing). The version is
 # the VERSION file's. Depends comes from the libraries the two binaries link
-# (dpkg-shlibdeps reads each library package's shlibs), plus p11-kit, which loads the module.
+# (dpkg-shlibdeps reads each library package's shlibs), plus p11-kit, which loads the module,
+# and libkeyutils1, which every binary opens with dlopen when it first uses the session
+# keyring (`p11keychain unlock`, C_Login in an unlocked session), so no binary links it.
 # libpq5 is Recommends: the module opens it with dlopen for a PostgreSQL token only.
 # Neither binary needs the Swift runtime: both link it statically (Package.swift).
 #
@@ -73,6 +75,7 @@ shlibs=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]}" 2>"$work/shlibdeps.log
     die "dpkg-shlibdeps failed: $(cat "$work/shlibdeps.log")"
 depends=${shlibs#shlibs:Depends=}
 [[ -n $depends && $depends != "$shlibs" ]] || die "dpkg-shlibdeps printed no dependencies: $shlibs"
+[[ $depends == *libkeyutils1* ]] || depends="$depends, libkeyutils1"
 depends="$depends, p11-kit"
 if $PRINT_DEPENDS; then
     # The names alone, sorted: versions follow the build machine's libraries.

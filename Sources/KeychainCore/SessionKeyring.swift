@@ -6,7 +6,7 @@ internal import KeychainCrypto
 #endif
 
 /// The calling process's session keyring in the Linux kernel key retention service
-/// (keyrings(7), keyctl(2)), through libkeyutils: where `p11keychain unlock` leaves what the
+/// (keyrings(7), keyctl(2)), through libkeyutils (opened when first used, Keyutils.swift): where `p11keychain unlock` leaves what the
 /// processes of a login session need to open a token (SessionUnlock.swift). Nothing here is
 /// written to a file: the kernel keeps the payload in its own memory.
 ///
@@ -42,13 +42,14 @@ enum SessionKeyring {
     /// Looked up without creating one: with creation, a process without a session keyring
     /// would get a new one of its own, gone with it when it exits.
     static func sessionKeyring() throws(CoreError) -> (id: Int32, isUserDefault: Bool) {
-        let session = keyctl_get_keyring_ID(KEY_SPEC_SESSION_KEYRING, 0)
+        let keyutils = try Keyutils.functions()
+        let session = keyutils.getKeyringID(KEY_SPEC_SESSION_KEYRING, 0)
         guard session >= 0 else {
             throw CoreError(
                 .unsupported,
                 "no session keyring: \(SessionKeyring.reason()) (is the keyring service enabled?)")
         }
-        let userSession = keyctl_get_keyring_ID(KEY_SPEC_USER_SESSION_KEYRING, 0)
+        let userSession = keyutils.getKeyringID(KEY_SPEC_USER_SESSION_KEYRING, 0)
         return (session, userSession == session)
     }
 
@@ -57,8 +58,8 @@ enum SessionKeyring {
     /// session (`ownersKeyring`), so a key another user planted under the same name elsewhere
     /// in the session is never taken for an entry.
     static func find(_ description: String) -> Int32? {
-        guard let ring = ownersKeyring() else { return nil }
-        let id = keyctl_search(ring, "user", description, 0)
+        guard let keyutils = try? Keyutils.functions(), let ring = ownersKeyring() else { return nil }
+        let id = keyutils.search(ring, "user", description, 0)
         guard id > 0, let id = Int32(exactly: id), owner(of: id, type: "user") == geteuid() else {
             return nil
         }
@@ -72,7 +73,8 @@ enum SessionKeyring {
     /// with `ownerOnly` permissions; nil otherwise. A keyring of that name that another user
     /// made, or whose permissions were widened, is not used (`store` replaces it).
     private static func ownersKeyring() -> Int32? {
-        let id = keyctl_search(KEY_SPEC_SESSION_KEYRING, "keyring", ownersKeyringName, 0)
+        guard let keyutils = try? Keyutils.functions() else { return nil }
+        let id = keyutils.search(KEY_SPEC_SESSION_KEYRING, "keyring", ownersKeyringName, 0)
         guard id > 0, let id = Int32(exactly: id), owner(of: id, type: "keyring") == geteuid(),
             permissions(of: id) == ownerOnly
         else { return nil }
@@ -84,17 +86,18 @@ enum SessionKeyring {
     /// only then linked into the session keyring, so no other process ever possesses it with
     /// wider permissions. A keyring of that name that is not the owner's own is unlinked first.
     private static func makeOwnersKeyring(in session: Int32) throws(CoreError) -> Int32 {
+        let keyutils = try Keyutils.functions()
         if let existing = ownersKeyring() { return existing }
-        let impostor = keyctl_search(KEY_SPEC_SESSION_KEYRING, "keyring", ownersKeyringName, 0)
-        if impostor > 0, let impostor = Int32(exactly: impostor) { _ = keyctl_unlink(impostor, session) }
-        let ring = add_key("keyring", ownersKeyringName, nil, 0, KEY_SPEC_PROCESS_KEYRING)
+        let impostor = keyutils.search(KEY_SPEC_SESSION_KEYRING, "keyring", ownersKeyringName, 0)
+        if impostor > 0, let impostor = Int32(exactly: impostor) { _ = keyutils.unlink(impostor, session) }
+        let ring = keyutils.addKey("keyring", ownersKeyringName, nil, 0, KEY_SPEC_PROCESS_KEYRING)
         guard ring > 0 else {
             throw CoreError(
                 .storageFailure, "cannot make the keyring for the session entries: \(SessionKeyring.reason())"
             )
         }
-        defer { _ = keyctl_unlink(ring, KEY_SPEC_PROCESS_KEYRING) }
-        guard keyctl_setperm(ring, ownerOnly) == 0, keyctl_link(ring, session) == 0 else {
+        defer { _ = keyutils.unlink(ring, KEY_SPEC_PROCESS_KEYRING) }
+        guard keyutils.setPermissions(ring, ownerOnly) == 0, keyutils.link(ring, session) == 0 else {
             let reason = SessionKeyring.reason()
             remove(ring)
             throw CoreError(.storageFailure, "cannot place the keyring for the session entries: \(reason)")
@@ -105,7 +108,8 @@ enum SessionKeyring {
     /// The fields of `keyctl_describe`: type;uid;gid;perm;description.
     private static func description(of id: Int32) -> [Substring]? {
         var buffer: UnsafeMutablePointer<CChar>?
-        guard keyctl_describe_alloc(id, &buffer) >= 0, let buffer else { return nil }
+        guard let keyutils = try? Keyutils.functions(), keyutils.describeAlloc(id, &buffer) >= 0, let buffer
+        else { return nil }
         defer { free(buffer) }
         let text = String(cString: buffer)
         return text.split(separator: ";", maxSplits: 4, omittingEmptySubsequences: false)
@@ -126,10 +130,11 @@ enum SessionKeyring {
     /// The payload of entry `id`, exactly `count` bytes long, or nil when it is gone (expired,
     /// revoked, no longer possessed) or has another length.
     static func read(_ id: Int32, count: Int) -> SecretBytes? {
+        guard let keyutils = try? Keyutils.functions() else { return nil }
         var length = -1
         let payload = SecretBytes(count: count) { buffer in
             guard let base = buffer.baseAddress else { return }
-            length = keyctl_read(id, base.assumingMemoryBound(to: CChar.self), buffer.count)
+            length = keyutils.read(id, base.assumingMemoryBound(to: CChar.self), buffer.count)
         }
         return length == count ? payload : nil
     }
@@ -137,7 +142,8 @@ enum SessionKeyring {
     /// True while entry `id` exists, has not expired or been revoked, and this process
     /// possesses it: one system call, no copy of the payload.
     static func isReadable(_ id: Int32) -> Bool {
-        keyctl_read(id, nil, 0) >= 0
+        guard let keyutils = try? Keyutils.functions() else { return false }
+        return keyutils.read(id, nil, 0) >= 0
     }
 
     /// Stores `payload` as a new `user` key named `description` in the owner's keyring of
@@ -148,21 +154,22 @@ enum SessionKeyring {
     static func store(
         _ payload: SecretBytes, as description: String, in keyring: Int32, timeout: UInt32?
     ) throws(CoreError) -> Int32 {
+        let keyutils = try Keyutils.functions()
         if let old = find(description) { remove(old) }
         let ring = try makeOwnersKeyring(in: keyring)
         let id = payload.withUnsafeBytes { bytes in
-            add_key("user", description, bytes.baseAddress, bytes.count, ring)
+            keyutils.addKey("user", description, bytes.baseAddress, bytes.count, ring)
         }
         guard id > 0 else {
             throw CoreError(
                 .storageFailure, "cannot add the session keyring entry: \(SessionKeyring.reason())")
         }
-        guard keyctl_setperm(id, possessorOnly) == 0 else {
+        guard keyutils.setPermissions(id, possessorOnly) == 0 else {
             let reason = SessionKeyring.reason()
             remove(id)
             throw CoreError(.storageFailure, "cannot restrict the session keyring entry: \(reason)")
         }
-        if let timeout, keyctl_set_timeout(id, timeout) != 0 {
+        if let timeout, keyutils.setTimeout(id, timeout) != 0 {
             let reason = SessionKeyring.reason()
             remove(id)
             throw CoreError(.storageFailure, "cannot set the session keyring entry's timeout: \(reason)")
@@ -173,7 +180,8 @@ enum SessionKeyring {
     /// Makes entry `id` unusable at once for every process (keyctl_invalidate(3); revoked
     /// when invalidation is refused) and unlinks it; the kernel frees it.
     static func remove(_ id: Int32) {
-        if keyctl_invalidate(id) != 0 { _ = keyctl_revoke(id) }
+        guard let keyutils = try? Keyutils.functions() else { return }
+        if keyutils.invalidate(id) != 0 { _ = keyutils.revoke(id) }
     }
 
     /// The current `errno`, as text.
