@@ -1,4 +1,5 @@
 internal import CKeyutils
+internal import KeychainStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -7,10 +8,9 @@ internal import CKeyutils
 /// libkeyutils's functions (SessionKeyring.swift), from `libkeyutils.so.1` opened when the
 /// session keyring is first used.
 ///
-/// The module does not link libkeyutils: linked, it was loaded into every host that loads the
-/// module, keyring used or not, about 90 µs of the module's `dlopen` (ARCHITECTURE.md §11.1).
-/// Opened here once per process and never closed (a host's dlclose of the module leaves it
-/// loaded).
+/// The module does not link libkeyutils (`DynamicLibrary`): linked, it was loaded into every
+/// host that loads the module, keyring used or not, about 90 µs of the module's `dlopen`
+/// (ARCHITECTURE.md §11.1).
 struct Keyutils: @unchecked Sendable {
     // @unchecked: C function pointers, set once and never changed.
     let addKey: p11k_add_key
@@ -35,22 +35,17 @@ struct Keyutils: @unchecked Sendable {
     static func functions() throws(CoreError) -> Keyutils { try loaded.get() }
 
     private static func load() -> Result<Keyutils, CoreError> {
-        guard let library = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+        var library: DynamicLibrary
+        switch DynamicLibrary.open(soname) {
+        case .success(let opened): library = opened
+        case .failure(let failure):
             return .failure(
                 CoreError(
                     .unsupported,
-                    "the kernel keyring library \(soname) cannot be loaded (install Debian's libkeyutils1): \(reason)"
-                ))
+                    "the kernel keyring library \(soname) cannot be loaded (install Debian's libkeyutils1): "
+                        + failure.reason))
         }
-        var missing: [String] = []
-        func symbol<F>(_ name: String, as type: F.Type) -> F? {
-            guard let address = dlsym(library, name) else {
-                missing.append(name)
-                return nil
-            }
-            return unsafeBitCast(address, to: type)
-        }
+        func symbol<F>(_ name: String, as type: F.Type) -> F? { library.function(name, as: type) }
         guard let addKey = symbol("add_key", as: p11k_add_key.self),
             let describeAlloc = symbol("keyctl_describe_alloc", as: p11k_keyctl_describe_alloc.self),
             let getKeyringID = symbol("keyctl_get_keyring_ID", as: p11k_keyctl_get_keyring_ID.self),
@@ -64,7 +59,9 @@ struct Keyutils: @unchecked Sendable {
             let unlink = symbol("keyctl_unlink", as: p11k_keyctl_unlink.self)
         else {
             return .failure(
-                CoreError(.unsupported, "\(soname) lacks \(missing.joined(separator: ", ")): it is too old"))
+                CoreError(
+                    .unsupported, "\(soname) lacks \(library.missing.joined(separator: ", ")): it is too old")
+            )
         }
         return .success(
             Keyutils(

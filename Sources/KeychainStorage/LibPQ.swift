@@ -59,22 +59,17 @@ struct LibPQ: @unchecked Sendable {
     static func functions() throws(StorageError) -> LibPQ { try loaded.get() }
 
     private static func load() -> Result<LibPQ, StorageError> {
-        guard let library = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+        var library: DynamicLibrary
+        switch DynamicLibrary.open(soname) {
+        case .success(let opened): library = opened
+        case .failure(let failure):
             return .failure(
                 StorageError(
                     .cannotOpen,
-                    "the PostgreSQL client library \(soname) cannot be loaded (install Debian's libpq5): \(reason)"
-                ))
+                    "the PostgreSQL client library \(soname) cannot be loaded (install Debian's libpq5): "
+                        + failure.reason))
         }
-        var missing: [String] = []
-        func symbol<F>(_ name: String, as type: F.Type) -> F? {
-            guard let address = dlsym(library, name) else {
-                missing.append(name)
-                return nil
-            }
-            return unsafeBitCast(address, to: type)
-        }
+        func symbol<F>(_ name: String, as type: F.Type) -> F? { library.function(name, as: type) }
         guard let connectdbParams = symbol("PQconnectdbParams", as: p11k_PQconnectdbParams.self),
             let conninfoParse = symbol("PQconninfoParse", as: p11k_PQconninfoParse.self),
             let conninfoFree = symbol("PQconninfoFree", as: p11k_PQconninfoFree.self),
@@ -106,7 +101,8 @@ struct LibPQ: @unchecked Sendable {
             return .failure(
                 StorageError(
                     .cannotOpen,
-                    "\(soname) lacks \(missing.joined(separator: ", ")): it is not libpq 9.1 or later"))
+                    "\(soname) lacks \(library.missing.joined(separator: ", ")): it is not libpq 9.1 or later"
+                ))
         }
         var pipeline: Pipeline?
         if let enter = symbol("PQenterPipelineMode", as: p11k_PQenterPipelineMode.self),
