@@ -60,20 +60,31 @@ extension TokenState {
     /// Seals the values of `types` present in `attributes` under `attributes[.sealID]` and the
     /// key of the object's kind (`sealingKey`: a token object needs a current login).
     func sealed(_ attributes: AttributeSet, types: Set<AttributeType>) throws(CoreError) -> AttributeSet {
+        var result = attributes
+        try seal(&result, types: types)
+        return result
+    }
+
+    /// `sealed` in place. A session object's values are sealed through the session key's
+    /// kept context (`SealingContext`: no key schedule, a counter nonce), a token object's
+    /// under the token key with a random nonce.
+    func seal(_ attributes: inout AttributeSet, types: Set<AttributeType>) throws(CoreError) {
         guard let sealID = attributes[.sealID] else {
             throw CoreError(.storageCorrupt, "an object to seal has no seal ID")
         }
-        let key = try sealingKey(tokenObject: attributes.bool(.token) == true, toSeal: true)
-        var result = attributes
+        let tokenObject = attributes.bool(.token) == true
+        let key = try sealingKey(tokenObject: tokenObject, toSeal: true)
+        let sealer = tokenObject ? nil : objects.sessionSealer
         for type in types {
             guard let value = attributes[type] else { continue }
-            result[type] = try CoreError.mapping {
-                try SecretBox.seal(
-                    SecretBytes(value), key: key,
-                    associatedData: sealID + AttributeValue.encode(type.rawValue))
+            let associatedData = sealID + AttributeValue.encode(type.rawValue)
+            attributes[type] = try CoreError.mapping {
+                if let sealer {
+                    return try sealer.seal(SecretBytes(value), associatedData: associatedData)
+                }
+                return try SecretBox.seal(SecretBytes(value), key: key, associatedData: associatedData)
             }
         }
-        return result
     }
 
     /// `stored` with the sealed values of `types` opened and every other sealed value (and the

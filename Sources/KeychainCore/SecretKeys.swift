@@ -142,8 +142,11 @@ extension NewObject {
             throw CoreError(.templateInconsistent, "CKA_CLASS contradicts the key's class")
         }
         let policy = ObjectPolicy.secretKey
-        var attributes = template
-        let derived: AttributeSet = [
+        // The class's defaults (`ObjectPolicy.defaults`: a table already sized for every
+        // attribute), the template over them, then what the token sets.
+        var attributes = policy.defaults
+        for (type, value) in template { attributes[type] = value }
+        let derived: KeyValuePairs<AttributeType, [UInt8]> = [
             .valueLength: AttributeValue.encode(UInt64(value.count)),
             .checkValue: try kind.checkValue(of: value),
         ]
@@ -165,9 +168,6 @@ extension NewObject {
         attributes[.label] = template[.label] ?? []
         // Secret keys are private objects (ARCHITECTURE.md §3.6) unless the template says otherwise.
         attributes[.private] = template[.private] ?? [1]
-        for spec in policy.specs.values where attributes[spec.type] == nil {
-            if let value = spec.defaultValue { attributes[spec.type] = value }
-        }
         policy.settleHistory(&attributes, after: change, before: before)
         self.init(attributes: attributes, uniqueKey: nil)
     }

@@ -167,8 +167,10 @@ extension TokenState {
         let store = ObjectStore(engine: MemoryStore())
         let random = try CoreError.mapping { try SecureRandom.bytes(8) }
         let sealingKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
+        let sealer = try CoreError.mapping { try SealingContext(key: sealingKey) }
         objects.sessionPrefix = "s" + random.map { String($0, radix: 16).leftPadded(2) }.joined()
         objects.sessionSealingKey = sealingKey
+        objects.sessionSealer = sealer
         objects.sessionStore = store
         return store
     }
@@ -480,9 +482,12 @@ extension TokenState {
                         attributes.merge(try sealedTrustAttributes(settings, der: der)) { _, sealed in sealed
                         }
                     }
-                    if !object.isSealed, !Token.sealedTypes(of: attributes).isEmpty {
-                        attributes[.sealID] = try SecureRandom.bytes(16)
-                        attributes = try sealed(attributes, types: Token.sealedTypes(of: attributes))
+                    if !object.isSealed {
+                        let types = Token.sealedTypes(of: attributes)
+                        if !types.isEmpty {
+                            attributes[.sealID] = try SecureRandom.bytes(16)
+                            try seal(&attributes, types: types)
+                        }
                     }
                     let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
                     return try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
@@ -558,7 +563,8 @@ extension TokenState {
 
     /// An object's rows as attributes, with its unique ID: what `loadStored` gives, unchecked.
     func storedAttributes(_ rows: [StoredAttribute], _ reference: ObjectReference) -> AttributeSet {
-        var attributes: AttributeSet = [:]
+        // Sized once: grown row by row, the table was rehashed several times per load.
+        var attributes = AttributeSet(minimumCapacity: rows.count + 1)
         for row in rows { attributes[AttributeType(row.type)] = row.value }
         attributes[.uniqueID] = Array(uniqueID(of: reference).utf8)
         ObjectPolicy.settleStored(&attributes)

@@ -70,6 +70,9 @@ struct ObjectState {
     /// disk, so a public one needs no token key, hence no login (v2.40 §6.7.1), and still no
     /// key byte lies in clear even in memory.
     var sessionSealingKey: SecretBytes?
+    /// `sessionSealingKey` kept keyed for sealing, with its nonce counter (`SealingContext`):
+    /// a derived session key is sealed on every C_DeriveKey.
+    var sessionSealer: SealingContext?
     /// Objects as a find last read them (`storedAttributes`: sealed values still sealed), with
     /// the store's change count then (FoundObjects.swift): a keychain reads a password it has
     /// just found again by its unique ID.

@@ -12,16 +12,13 @@ public enum SecretBox {
     /// The longest plaintext or associated data sealed: OpenSSL's update calls take an int.
     static let maximumLength = Int(Int32.max) - 64
 
-    /// Seals `plaintext` under `key` (32 bytes), binding `associatedData`.
+    /// Seals `plaintext` under `key` (32 bytes), binding `associatedData`, with a random nonce.
     public static func seal(_ plaintext: SecretBytes, key: SecretBytes, associatedData: [UInt8])
         throws(CryptoError) -> [UInt8]
     {
         guard key.count == keyLength else { throw CryptoError(.invalidInput, "AES-256 keys are 32 bytes") }
-        guard plaintext.count <= maximumLength, associatedData.count <= maximumLength else {
-            throw CryptoError(.invalidInput, "the value is too long to seal")
-        }
         let nonce = try SecureRandom.bytes(nonceLength)
-        let context = try CipherContext()
+        let context = try SymmetricCipherContext()
         let started = key.withUnsafeBytes { keyBytes in
             EVP_EncryptInit_ex2(
                 context.pointer, LibraryContext.aes256GCM, keyBytes.bindMemory(to: UInt8.self).baseAddress,
@@ -29,6 +26,18 @@ public enum SecretBox {
                 nil)
         }
         guard started == 1 else { throw CryptoError.openSSL(.failed, "cannot start encryption") }
+        return try sealStarted(context, nonce: nonce, plaintext, associatedData: associatedData)
+    }
+
+    /// The box of `plaintext` bound to `associatedData`, from `context` keyed and started with
+    /// `nonce` (`seal`, ``SealingContext``).
+    static func sealStarted(
+        _ context: SymmetricCipherContext, nonce: [UInt8], _ plaintext: SecretBytes, associatedData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        guard nonce.count == nonceLength else { throw CryptoError(.invalidInput, "GCM nonces are 12 bytes") }
+        guard plaintext.count <= maximumLength, associatedData.count <= maximumLength else {
+            throw CryptoError(.invalidInput, "the value is too long to seal")
+        }
         var length: Int32 = 0
         if !associatedData.isEmpty {
             guard
@@ -76,7 +85,7 @@ public enum SecretBox {
         guard key.count == keyLength, box.count >= nonceLength + tagLength, box.count <= maximumLength,
             associatedData.count <= maximumLength
         else { throw CryptoError(.invalidInput, "sealed value is malformed") }
-        let context = try CipherContext()
+        let context = try SymmetricCipherContext()
         let started = key.withUnsafeBytes { keyBytes in
             box.withUnsafeBufferPointer { boxBytes in
                 EVP_DecryptInit_ex2(
@@ -140,19 +149,4 @@ public enum SecretBox {
     {
         try open(box, key: SecretBytes(key), associatedData: associatedData).copyBytes()
     }
-}
-
-/// The owner of an `EVP_CIPHER_CTX`, which holds the expanded key: freed (and wiped, which
-/// EVP_CIPHER_CTX_free does) on every path.
-private final class CipherContext {
-    let pointer: OpaquePointer
-
-    init() throws(CryptoError) {
-        guard let pointer = EVP_CIPHER_CTX_new() else {
-            throw CryptoError.openSSL(.failed, "cannot allocate")
-        }
-        self.pointer = pointer
-    }
-
-    deinit { EVP_CIPHER_CTX_free(pointer) }
 }

@@ -1,0 +1,57 @@
+internal import COpenSSL
+
+/// One ``SecretBox`` key kept keyed, for a key that seals many values in one process (the
+/// session key of session objects, ARCHITECTURE.md §6.3): the AES key schedule is made once,
+/// and each nonce is the next value of a counter instead of a draw from the random generator
+/// (which asks the kernel for the process ID on every call). GCM needs only that no nonce
+/// repeats under one key (NIST SP 800-38D §8.2.1, the deterministic construction): the nonce
+/// starts at a random value, its last 8 bytes count up, and the context refuses to seal again
+/// before they would come back to where they started. Boxes are `SecretBox.seal`'s (nonce ‖
+/// ciphertext ‖ tag) and open with `SecretBox.open`.
+///
+/// The key schedule lives in the OpenSSL context, which wipes it when freed. Not thread-safe:
+/// the owner serialises calls.
+public final class SealingContext {
+    private let context: SymmetricCipherContext
+    private var nonce: [UInt8]
+    /// Seals left before the counter would repeat a nonce.
+    private var remaining = UInt64.max
+
+    /// A context sealing under `key` (32 bytes).
+    public init(key: SecretBytes) throws(CryptoError) {
+        guard key.count == SecretBox.keyLength else {
+            throw CryptoError(.invalidInput, "AES-256 keys are 32 bytes")
+        }
+        nonce = try SecureRandom.bytes(SecretBox.nonceLength)
+        context = try SymmetricCipherContext()
+        let keyed = key.withUnsafeBytes { keyBytes in
+            EVP_EncryptInit_ex2(
+                context.pointer, LibraryContext.aes256GCM, keyBytes.bindMemory(to: UInt8.self).baseAddress,
+                nil, nil)
+        }
+        guard keyed == 1 else { throw CryptoError.openSSL(.failed, "cannot set the sealing key") }
+    }
+
+    /// Seals `plaintext`, binding `associatedData`, under the next nonce.
+    public func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
+        guard remaining > 0 else { throw CryptoError(.failed, "the sealing key has no nonce left") }
+        remaining -= 1
+        Self.increment(&nonce)
+        // A new nonce on the keyed context: the key schedule stays, GCM's state starts over.
+        guard EVP_EncryptInit_ex2(context.pointer, nil, nil, nonce, nil) == 1 else {
+            throw CryptoError.openSSL(.failed, "cannot start encryption")
+        }
+        return try SecretBox.sealStarted(context, nonce: nonce, plaintext, associatedData: associatedData)
+    }
+
+    /// Adds one to the big-endian counter in the last 8 bytes of `nonce`, modulo 2^64.
+    static func increment(_ nonce: inout [UInt8]) {
+        var index = nonce.count - 1
+        let end = nonce.count - 8
+        while index >= end, index >= 0 {
+            nonce[index] &+= 1
+            if nonce[index] != 0 { return }
+            index -= 1
+        }
+    }
+}
