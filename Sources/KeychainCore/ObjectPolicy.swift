@@ -80,6 +80,9 @@ struct ObjectPolicy {
     let specs: [AttributeType: AttributeSpec]
     /// The attribute types of this class that are a key's secret (`AttributeRules.secret`).
     let secretTypes: Set<AttributeType>
+    /// What an object of this class keeps sealed at rest when it has secret types: those and
+    /// its PKCS#8 key material (`Token.sealedTypes`), made once.
+    let sealedTypes: Set<AttributeType>
     /// The default values of the class's attributes, in a table with room for every attribute
     /// the class has: a new object starts from a copy, which copies the table as it is (no
     /// hashing, no growth), instead of looking up each default.
@@ -91,6 +94,7 @@ struct ObjectPolicy {
         for spec in ObjectPolicy.common + ObjectPolicy.appleItem + specs { table[spec.type] = spec }
         self.specs = table
         secretTypes = Set(table.values.filter { $0.rules.contains(.secret) }.map(\.type))
+        sealedTypes = secretTypes.isEmpty ? [] : secretTypes.union([.keyMaterial])
         // Room beyond the specs for what the token adds to a stored object (seal ID, unique ID).
         var defaults = AttributeSet(minimumCapacity: table.count + 8)
         for spec in table.values {

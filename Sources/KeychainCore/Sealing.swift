@@ -19,8 +19,8 @@ internal import KeychainStorage
 extension Token {
     /// The attribute types `attributes` keeps sealed at rest.
     static func sealedTypes(of attributes: AttributeSet) -> Set<AttributeType> {
-        if let policy = policy(ofStored: attributes), !policy.secretTypes.isEmpty {
-            return policy.secretTypes.union([.keyMaterial])
+        if let policy = policy(ofStored: attributes), !policy.sealedTypes.isEmpty {
+            return policy.sealedTypes
         }
         return attributes.bool(.private) == true ? [.value] : []
     }
@@ -63,6 +63,20 @@ extension TokenState {
         var result = attributes
         try seal(&result, types: types)
         return result
+    }
+
+    /// The seal ID of a new object, unique among the objects sealed under its key: random for a
+    /// token object; for a session object the session key's next unique value
+    /// (`SealingContext.uniqueValue`), which draws nothing from the random generator. A copy
+    /// into the other store gets a new one (`copyObject`).
+    func newSealID(tokenObject: Bool) throws(CoreError) -> [UInt8] {
+        if !tokenObject {
+            _ = try volatileStore()
+            if let sealer = objects.sessionSealer {
+                return try CoreError.mapping { try sealer.uniqueValue() }
+            }
+        }
+        return try CoreError.mapping { try SecureRandom.bytes(16) }
     }
 
     /// `sealed` in place. A session object's values are sealed through the session key's

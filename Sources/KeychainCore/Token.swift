@@ -485,7 +485,7 @@ extension TokenState {
                     if !object.isSealed {
                         let types = Token.sealedTypes(of: attributes)
                         if !types.isEmpty {
-                            attributes[.sealID] = try SecureRandom.bytes(16)
+                            attributes[.sealID] = try newSealID(tokenObject: isToken)
                             try seal(&attributes, types: types)
                         }
                     }

@@ -16,6 +16,9 @@ public final class SealingContext {
     private var nonce: [UInt8]
     /// Seals left before the counter would repeat a nonce.
     private var remaining = UInt64.max
+    /// The last value `uniqueValue` gave: 16 bytes, a random start counting up in the last 8.
+    private var identifier: [UInt8]
+    private var identifiersLeft = UInt64.max
 
     /// A context sealing under `key` (32 bytes).
     public init(key: SecretBytes) throws(CryptoError) {
@@ -23,6 +26,7 @@ public final class SealingContext {
             throw CryptoError(.invalidInput, "AES-256 keys are 32 bytes")
         }
         nonce = try SecureRandom.bytes(SecretBox.nonceLength)
+        identifier = try SecureRandom.bytes(16)
         context = try SymmetricCipherContext()
         let keyed = key.withUnsafeBytes { keyBytes in
             EVP_EncryptInit_ex2(
@@ -42,6 +46,17 @@ public final class SealingContext {
             throw CryptoError.openSSL(.failed, "cannot start encryption")
         }
         return try SecretBox.sealStarted(context, nonce: nonce, plaintext, associatedData: associatedData)
+    }
+
+    /// 16 bytes no earlier call on this context gave, for the seal ID that a box's associated
+    /// data binds it to (one per object): a random start whose last 8 bytes count up.
+    public func uniqueValue() throws(CryptoError) -> [UInt8] {
+        guard identifiersLeft > 0 else {
+            throw CryptoError(.failed, "the sealing key has no identifier left")
+        }
+        identifiersLeft -= 1
+        Self.increment(&identifier)
+        return identifier
     }
 
     /// Adds one to the big-endian counter in the last 8 bytes of `nonce`, modulo 2^64.
