@@ -1,5 +1,9 @@
 internal import COpenSSL
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One ``SecretBox`` key kept keyed, for a key that seals many values in one process (the
 /// session key of session objects, ARCHITECTURE.md §6.3): the AES key schedule is made once,
 /// and each nonce is the next value of a counter instead of a draw from the random generator
@@ -8,6 +12,11 @@ internal import COpenSSL
 /// starts at a random value, its last 8 bytes count up, and the context refuses to seal again
 /// before they would come back to where they started. Boxes are `SecretBox.seal`'s (nonce ‖
 /// ciphertext ‖ tag) and open with `SecretBox.open`.
+///
+/// A forked child has a copy of the context, key and counter alike: were both processes to
+/// count on from the same value, each nonce would come twice under one key. So a seal in
+/// another process than the last one's draws a new random start first (one `getpid` a seal,
+/// about 0.1 µs; OpenSSL's generator reseeds in the child the same way).
 ///
 /// The key schedule lives in the OpenSSL context, which wipes it when freed. Not thread-safe:
 /// the owner serialises calls.
@@ -19,6 +28,8 @@ public final class SealingContext {
     /// The last value `uniqueValue` gave: 16 bytes, a random start counting up in the last 8.
     private var identifier: [UInt8]
     private var identifiersLeft = UInt64.max
+    /// The process the counters were last drawn or used in.
+    private var owner = getpid()
 
     /// A context sealing under `key` (32 bytes).
     public init(key: SecretBytes) throws(CryptoError) {
@@ -38,6 +49,7 @@ public final class SealingContext {
 
     /// Seals `plaintext`, binding `associatedData`, under the next nonce.
     public func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try startAgainIfForked()
         guard remaining > 0 else { throw CryptoError(.failed, "the sealing key has no nonce left") }
         remaining -= 1
         Self.increment(&nonce)
@@ -51,12 +63,25 @@ public final class SealingContext {
     /// 16 bytes no earlier call on this context gave, for the seal ID that a box's associated
     /// data binds it to (one per object): a random start whose last 8 bytes count up.
     public func uniqueValue() throws(CryptoError) -> [UInt8] {
+        try startAgainIfForked()
         guard identifiersLeft > 0 else {
             throw CryptoError(.failed, "the sealing key has no identifier left")
         }
         identifiersLeft -= 1
         Self.increment(&identifier)
         return identifier
+    }
+
+    /// Draws new random starts for both counters in a process other than the one that last
+    /// used them: a forked child (its parent counts on from where it was).
+    private func startAgainIfForked() throws(CryptoError) {
+        let process = getpid()
+        guard process != owner else { return }
+        nonce = try SecureRandom.bytes(SecretBox.nonceLength)
+        identifier = try SecureRandom.bytes(16)
+        remaining = UInt64.max
+        identifiersLeft = UInt64.max
+        owner = process
     }
 
     /// Adds one to the big-endian counter in the last 8 bytes of `nonce`, modulo 2^64.

@@ -2,6 +2,10 @@ import Testing
 
 @testable import KeychainCrypto
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite struct SealingContextTests {
     let key = SecretBytes([UInt8](repeating: 9, count: 32))
 
@@ -63,5 +67,45 @@ import Testing
         #expect(throws: CryptoError.self) {
             try SealingContext(key: SecretBytes([UInt8](repeating: 1, count: 16)))
         }
+    }
+
+    @Test("a forked child seals under nonces of its own, not the ones its parent seals under next")
+    func forkedChildDrawsItsOwnNonces() throws {
+        let sealer = try SealingContext(key: key)
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        // What the child does, done once here first: a child of this many-threaded process
+        // must not need a lock another thread held at the fork (the Swift runtime's metadata
+        // cache, OpenSSL's fetches).
+        let warm = try sealer.seal(SecretBytes([1]), associatedData: [])
+        _ = warm.withUnsafeBufferPointer { $0.count }
+        let child = fork()
+        if child == 0 {
+            // The child: one seal, its nonce down the pipe, and out. Should it hang anyway,
+            // the alarm (unblocked: test threads block it) ends it and the test fails.
+            var alarmOnly = sigset_t()
+            sigemptyset(&alarmOnly)
+            sigaddset(&alarmOnly, SIGALRM)
+            pthread_sigmask(SIG_UNBLOCK, &alarmOnly, nil)
+            alarm(10)
+            var status: Int32 = 1
+            if let box = try? sealer.seal(SecretBytes([2]), associatedData: []),
+                box.withUnsafeBufferPointer({ write(ends[1], $0.baseAddress, 12) }) == 12
+            {
+                status = 0
+            }
+            _exit(status)
+        }
+        close(ends[1])
+        defer { close(ends[0]) }
+        try #require(child > 0)
+        let parentNonce = Array(try sealer.seal(SecretBytes([2]), associatedData: []).prefix(12))
+        var childNonce = [UInt8](repeating: 0, count: 12)
+        let count = read(ends[0], &childNonce, 12)
+        var status: Int32 = -1
+        waitpid(child, &status, 0)
+        #expect(status == 0)
+        #expect(count == 12)
+        #expect(childNonce != parentNonce)
     }
 }
