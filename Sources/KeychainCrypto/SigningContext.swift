@@ -32,7 +32,7 @@ public final class SigningContext {
     private let scratch: UnsafeMutableRawBufferPointer
     private static let digestCapacity = Int(EVP_MAX_MD_SIZE)
     /// ECDSA: the signature object DER is decoded into, its numbers reused by each signature.
-    private var ecdsaSignature: OpaquePointer?
+    @exclusivity(unchecked) private var ecdsaSignature: OpaquePointer?
 
     /// Throws when a signing context's key has no private half, or the key cannot use the
     /// scheme's parameters. EdDSA signs whole messages (use `AsymmetricKey.sign` and `verify`),

@@ -26,11 +26,8 @@ private func startSignature(
     _ session: Session, _ mechanism: CK_MECHANISM, _ registered: Mechanism, key handle: CK_OBJECT_HANDLE,
     for usage: KeyUse
 ) throws(P11Error) {
-    let function = MechanismFunctions(usage)
     let parameters = try signatureParameters(mechanism, layout: registered.parameter)
-    let signing = try core { () throws(CoreError) in
-        try SignatureMechanism(UInt64(mechanism.mechanism), parameters, for: function)
-    }
+    let signing = try core { () throws(CoreError) in try SignatureMechanism(registered, parameters) }
     try session.lock.withLock { () throws(P11Error) in
         let slot = usage == .sign ? session.operations.sign : session.operations.verify
         guard slot == nil else {
