@@ -53,6 +53,11 @@ public final class KeptContexts {
         return kept
     }
 
+    /// The kept signature (`.sign`) or verification (`.verify`), left in the cache.
+    func signature(for usage: KeyUse) -> SignatureOperation? {
+        usage == .sign ? signature : verification
+    }
+
     /// The kept signature (`.sign`) or verification (`.verify`), taken out of the cache: an
     /// operation in progress is never kept.
     func takeSignature(for usage: KeyUse) -> SignatureOperation? {

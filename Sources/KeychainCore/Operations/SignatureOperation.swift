@@ -19,7 +19,7 @@ public final class SignatureOperation {
     let key: AsymmetricKey
     let scheme: SignatureScheme
     /// The mechanism the operation was started with, which a restart must repeat.
-    private let mechanism: SignatureMechanism
+    fileprivate let mechanism: SignatureMechanism
     /// The stored key's object, the use, the facts it was checked on and the store's change
     /// count when they were read (nil: read during a write); nil for a key held in memory.
     /// What a restart compares.
@@ -388,5 +388,23 @@ extension Token {
             usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept,
             stored: StoredKeyUse(
                 reference: reference, usage: usage, facts: usable.facts, changeCount: usable.changeCount))
+    }
+
+    /// The caller's last signature (`usage` `.sign`) or verification (`.verify`) of mechanism
+    /// `type` with `parameters`, restarted for the key `reference` names (`SignatureOperation`);
+    /// nil when there is none to restart, and the caller starts one (`signatureOperation`),
+    /// which gives every answer a first use gives. The registry is not asked again: the kept
+    /// operation's mechanism was checked for the same function when it started, and the
+    /// registry does not change; `useKey`'s checks run again on the key's facts.
+    public func restartedSignature(
+        _ reference: ObjectReference, _ type: UInt64, _ parameters: SignatureParameters, for usage: KeyUse,
+        context: AccessContext, kept: KeptContexts
+    ) throws(CoreError) -> SignatureOperation? {
+        guard let previous = kept.signature(for: usage), previous.mechanism.type == type,
+            previous.mechanism.parameters == parameters
+        else { return nil }
+        _ = kept.takeSignature(for: usage)
+        return try previous.restarted(
+            on: self, reference, previous.mechanism, for: usage, context: context, kept: kept)
     }
 }

@@ -24,6 +24,9 @@ public struct SignatureMechanism: Sendable, Equatable {
     /// `keyType` as the registry lists it, for the key-use check: the registry's own array,
     /// so that no array is made per operation.
     let keyTypes: [KeyType]
+    /// The parameters as the caller gave them, which a restart without the registry compares
+    /// (`Token.restartedSignature`).
+    let parameters: SignatureParameters
     /// The input is a digest the caller computed, for a hashing scheme: Apple's PKCS#1 v1.5
     /// "digest" signatures, which CKM_RSA_PKCS makes over the digest's DigestInfo (OpenSSL
     /// builds it from the digest).
@@ -44,6 +47,7 @@ public struct SignatureMechanism: Sendable, Equatable {
         let digest = registered.digest
         type = registered.type
         keyTypes = registered.keyTypes
+        self.parameters = parameters
         func none() throws(CoreError) {
             guard parameters == .none else {
                 throw CoreError(.mechanismParameterInvalid, "mechanism \(registered.name) takes no parameter")
