@@ -87,7 +87,8 @@ measure_module() {
             out=$("$build/p11sign" --module "$module" --token "$token" --pin "$pin" \
                 --key "$key" --threads "$threads" --seconds "$seconds")
             echo "$name round=$round $out" >>"$work/raw.txt"
-            field cpu_ops_per_s "$out" >>"$work/$name.$key.$threads"
+            field user_ops_per_s "$out" >>"$work/$name.$key.$threads"
+            field cpu_ops_per_s "$out" >>"$work/$name.$key.$threads.cpu"
             field ops_per_s "$out" >>"$work/$name.$key.$threads.wall"
         done
     done
@@ -95,7 +96,8 @@ measure_module() {
     out=$("$build/p11sign" --module "$module" --token "$token" --pin "$pin" \
         --key rsa2048 --threads 1 --seconds "$seconds" --verify)
     echo "$name round=$round $out" >>"$work/raw.txt"
-    field cpu_ops_per_s "$out" >>"$work/$name.rsa2048-verify.1"
+    field user_ops_per_s "$out" >>"$work/$name.rsa2048-verify.1"
+    field cpu_ops_per_s "$out" >>"$work/$name.rsa2048-verify.1.cpu"
     [ "$round" = 1 ] || return 0
     log "$name: C_Login, 5 times"
     out=$("$build/p11sign" --module "$module" --token "$token" --pin "$pin" --login-runs 5)
@@ -139,9 +141,12 @@ with_env() {
 
 # value NAME KEY THREADS: the median of a rate's rounds, or empty when it was
 # not measured.
-value() {
-    [ -f "$work/$1.$2.$3" ] || return 0
-    sort -g "$work/$1.$2.$3" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+value() { median "$work/$1.$2.$3"; }
+
+# median FILE: the median of the numbers in FILE, or empty when there is no such file.
+median() {
+    [ -f "$1" ] || return 0
+    sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # fmt N: a rate or ratio for the table.
@@ -163,6 +168,14 @@ mechanisms() {
     awk '$2 == "round=1" && $4 == "key=ecp256" && $6 == "threads=1" { sub("mechanism=", "", $5); printf "%s%s %s", sep, $1, $5; sep = ", " }' "$work/raw.txt"
 }
 
+# system_row LABEL OPENSSL SUFFIX: a row of the modules' rates per second of user + system
+# CPU time (files NAME.SUFFIX) beside openssl speed's user-time rate; no target.
+system_row() {
+    local k s
+    k=$(median "$work/p11keychain.$3") s=$(median "$work/softhsm2.$3")
+    echo "| $1 | $(fmt "$2") | $(fmt "$k") | $(times "$(ratio "$k" "$2")") | | $(fmt "$s") | $(times "$(ratio "$s" "$2")") |"
+}
+
 report() {
     local key label o1 o2 k1 k2 s1 s2 min r
     cat <<EOF
@@ -174,7 +187,7 @@ report() {
 - p11sign: C_SignInit + C_Sign of 32 bytes, CKM_SHA256_RSA_PKCS (RSA-2048) and CKM_ECDSA_SHA256 (P-256; CKM_ECDSA of the 32 bytes where a module lacks it: $(mechanisms)), ${seconds} s per measurement; two threads: two sessions, one key, rates summed; RSA-2048 verify: C_VerifyInit + C_Verify of one signature of the 32 bytes, one thread
 - every rate is the median of $rounds rounds; each round runs openssl speed, then p11keychain, then SoftHSM2
 - openssl speed -seconds $seconds rsa2048 ecdsap256 (one process), and with -multi 2 (two processes)
-- rates are per second of CPU time on both sides (openssl speed divides by its CPU user time; p11sign by each thread's CPU time), so other work on the machine skews them less; two threads and scaling (two threads ÷ one thread) use wall-clock rates, which count the time spent waiting for a lock
+- rates are per second of CPU user time on both sides (openssl speed divides by its user time, times(); p11sign by each thread's, getrusage(RUSAGE_THREAD)), so other work on the machine skews them less, and the kernel's part of system calls both make (OpenSSL's random generator calls getpid once per ECDSA signature) counts on neither side; the rows "user + system" give p11sign's rates per second of each thread's whole CPU time beside the same openssl figure; p11sign reads the clock every 16 operations (openssl speed stops on an alarm); two threads and scaling (two threads ÷ one thread) use wall-clock rates, which count the time spent waiting for a lock
 - ratio: the module's rate ÷ openssl speed's
 
 | measurement | openssl speed | p11keychain | ratio | target | SoftHSM2 | ratio |
@@ -193,6 +206,7 @@ EOF
         s1=$(value softhsm2 "$key" 1) s2=$(value softhsm2 "$key" 2.wall)
         r=$(ratio "$k1" "$o1")
         echo "| $label, 1 thread | $(fmt "$o1") | $(fmt "$k1") | $(times "$r") | ≥ ${min}×: $(verdict "$r" ">=" "$min") | $(fmt "$s1") | $(times "$(ratio "$s1" "$o1")") |"
+        system_row "$label, 1 thread, user + system" "$o1" "$key.1.cpu"
         echo "| $label, 2 threads | $(fmt "$o2") | $(fmt "$k2") | $(times "$(ratio "$k2" "$o2")") | | $(fmt "$s2") | $(times "$(ratio "$s2" "$o2")") |"
         # Scaling from wall-clock rates: CPU-time rates leave out time spent waiting for a lock.
         r=$(ratio "$k2" "$(value p11keychain "$key" 1.wall)")
@@ -203,6 +217,7 @@ EOF
     o1=$(value openssl rsa2048-verify 1) k1=$(value p11keychain rsa2048-verify 1) s1=$(value softhsm2 rsa2048-verify 1)
     r=$(ratio "$k1" "$o1")
     echo "| RSA-2048 verify/s, 1 thread | $(fmt "$o1") | $(fmt "$k1") | $(times "$r") | ≥ 0.95×: $(verdict "$r" ">=" 0.95) | $(fmt "$s1") | $(times "$(ratio "$s1" "$o1")") |"
+    system_row "RSA-2048 verify/s, 1 thread, user + system" "$o1" rsa2048-verify.1.cpu
     local kf km kx sf sm sx
     if [ -f "$work/p11keychain.login" ]; then read -r kf km kx <"$work/p11keychain.login"; fi
     if [ -f "$work/softhsm2.login" ]; then read -r sf sm sx <"$work/softhsm2.login"; fi

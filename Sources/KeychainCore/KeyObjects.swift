@@ -300,16 +300,17 @@ extension Token {
     }
 
     /// The private key behind a private key object, for signing and decryption, with the
-    /// object's public attributes (its sealed values are not opened).
+    /// object's public attributes (its sealed values are not opened), the facts every use
+    /// checks, and the store's change count they were read at (`TokenState.keptKey`).
     ///
     /// Parsing PKCS#8 costs more than an ECDSA signature, and opening every sealed part
     /// costs as much again: parsed keys are kept by object together with the sealed bytes
     /// they came from, and reused while the stored bytes are unchanged. Only a change (or a
     /// first use) opens the key material.
     package func privateKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
-        -> (key: AsymmetricKey, attributes: AttributeSet, facts: KeyUseFacts)
+        -> (key: AsymmetricKey, attributes: AttributeSet, facts: KeyUseFacts, changeCount: UInt64?)
     {
-        let kept = try withState { (state) throws(CoreError) in
+        try withState { (state) throws(CoreError) in
             try state.keptKey(
                 reference, context: context, in: \.keys.privateKeys,
                 source: { (stored) throws(CoreError) in
@@ -326,7 +327,6 @@ extension Token {
                     return try CoreError.mapping { try AsymmetricKey(privateKeyDER: material) }
                 })
         }
-        return (kept.key, kept.attributes, kept.facts)
     }
 
     /// The public key behind a key object, for verification and encryption. A certificate
@@ -334,9 +334,9 @@ extension Token {
     /// calls like private keys (a SubjectPublicKeyInfo parse costs more than an ECDSA
     /// verification); the attributes returned never include sealed values.
     package func publicKey(_ reference: ObjectReference, context: AccessContext) throws(CoreError)
-        -> (key: AsymmetricKey, attributes: AttributeSet, facts: KeyUseFacts)
+        -> (key: AsymmetricKey, attributes: AttributeSet, facts: KeyUseFacts, changeCount: UInt64?)
     {
-        let kept = try withState { (state) throws(CoreError) in
+        try withState { (state) throws(CoreError) in
             try state.keptKey(
                 reference, context: context, in: \.keys.publicKeys,
                 source: { (stored) throws(CoreError) in
@@ -350,7 +350,6 @@ extension Token {
                     try CoreError.mapping { try AsymmetricKey(subjectPublicKeyInfo: info) }
                 })
         }
-        return (kept.key, kept.attributes, kept.facts)
     }
 
 }

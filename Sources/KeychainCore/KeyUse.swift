@@ -55,6 +55,11 @@ public struct UsableKey: @unchecked Sendable {
     public let needsPINForEachUse: Bool
     /// CKA_PRIVATE is TRUE: an operation with the key ends at logout.
     public let isPrivate: Bool
+    /// The facts the use was checked on, and the store's change count when they were read
+    /// (nil: read during a write), as for a secret key (`UsableSecretKey`): a finished
+    /// signature restarts on them (`SignatureOperation`).
+    package let facts: KeyUseFacts
+    package let changeCount: UInt64?
 }
 
 extension Token {
@@ -77,7 +82,7 @@ extension Token {
         return UsableKey(
             key: loaded.key, attributes: loaded.attributes,
             needsPINForEachUse: Token.needsPINForEachUse(loaded.facts, for: usage),
-            isPrivate: loaded.facts.isPrivate)
+            isPrivate: loaded.facts.isPrivate, facts: loaded.facts, changeCount: loaded.changeCount)
     }
 
     /// `useKey` for a mechanism that fixes one key type (or none, `nil`).
@@ -134,19 +139,31 @@ extension Token {
     }
 
     /// `useSecretKey`'s checks, for a use of a secret key whose facts the caller kept from an
-    /// earlier `useSecretKey` and the store has not changed since (a restarted MAC): the
-    /// configuration's policy (the registry already allowed `mechanism` for `usage`), the login
-    /// a private object needs, the key's type, and `checkUse`.
+    /// earlier `useSecretKey` and the store has not changed since (a restarted MAC): the key's
+    /// type, then `checkKeptKeyUse`.
     func checkKeptSecretKeyUse(
+        _ facts: KeyUseFacts, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64,
+        context: AccessContext
+    ) throws(CoreError) {
+        guard let rawType = facts.keyType, SecretKeyKind(KeyType(rawValue: rawType)) != nil else {
+            throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use")
+        }
+        try checkKeptKeyUse(facts, for: usage, keyTypes: keyTypes, mechanism: mechanism, context: context)
+    }
+
+    /// The checks of a use of a key object whose facts the caller kept from an earlier
+    /// `useKey` or `useSecretKey`, while the store has not changed since (a restarted MAC or
+    /// signature): the configuration's policy (the registry already allowed `mechanism` for
+    /// `usage`), the login a private object needs, and `checkUse`. They answer as the entry
+    /// point would with the key kept by the token (`TokenState.keptKey`), which checks no more
+    /// while the store is unchanged. The caller also asks `needsPINForEachUse` of the facts.
+    func checkKeptKeyUse(
         _ facts: KeyUseFacts, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64,
         context: AccessContext
     ) throws(CoreError) {
         try checkConfiguration(mechanism, for: usage)
         guard context.canSee(privateObject: facts.isPrivate) else {
             throw CoreError(.objectNotFound, "the object is private: log in first")
-        }
-        guard let rawType = facts.keyType, SecretKeyKind(KeyType(rawValue: rawType)) != nil else {
-            throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use")
         }
         try Token.checkUse(facts, for: usage, keyTypes: keyTypes, mechanism: mechanism)
     }

@@ -11,9 +11,9 @@ internal import COpenSSL
 ///
 /// What each signature needs besides OpenSSL's own work is kept with the context too, so that
 /// a signature of a message allocates nothing: the scheme's digest context (a one-shot
-/// `EVP_Digest` makes and frees one, with its provider state, every time), a scratch buffer
-/// for the digest and OpenSSL's DER signature, and for ECDSA the `ECDSA_SIG` that DER is
-/// decoded into on its way to PKCS#11's r ‖ s. None of them holds key material.
+/// `EVP_Digest` makes and frees one, with its provider state, every time) and a scratch buffer
+/// for the digest and OpenSSL's DER signature, whose integers are copied from there into
+/// PKCS#11's r ‖ s (`writeRawECDSA`). None of them holds key material.
 /// Not thread-safe: its owner (one session) serialises its use.
 public final class SigningContext {
     public let key: AsymmetricKey
@@ -31,8 +31,6 @@ public final class SigningContext {
     /// `maximumLength`.
     private let scratch: UnsafeMutableRawBufferPointer
     private static let digestCapacity = Int(EVP_MAX_MD_SIZE)
-    /// ECDSA: the signature object DER is decoded into, its numbers reused by each signature.
-    private var ecdsaSignature: OpaquePointer?
 
     /// Throws when a signing context's key has no private half, or the key cannot use the
     /// scheme's parameters. EdDSA signs whole messages (use `AsymmetricKey.sign` and `verify`),
@@ -71,7 +69,6 @@ public final class SigningContext {
 
     deinit {
         EVP_PKEY_CTX_free(context)
-        ECDSA_SIG_free(ecdsaSignature)
         // The digest of the last message signed: no key, but not left behind either.
         if let base = scratch.baseAddress { OPENSSL_cleanse(base, scratch.count) }
         scratch.deallocate()
@@ -116,9 +113,7 @@ public final class SigningContext {
         let der = scratch.baseAddress.map { $0 + SigningContext.digestCapacity }
         guard let der else { throw CryptoError(.failed, "no room for the signature") }
         let length = try run(hash, into: der.assumingMemoryBound(to: UInt8.self), capacity: maximumLength)
-        return try key.writeRawECDSA(
-            fromDER: UnsafeRawBufferPointer(start: der, count: length), into: output, reusing: &ecdsaSignature
-        )
+        return try key.writeRawECDSA(fromDER: UnsafeRawBufferPointer(start: der, count: length), into: output)
     }
 
     /// Whether `signature` (PKCS#11's form: ECDSA r ‖ s) is the key's signature of `input`,

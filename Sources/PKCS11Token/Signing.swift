@@ -12,6 +12,11 @@ private func startSigning(
     for usage: KeyUse
 ) throws(P11Error) {
     guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    if mechanism.ulParameterLen == 0,
+        try restartSignature(session, UInt64(mechanism.mechanism), key: handle, for: usage)
+    {
+        return
+    }
     let registered = try core { () throws(CoreError) in
         try MechanismRegistry.require(UInt64(mechanism.mechanism), for: MechanismFunctions(usage))
     }
@@ -26,14 +31,10 @@ private func startSignature(
     _ session: Session, _ mechanism: CK_MECHANISM, _ registered: Mechanism, key handle: CK_OBJECT_HANDLE,
     for usage: KeyUse
 ) throws(P11Error) {
-    let function = MechanismFunctions(usage)
     let parameters = try signatureParameters(mechanism, layout: registered.parameter)
-    let signing = try core { () throws(CoreError) in
-        try SignatureMechanism(UInt64(mechanism.mechanism), parameters, for: function)
-    }
+    let signing = try core { () throws(CoreError) in try SignatureMechanism(registered, parameters) }
     try session.lock.withLock { () throws(P11Error) in
-        let slot = usage == .sign ? session.operations.sign : session.operations.verify
-        guard slot == nil else {
+        guard session.signingSlotIsFree(usage) else {
             throw P11Error(
                 CKR_OPERATION_ACTIVE, "\(usage == .sign ? "a signature" : "a verification") is active")
         }
@@ -41,10 +42,44 @@ private func startSignature(
             try session.slot.token.signatureOperation(
                 reference, signing, for: usage, context: session.context, kept: session.operations.kept)
         }
+        session.startSigning(.signature(operation), for: usage)
+    }
+}
+
+/// The session's last signature or verification of mechanism `type` (given no parameter) with
+/// the key `handle` names, restarted by the core before the registry is asked
+/// (`Token.restartedSignature`): true when it was. An active operation, a handle that names no
+/// key, or an operation the core does not restart leaves the start to `startSignature`, which
+/// gives every answer a first use gives; a refusal of the key's use is the core's answer.
+private func restartSignature(
+    _ session: Session, _ type: UInt64, key handle: CK_OBJECT_HANDLE, for usage: KeyUse
+) throws(P11Error) -> Bool {
+    try session.lock.withLock { () throws(P11Error) -> Bool in
+        guard session.signingSlotIsFree(usage),
+            (try? ObjectHandle.reference(handle, slot: session.slot)) != nil
+        else { return false }
+        let restarted = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
+            try session.slot.token.restartedSignature(
+                reference, type, .none, for: usage, context: session.context, kept: session.operations.kept)
+        }
+        guard let restarted else { return false }
+        session.startSigning(.signature(restarted), for: usage)
+        return true
+    }
+}
+
+extension Session {
+    /// No signature (`.sign`) or verification (`.verify`) is active. `lock` is held.
+    fileprivate func signingSlotIsFree(_ usage: KeyUse) -> Bool {
+        (usage == .sign ? operations.sign : operations.verify) == nil
+    }
+
+    /// Makes `operation` the active signature or verification. `lock` is held.
+    fileprivate func startSigning(_ operation: SigningOperation, for usage: KeyUse) {
         if usage == .sign {
-            session.operations.sign = .signature(operation)
+            operations.sign = operation
         } else {
-            session.operations.verify = .signature(operation)
+            operations.verify = operation
         }
     }
 }

@@ -3,8 +3,8 @@ import Testing
 @testable import KeychainCrypto
 
 /// A kept signing context hashes messages with its own digest context and writes ECDSA
-/// signatures through one reused ECDSA_SIG; every signature it makes must be what a fresh
-/// context makes of the hash, message after message.
+/// signatures straight from OpenSSL's DER into r ‖ s; every signature it makes must be what a
+/// fresh context makes of the hash, message after message.
 @Suite("A kept signing context, message after message")
 struct KeptSigningContextTests {
     /// Signs `message` (hashed by the context) into a fresh buffer.

@@ -5,7 +5,8 @@ internal import KeychainCrypto
 /// the same opened key and mechanism: setting a signing context up costs about 1 µs (5 % of an
 /// ECDSA P-256 signature), and an HMAC key's setup hashes the padded key twice, more than the
 /// MAC of a short message. A key is the same when the token handed out the same opened key
-/// (`===`: it opens a new one when the object changes).
+/// (`===`: it opens a new one when the object changes). The last finished MAC, signature and
+/// verification are kept whole, for the next one of the same key object to restart.
 ///
 /// A PKCS#11 session owns one and drops its contents at logout (`removeAll`), as they hold
 /// keys. One owner serialises its use: not thread-safe.
@@ -15,6 +16,10 @@ public final class KeptContexts {
     var agreement: KeyAgreementContext?
     /// The last finished MAC, which the next one restarts (`Token.macOperation`).
     @exclusivity(unchecked) var mac: MACOperation?
+    /// The last finished signature and verification with a stored key, which the next ones
+    /// restart (`Token.signatureOperation`).
+    @exclusivity(unchecked) var signature: SignatureOperation?
+    @exclusivity(unchecked) var verification: SignatureOperation?
 
     public init() {}
 
@@ -24,6 +29,8 @@ public final class KeptContexts {
         verifier = nil
         agreement = nil
         mac = nil
+        signature = nil
+        verification = nil
     }
 
     /// The kept signer when it signs with `key` and `scheme`.
@@ -44,6 +51,22 @@ public final class KeptContexts {
         agreement = nil
         guard kept.key === key, kept.cofactor == cofactor, kept.peerPublicValue == peer else { return nil }
         return kept
+    }
+
+    /// The kept signature (`.sign`) or verification (`.verify`), left in the cache.
+    func signature(for usage: KeyUse) -> SignatureOperation? {
+        usage == .sign ? signature : verification
+    }
+
+    /// The kept signature (`.sign`) or verification (`.verify`), taken out of the cache: an
+    /// operation in progress is never kept.
+    func takeSignature(for usage: KeyUse) -> SignatureOperation? {
+        if usage == .sign {
+            defer { signature = nil }
+            return signature
+        }
+        defer { verification = nil }
+        return verification
     }
 
     /// The kept MAC, taken out of the cache: a MAC in progress is never kept.

@@ -7,10 +7,23 @@ internal import KeychainCrypto
 /// the per-use PIN, and the parts of a multi-part operation. Signatures are PKCS#11's form
 /// (ECDSA r ‖ s); ``SignatureAlgorithm`` turns them into Apple's.
 ///
+/// A finished operation with a stored key is kept by its caller's `KeptContexts` and restarted
+/// by the next `signatureOperation` of the same key object, mechanism and use (`restarted`),
+/// as a MAC is (`MACOperation`): no key is looked up and nothing is allocated, yet every check
+/// of the key-use entry point runs again on the facts read with the key, while the store's
+/// change count says the object is unchanged. A key that needs the PIN for each use is never
+/// restarted.
+///
 /// One operation belongs to one caller, which serialises its calls: not thread-safe.
 public final class SignatureOperation {
     let key: AsymmetricKey
     let scheme: SignatureScheme
+    /// The mechanism the operation was started with, which a restart must repeat.
+    fileprivate let mechanism: SignatureMechanism
+    /// The stored key's object, the use, the facts it was checked on and the store's change
+    /// count when they were read (nil: read during a write); nil for a key held in memory.
+    /// What a restart compares.
+    private let stored: StoredKeyUse?
     /// The per-use PIN (CKA_ALWAYS_AUTHENTICATE, an access control that needs presence); nil
     /// for a key that needs none, and for a key held in memory.
     private let authentication: UseAuthentication?
@@ -22,20 +35,27 @@ public final class SignatureOperation {
     /// The key is a private key or a private object: the operation ends at logout.
     public let usesPrivateObject: Bool
     /// True once a part was given: a single-part call can no longer finish it.
-    public private(set) var isMultiPart = false
-    /// Kept contexts to reuse and to leave the signer in.
-    private let kept: KeptContexts?
+    public var isMultiPart: Bool { partGiven }
+    /// `isMultiPart`'s storage. Read through the getter, so that a face's read is no dynamic
+    /// exclusivity check: one inlined into another module checks a stored property despite
+    /// `@exclusivity(unchecked)` (seen in C_Sign's machine code, about 80 instructions).
+    @exclusivity(unchecked) private var partGiven = false
+    /// Kept contexts to reuse and to leave the signer in; nil while this finished operation
+    /// waits in them for a restart (`park`), so that neither keeps the other alive.
+    @exclusivity(unchecked) private var kept: KeptContexts?
     /// Hashes the parts of a hashing mechanism; made by the first part.
-    private var digest: Digest?
+    @exclusivity(unchecked) private var digest: Digest?
     /// Collects the parts of a raw mechanism.
-    private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
 
     init(
         key: AsymmetricKey, _ mechanism: SignatureMechanism, authentication: UseAuthentication?,
-        usesPrivateObject: Bool, kept: KeptContexts?
+        usesPrivateObject: Bool, kept: KeptContexts?, stored: StoredKeyUse? = nil
     ) throws(CoreError) {
         let scheme = mechanism.scheme
         self.key = key
+        self.mechanism = mechanism
+        self.stored = stored
         switch key.algorithm {
         case .rsa(let bits): signatureLength = (bits + 7) / 8
         case .ec(let curve): signatureLength = 2 * ((curve.bits + 7) / 8)
@@ -67,6 +87,45 @@ public final class SignatureOperation {
         try authentication.authenticate(pin: pin)
     }
 
+    /// This finished operation started again for `usage` of `reference`'s key with
+    /// `mechanism`, when they are the ones it was started with, the store's change count is
+    /// still the one its key's facts were read at, and `useKey`'s checks pass on those facts
+    /// (`checkKeptKeyUse`, which throws the entry point's refusal); nil when it cannot restart,
+    /// and the caller opens the key through `useKey`.
+    fileprivate func restarted(
+        on token: Token, _ reference: ObjectReference, _ mechanism: SignatureMechanism, for usage: KeyUse,
+        context: AccessContext, kept: KeptContexts
+    ) throws(CoreError) -> SignatureOperation? {
+        guard let stored, authentication == nil, let changeCount = stored.changeCount,
+            stored.reference == reference, stored.usage == usage, mechanism == self.mechanism
+        else { return nil }
+        let current = try token.withState { (state) throws(CoreError) in
+            try state.store(for: reference).changeCount
+        }
+        guard current == changeCount else { return nil }
+        try token.checkKeptKeyUse(
+            stored.facts, for: usage, keyTypes: mechanism.keyTypes, mechanism: mechanism.type,
+            context: context)
+        guard !Token.needsPINForEachUse(stored.facts, for: usage) else { return nil }
+        partGiven = false
+        digest = nil
+        buffer = []
+        self.kept = kept
+        return self
+    }
+
+    /// Leaves this finished operation in its caller's kept contexts for a restart, and lets go
+    /// of them. Only an operation with a stored key and no per-use PIN is kept.
+    private func park() {
+        guard let kept, let stored, authentication == nil else { return }
+        self.kept = nil
+        if stored.usage == .sign {
+            kept.signature = self
+        } else {
+            kept.verification = self
+        }
+    }
+
     /// True for EdDSA, which signs a whole message in one call: no parts.
     public var takesParts: Bool { !scheme.signsWholeMessage }
 
@@ -92,7 +151,7 @@ public final class SignatureOperation {
         guard takesParts else {
             throw CoreError(.unsupported, "EdDSA signs and verifies in one part only")
         }
-        isMultiPart = true
+        partGiven = true
         guard let algorithm = messageDigest else {
             guard part.count <= remainingInput else {
                 throw CoreError(.dataLengthRange, "the input is longer than this key and mechanism take")
@@ -176,7 +235,9 @@ public final class SignatureOperation {
         if scheme.signsWholeMessage {
             try authentication?.spend("signature")
             do throws(CryptoError) {
-                return try key.sign(input, scheme: scheme)
+                let signature = try key.sign(input, scheme: scheme)
+                park()
+                return signature
             } catch {
                 throw CoreError(
                     error.code == .invalidInput ? .dataLengthRange : .operationFailed, error.message)
@@ -206,6 +267,7 @@ public final class SignatureOperation {
             }
             let written = try signer.sign(input, hashing: hashing, into: output)
             kept?.signer = signer
+            park()
             return written
         } catch {
             // A context that failed is not trusted with the next signature.
@@ -242,6 +304,7 @@ public final class SignatureOperation {
                 try isValid(signature, input, hashing: false)
             }
         }
+        park()
         guard valid else { throw CoreError(.signatureInvalid, "the signature does not verify") }
     }
 
@@ -291,21 +354,57 @@ public final class SignatureOperation {
     }
 }
 
+/// What a signature with a stored key was started on, for its restart: the key object, the
+/// use, the key's facts and the store's change count when they were read (`UsableKey`).
+struct StoredKeyUse {
+    let reference: ObjectReference
+    let usage: KeyUse
+    let facts: KeyUseFacts
+    let changeCount: UInt64?
+}
+
 extension Token {
     /// Starts a signature (`usage` `.sign`) or verification (`.verify`) with the key pair half
-    /// `reference` names, through the one key-use entry point (`useKey`).
+    /// `reference` names, through the one key-use entry point (`useKey`), or restarts the
+    /// caller's last one of the same key object and mechanism (`SignatureOperation`).
     public func signatureOperation(
         _ reference: ObjectReference, _ mechanism: SignatureMechanism, for usage: KeyUse,
         context: AccessContext, kept: KeptContexts? = nil
     ) throws(CoreError) -> SignatureOperation {
+        if let kept, let previous = kept.takeSignature(for: usage),
+            let restarted = try previous.restarted(
+                on: self, reference, mechanism, for: usage, context: context, kept: kept)
+        {
+            return restarted
+        }
         let usable = try useKey(
-            reference, for: usage, keyType: mechanism.keyType, mechanism: mechanism.type, context: context)
+            reference, for: usage, keyTypes: mechanism.keyTypes, mechanism: mechanism.type, context: context)
         // A key that needs no PIN for each use gets no per-use state at all (as a key held in
         // memory): one allocation less on every C_SignInit, and the same answers.
         return try SignatureOperation(
             key: usable.key, mechanism,
             authentication: usable.needsPINForEachUse
                 ? UseAuthentication(token: self, isRequired: true) : nil,
-            usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept)
+            usesPrivateObject: usage.needsPrivateKey || usable.isPrivate, kept: kept,
+            stored: StoredKeyUse(
+                reference: reference, usage: usage, facts: usable.facts, changeCount: usable.changeCount))
+    }
+
+    /// The caller's last signature (`usage` `.sign`) or verification (`.verify`) of mechanism
+    /// `type` with `parameters`, restarted for the key `reference` names (`SignatureOperation`);
+    /// nil when there is none to restart, and the caller starts one (`signatureOperation`),
+    /// which gives every answer a first use gives. The registry is not asked again: the kept
+    /// operation's mechanism was checked for the same function when it started, and the
+    /// registry does not change; `useKey`'s checks run again on the key's facts.
+    public func restartedSignature(
+        _ reference: ObjectReference, _ type: UInt64, _ parameters: SignatureParameters, for usage: KeyUse,
+        context: AccessContext, kept: KeptContexts
+    ) throws(CoreError) -> SignatureOperation? {
+        guard let previous = kept.signature(for: usage), previous.mechanism.type == type,
+            previous.mechanism.parameters == parameters
+        else { return nil }
+        _ = kept.takeSignature(for: usage)
+        return try previous.restarted(
+            on: self, reference, previous.mechanism, for: usage, context: context, kept: kept)
     }
 }

@@ -16,11 +16,17 @@ public enum SignatureParameters: Sendable, Equatable {
 /// A signature mechanism checked with its parameters: what a C_SignInit or C_VerifyInit (or a
 /// Swift face's signature) asks of the core before any key is read, so that a mechanism or
 /// parameter the token refuses is refused first.
-public struct SignatureMechanism: Sendable {
+public struct SignatureMechanism: Sendable, Equatable {
     public let type: UInt64
     private(set) var scheme: SignatureScheme
     /// The key type the mechanism takes.
     let keyType: KeyType
+    /// `keyType` as the registry lists it, for the key-use check: the registry's own array,
+    /// so that no array is made per operation.
+    let keyTypes: [KeyType]
+    /// The parameters as the caller gave them, which a restart without the registry compares
+    /// (`Token.restartedSignature`).
+    let parameters: SignatureParameters
     /// The input is a digest the caller computed, for a hashing scheme: Apple's PKCS#1 v1.5
     /// "digest" signatures, which CKM_RSA_PKCS makes over the digest's DigestInfo (OpenSSL
     /// builds it from the digest).
@@ -32,9 +38,16 @@ public struct SignatureMechanism: Sendable {
     public init(_ type: UInt64, _ parameters: SignatureParameters, for function: MechanismFunctions)
         throws(CoreError)
     {
-        let registered = try MechanismRegistry.require(type, for: function)
+        try self.init(MechanismRegistry.require(type, for: function), parameters)
+    }
+
+    /// The mechanism `registered`, which the registry already allowed for the function, with
+    /// its parameters checked.
+    public init(_ registered: Mechanism, _ parameters: SignatureParameters) throws(CoreError) {
         let digest = registered.digest
-        self.type = type
+        type = registered.type
+        keyTypes = registered.keyTypes
+        self.parameters = parameters
         func none() throws(CoreError) {
             guard parameters == .none else {
                 throw CoreError(.mechanismParameterInvalid, "mechanism \(registered.name) takes no parameter")
