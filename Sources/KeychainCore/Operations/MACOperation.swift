@@ -37,7 +37,10 @@ public final class MACOperation {
     private let mac: MessageAuthentication
     private let key: SecretBytes
     private let algorithm: MACAlgorithm
-    private let kept: KeptContexts?
+    /// Where the finished MAC waits for a restart; let go of while it waits there, so that the
+    /// two never hold each other (a session dropped without its operations ended, at
+    /// C_Finalize, would otherwise keep both, and the key, for the life of the process).
+    @exclusivity(unchecked) private var kept: KeptContexts?
     /// The key object, the facts its use was checked on and the store's change count when
     /// they were read (nil: never restarted).
     fileprivate let reference: ObjectReference
@@ -84,7 +87,8 @@ public final class MACOperation {
     /// with `algorithm` and `length` and the store's change count is still `current`; nil
     /// otherwise. The caller runs the key-use checks on `facts` first.
     fileprivate func restarted(
-        _ reference: ObjectReference, _ algorithm: MACAlgorithm, length: Int?, current: UInt64?
+        _ reference: ObjectReference, _ algorithm: MACAlgorithm, length: Int?, current: UInt64?,
+        kept: KeptContexts?
     ) -> MACOperation? {
         // try?: a MAC whose context cannot restart is not restarted; the caller then makes a
         // new one through `useSecretKey`, so the failure costs speed, never an answer.
@@ -93,6 +97,7 @@ public final class MACOperation {
             length ?? mac.macLength == self.length, (try? mac.reset()) != nil
         else { return nil }
         isMultiPart = false
+        self.kept = kept
         return self
     }
 
@@ -138,7 +143,10 @@ public final class MACOperation {
                 guard output.count >= length else { throw CryptoError(.failed, "the output is too short") }
                 output.copyBytes(from: full.prefix(length))
             }
-            kept?.mac = self
+            if let kept {
+                self.kept = nil
+                kept.mac = self
+            }
         } catch {
             throw CoreError(.operationFailed, error.message)
         }
@@ -216,7 +224,7 @@ extension Token {
                     previous.facts, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type,
                     context: context)
                 if let restarted = previous.restarted(
-                    reference, algorithm, length: requested, current: current)
+                    reference, algorithm, length: requested, current: current, kept: kept)
                 {
                     return restarted
                 }
