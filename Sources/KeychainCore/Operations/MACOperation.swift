@@ -51,7 +51,10 @@ public final class MACOperation {
     /// The key is a private object: the operation ends at logout.
     public let usesPrivateObject: Bool
     /// True once a part was given: a single-part call can no longer finish it.
-    @exclusivity(unchecked) public private(set) var isMultiPart = false
+    public var isMultiPart: Bool { partGiven }
+    /// `isMultiPart`'s storage, read through the getter: an unchecked stored property read
+    /// from another module (the PKCS#11 face's C_Sign) still paid the dynamic exclusivity check.
+    @exclusivity(unchecked) private var partGiven = false
 
     init(
         _ usable: UsableSecretKey, of reference: ObjectReference, algorithm: MACAlgorithm,
@@ -96,14 +99,14 @@ public final class MACOperation {
             algorithm == self.algorithm,
             length ?? mac.macLength == self.length, (try? mac.reset()) != nil
         else { return nil }
-        isMultiPart = false
+        partGiven = false
         self.kept = kept
         return self
     }
 
     /// Feeds one part.
     public func update(_ part: UnsafeRawBufferPointer) throws(CoreError) {
-        isMultiPart = true
+        partGiven = true
         do throws(CryptoError) {
             try mac.update(part)
         } catch {
