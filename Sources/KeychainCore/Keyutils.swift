@@ -34,6 +34,15 @@ struct Keyutils: @unchecked Sendable {
     /// The functions; an `.unsupported` error naming the library when it cannot be loaded.
     static func functions() throws(CoreError) -> Keyutils { try loaded.get() }
 
+    /// The functions, or nil when the library cannot be loaded: for the lookups that answer
+    /// "no entry" (find, read, describe, remove). Without the library no entry can have been
+    /// made in this process's reach; the calls that make one (`store`, the session keyring)
+    /// use `functions()` and throw the library's error, which the caller reports.
+    static var ifLoaded: Keyutils? {
+        if case .success(let functions) = loaded { return functions }
+        return nil
+    }
+
     private static func load() -> Result<Keyutils, CoreError> {
         var library: DynamicLibrary
         switch DynamicLibrary.open(soname) {

@@ -58,7 +58,7 @@ enum SessionKeyring {
     /// session (`ownersKeyring`), so a key another user planted under the same name elsewhere
     /// in the session is never taken for an entry.
     static func find(_ description: String) -> Int32? {
-        guard let keyutils = try? Keyutils.functions(), let ring = ownersKeyring() else { return nil }
+        guard let keyutils = Keyutils.ifLoaded, let ring = ownersKeyring() else { return nil }
         let id = keyutils.search(ring, "user", description, 0)
         guard id > 0, let id = Int32(exactly: id), owner(of: id, type: "user") == geteuid() else {
             return nil
@@ -73,7 +73,7 @@ enum SessionKeyring {
     /// with `ownerOnly` permissions; nil otherwise. A keyring of that name that another user
     /// made, or whose permissions were widened, is not used (`store` replaces it).
     private static func ownersKeyring() -> Int32? {
-        guard let keyutils = try? Keyutils.functions() else { return nil }
+        guard let keyutils = Keyutils.ifLoaded else { return nil }
         let id = keyutils.search(KEY_SPEC_SESSION_KEYRING, "keyring", ownersKeyringName, 0)
         guard id > 0, let id = Int32(exactly: id), owner(of: id, type: "keyring") == geteuid(),
             permissions(of: id) == ownerOnly
@@ -108,7 +108,7 @@ enum SessionKeyring {
     /// The fields of `keyctl_describe`: type;uid;gid;perm;description.
     private static func description(of id: Int32) -> [Substring]? {
         var buffer: UnsafeMutablePointer<CChar>?
-        guard let keyutils = try? Keyutils.functions(), keyutils.describeAlloc(id, &buffer) >= 0, let buffer
+        guard let keyutils = Keyutils.ifLoaded, keyutils.describeAlloc(id, &buffer) >= 0, let buffer
         else { return nil }
         defer { free(buffer) }
         let text = String(cString: buffer)
@@ -130,7 +130,7 @@ enum SessionKeyring {
     /// The payload of entry `id`, exactly `count` bytes long, or nil when it is gone (expired,
     /// revoked, no longer possessed) or has another length.
     static func read(_ id: Int32, count: Int) -> SecretBytes? {
-        guard let keyutils = try? Keyutils.functions() else { return nil }
+        guard let keyutils = Keyutils.ifLoaded else { return nil }
         var length = -1
         let payload = SecretBytes(count: count) { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -142,7 +142,7 @@ enum SessionKeyring {
     /// True while entry `id` exists, has not expired or been revoked, and this process
     /// possesses it: one system call, no copy of the payload.
     static func isReadable(_ id: Int32) -> Bool {
-        guard let keyutils = try? Keyutils.functions() else { return false }
+        guard let keyutils = Keyutils.ifLoaded else { return false }
         return keyutils.read(id, nil, 0) >= 0
     }
 
@@ -180,7 +180,7 @@ enum SessionKeyring {
     /// Makes entry `id` unusable at once for every process (keyctl_invalidate(3); revoked
     /// when invalidation is refused) and unlinks it; the kernel frees it.
     static func remove(_ id: Int32) {
-        guard let keyutils = try? Keyutils.functions() else { return }
+        guard let keyutils = Keyutils.ifLoaded else { return }
         if keyutils.invalidate(id) != 0 { _ = keyutils.revoke(id) }
     }
 

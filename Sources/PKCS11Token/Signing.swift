@@ -55,6 +55,8 @@ private func restartSignature(
     _ session: Session, _ type: UInt64, key handle: CK_OBJECT_HANDLE, for usage: KeyUse
 ) throws(P11Error) -> Bool {
     try session.lock.withLock { () throws(P11Error) -> Bool in
+        // A handle that names nothing is not refused here but left to `startSignature`, so
+        // that its answer and that answer's precedence over a bad mechanism are a first use's.
         guard session.signingSlotIsFree(usage),
             (try? ObjectHandle.reference(handle, slot: session.slot)) != nil
         else { return false }
