@@ -138,17 +138,26 @@ extension Token {
             facts: loaded.facts, changeCount: loaded.changeCount)
     }
 
-    /// `useSecretKey`'s checks, for a use of a secret key whose facts the caller kept from an
-    /// earlier `useSecretKey` and the store has not changed since (a restarted MAC): the key's
-    /// type, then `checkKeptKeyUse`.
+    /// `useSecretKey`'s answer for the key object `reference` names, given on the facts a caller
+    /// kept from an earlier `useSecretKey` of it (a restarted MAC or AES operation) without
+    /// reading or opening the key again: false when the store's change count is no longer
+    /// `changeCount` (or there was none), and the caller uses the key through `useSecretKey`;
+    /// true when the checks pass on the facts (the key's type, then `checkKeptKeyUse`); a
+    /// refusal is thrown as `useSecretKey` would throw it. While the count stands, the object
+    /// and so its facts are unchanged.
     func checkKeptSecretKeyUse(
-        _ facts: KeyUseFacts, for usage: KeyUse, keyTypes: [KeyType]?, mechanism: UInt64,
-        context: AccessContext
-    ) throws(CoreError) {
+        _ reference: ObjectReference, facts: KeyUseFacts, changeCount: UInt64?, for usage: KeyUse,
+        keyTypes: [KeyType]?, mechanism: UInt64, context: AccessContext
+    ) throws(CoreError) -> Bool {
+        guard let changeCount else { return false }
+        let current = try withState { (state) throws(CoreError) in try state.store(for: reference).changeCount
+        }
+        guard current == changeCount else { return false }
         guard let rawType = facts.keyType, SecretKeyKind(KeyType(rawValue: rawType)) != nil else {
             throw CoreError(.keyTypeInconsistent, "the secret key is of a type the token does not use")
         }
         try checkKeptKeyUse(facts, for: usage, keyTypes: keyTypes, mechanism: mechanism, context: context)
+        return true
     }
 
     /// The checks of a use of a key object whose facts the caller kept from an earlier

@@ -49,8 +49,14 @@ func onKey<T>(
     } catch {
         throw P11Error(role.invalidHandle, "handle \(handle) names no key")
     }
+    return try mappingKeyErrors(role) { () throws(CoreError) in try body(reference) }
+}
+
+/// `body`'s core error as the PKCS#11 answer for a key in `role`: a key that is not found or
+/// not of a type the mechanism takes is named as the role's handle error (`onKey`).
+func mappingKeyErrors<T>(_ role: KeyRole, _ body: () throws(CoreError) -> T) throws(P11Error) -> T {
     do throws(CoreError) {
-        return try body(reference)
+        return try body()
     } catch  where error.code == .objectNotFound {
         throw P11Error(role.invalidHandle, error.message)
     } catch  where error.code == .keyTypeInconsistent {

@@ -46,26 +46,35 @@ private func startSignature(
     }
 }
 
-/// The session's last signature or verification of mechanism `type` (given no parameter) with
-/// the key `handle` names, restarted by the core before the registry is asked
-/// (`Token.restartedSignature`): true when it was. An active operation, a handle that names no
-/// key, or an operation the core does not restart leaves the start to `startSignature`, which
-/// gives every answer a first use gives; a refusal of the key's use is the core's answer.
+/// The session's last MAC, signature or verification of mechanism `type` (given no
+/// parameter) with the key `handle` names, restarted by the core before the registry is asked
+/// (`Token.restartedMAC`, `Token.restartedSignature`): true when it was. An active operation,
+/// a handle that names no key, or an operation the core does not restart leaves the start to
+/// the full path, which gives every answer a first use gives; a refusal of the key's use is
+/// the core's answer.
 private func restartSignature(
     _ session: Session, _ type: UInt64, key handle: CK_OBJECT_HANDLE, for usage: KeyUse
 ) throws(P11Error) -> Bool {
     try session.lock.withLock { () throws(P11Error) -> Bool in
-        // A handle that names nothing is not refused here but left to `startSignature`, so
-        // that its answer and that answer's precedence over a bad mechanism are a first use's.
+        // A handle that names nothing is not refused here but left to the full path, so that
+        // its answer and that answer's precedence over a bad mechanism are a first use's.
         guard session.signingSlotIsFree(usage),
-            (try? ObjectHandle.reference(handle, slot: session.slot)) != nil
+            let reference = try? ObjectHandle.reference(handle, slot: session.slot)
         else { return false }
-        let restarted = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
-            try session.slot.token.restartedSignature(
-                reference, type, .none, for: usage, context: session.context, kept: session.operations.kept)
+        let kept = session.operations.kept
+        let restarted = try mappingKeyErrors(.operation) { () throws(CoreError) -> SigningOperation? in
+            let token = session.slot.token
+            let context = session.context
+            if let mac = try token.restartedMAC(reference, type, for: usage, context: context, kept: kept) {
+                return .mac(mac)
+            }
+            return try token.restartedSignature(
+                reference, type, .none, for: usage, context: context, kept: kept
+            )
+            .map(SigningOperation.signature)
         }
         guard let restarted else { return false }
-        session.startSigning(.signature(restarted), for: usage)
+        session.startSigning(restarted, for: usage)
         return true
     }
 }

@@ -81,6 +81,54 @@ extension ModuleTests {
             }
         }
 
+        @Test("A _GENERAL MAC, then the same mechanism given no parameter: refused as a first use is")
+        func generalWithoutParameter() throws {
+            try withLoggedInToken { token, session in
+                let key = try token.createSecretKey(jefe, type: UInt(CKK_GENERIC_SECRET), in: session)
+                let general = MechanismBox(CKM_SHA256_HMAC_GENERAL)
+                general.setParameter(CK_ULONG(16))
+                #expect(
+                    try token.mac(general, key: key, question, in: session).1 == Array(jefe256.prefix(16)))
+                let bare = MechanismBox(CKM_SHA256_HMAC_GENERAL)
+                #expect(try token.m.C_SignInit(session, &bare.mechanism, key) == CKR_MECHANISM_PARAM_INVALID)
+                #expect(
+                    try token.mac(general, key: key, question, in: session).1 == Array(jefe256.prefix(16)))
+            }
+        }
+
+        @Test("Two keys in turn with one mechanism: each MAC is its own key's")
+        func twoKeysInTurn() throws {
+            try withLoggedInToken { token, session in
+                let first = try token.createSecretKey(jefe, type: UInt(CKK_GENERIC_SECRET), in: session)
+                let second = try token.createSecretKey(
+                    Array(repeating: 0x0b, count: 20), type: UInt(CKK_GENERIC_SECRET), in: session)
+                // RFC 4231 test case 1: "Hi There" under twenty 0x0b bytes.
+                let hiThere = Array("Hi There".utf8)
+                let expected = bytes(hex: "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+                let box = MechanismBox(CKM_SHA256_HMAC)
+                for _ in 0..<3 {
+                    #expect(try token.mac(box, key: first, question, in: session).1 == jefe256)
+                    #expect(try token.mac(box, key: second, hiThere, in: session).1 == expected)
+                }
+            }
+        }
+
+        @Test("A MAC signed, then verified, then signed again with the same key: each use answers")
+        func signVerifySign() throws {
+            try withLoggedInToken { token, session in
+                let key = try token.createSecretKey(jefe, type: UInt(CKK_GENERIC_SECRET), in: session)
+                let box = MechanismBox(CKM_SHA256_HMAC)
+                #expect(try token.mac(box, key: key, question, in: session).1 == jefe256)
+                #expect(try token.verifyMAC(box, key: key, question, jefe256, in: session) == CKR_OK)
+                #expect(try token.verifyMAC(box, key: key, question, jefe256, in: session) == CKR_OK)
+                var wrong = jefe256
+                wrong[0] ^= 1
+                #expect(
+                    try token.verifyMAC(box, key: key, question, wrong, in: session) == CKR_SIGNATURE_INVALID)
+                #expect(try token.mac(box, key: key, question, in: session).1 == jefe256)
+            }
+        }
+
         @Test("C_Sign after C_SignUpdate of a MAC returns CKR_OPERATION_ACTIVE; the multi-part MAC goes on")
         func singlePartDuringMultiPart() throws {
             try withLoggedInToken { token, session in

@@ -132,6 +132,46 @@ extension ModuleTests {
             }
         }
 
+        @Test(
+            "An AES key taken over from the last operation is checked for each new use, mechanism and change")
+        func keptAESKeyCheckedPerUse() throws {
+            try withLoggedInToken { token, session in
+                let onlyGCM = Attribute(
+                    CKA_ALLOWED_MECHANISMS, withUnsafeBytes(of: CK_ULONG(CKM_AES_GCM)) { Array($0) })
+                let aes = try token.createSecretKey(
+                    reuseKey,
+                    extra: [Attribute(CKA_TOKEN, bool: true), Attribute(CKA_DECRYPT, bool: false), onlyGCM],
+                    in: session)
+                let gcm = MechanismBox.gcm(iv: [UInt8](repeating: 1, count: 12), aad: [], tagBits: 128)
+                let (rv, sealed) = try token.crypt(gcm, key: aes, reuseMessage, encrypt: true, in: session)
+                #expect(rv == CKR_OK)
+                // Another direction: the key's CKA_DECRYPT is FALSE.
+                #expect(
+                    try token.crypt(gcm, key: aes, sealed, encrypt: false, in: session).0
+                        == CKR_KEY_FUNCTION_NOT_PERMITTED)
+                #expect(try token.crypt(gcm, key: aes, reuseMessage, encrypt: true, in: session).1 == sealed)
+                // Another mechanism: not among CKA_ALLOWED_MECHANISMS.
+                #expect(
+                    try token.crypt(
+                        MechanismBox(CKM_AES_ECB), key: aes, reuseMessage, encrypt: true, in: session
+                    ).0
+                        == CKR_MECHANISM_INVALID)
+                #expect(try token.crypt(gcm, key: aes, reuseMessage, encrypt: true, in: session).1 == sealed)
+                // Changed, then destroyed, through another session.
+                let other = try token.openSession()
+                #expect(try token.set([Attribute(CKA_ENCRYPT, bool: false)], of: aes, in: other) == CKR_OK)
+                #expect(
+                    try token.crypt(gcm, key: aes, reuseMessage, encrypt: true, in: session).0
+                        == CKR_KEY_FUNCTION_NOT_PERMITTED)
+                #expect(try token.set([Attribute(CKA_ENCRYPT, bool: true)], of: aes, in: other) == CKR_OK)
+                #expect(try token.crypt(gcm, key: aes, reuseMessage, encrypt: true, in: session).1 == sealed)
+                #expect(try token.m.C_DestroyObject(other, aes) == CKR_OK)
+                #expect(
+                    try token.crypt(gcm, key: aes, reuseMessage, encrypt: true, in: session).0
+                        == CKR_KEY_HANDLE_INVALID)
+            }
+        }
+
         @Test("MACs in a row under changing keys and mechanisms each give RFC 4231's answer")
         func macsInARow() throws {
             try withLoggedInToken { token, session in

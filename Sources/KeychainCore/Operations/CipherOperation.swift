@@ -50,11 +50,12 @@ public final class CipherOperation {
         self.usesPrivateObject = usesPrivateObject
         engine = .rsa(key, padding)
         outputLength = (key.bits + 7) / 8
+        storedKey = nil
     }
 
     init(
         mechanism: Mechanism, encrypting: Bool, authentication: UseAuthentication, usesPrivateObject: Bool,
-        aes cipher: SymmetricCipher
+        aes cipher: SymmetricCipher, key: StoredSecretKey
     ) {
         self.mechanism = mechanism
         self.isEncrypting = encrypting
@@ -62,7 +63,13 @@ public final class CipherOperation {
         self.usesPrivateObject = usesPrivateObject
         engine = .aes(cipher)
         outputLength = 0
+        storedKey = key
     }
+
+    /// AES: the opened key value and what its use was checked on, which the session's next
+    /// operation with the same key object may use again while the store is unchanged
+    /// (`Token.startCipher`'s `previous`).
+    fileprivate let storedKey: StoredSecretKey?
 
     /// The operation works on one whole message (RSA): parts are collected and the output
     /// comes at the end.
@@ -228,8 +235,23 @@ extension Token {
         let use: KeyUse = encrypting ? .encrypt : .decrypt
         let mechanism = try MechanismRegistry.require(type, for: MechanismFunctions(use))
         if let mode = try parameters.mode(for: mechanism) {
-            let key = try useSecretKey(
-                reference, for: use, keyTypes: mechanism.keyTypes, mechanism: type, context: context)
+            let key: StoredSecretKey
+            if let kept = previous?.storedKey, kept.use.reference == reference,
+                try checkKeptSecretKeyUse(
+                    reference, facts: kept.use.facts, changeCount: kept.use.changeCount, for: use,
+                    keyTypes: mechanism.keyTypes, mechanism: type, context: context)
+            {
+                // The previous operation's key, unchanged, its use checked on its facts.
+                key = kept.use.usage == use ? kept : StoredSecretKey(kept.value, kept.use, for: use)
+            } else {
+                let usable = try useSecretKey(
+                    reference, for: use, keyTypes: mechanism.keyTypes, mechanism: type, context: context)
+                key = StoredSecretKey(
+                    usable.value,
+                    StoredKeyUse(
+                        reference: reference, usage: use, facts: usable.facts, changeCount: usable.changeCount
+                    ))
+            }
             let cipher: SymmetricCipher
             do throws(CryptoError) {
                 cipher = try SymmetricCipher(
@@ -242,7 +264,7 @@ extension Token {
             return CipherOperation(
                 mechanism: mechanism, encrypting: encrypting,
                 authentication: UseAuthentication(token: self, isRequired: false),
-                usesPrivateObject: key.isPrivate, aes: cipher)
+                usesPrivateObject: key.use.facts.isPrivate, aes: cipher, key: key)
         }
         let padding = try parameters.padding(for: mechanism)
         let key = try useKey(
@@ -252,5 +274,26 @@ extension Token {
             authentication: UseAuthentication(token: self, isRequired: key.needsPINForEachUse),
             usesPrivateObject: !encrypting || key.isPrivate, rsa: key.key,
             padding: padding)
+    }
+}
+
+/// An AES operation's opened key value and what its use was checked on: the session's next
+/// operation with the same key object takes both over while the store is unchanged
+/// (`Token.startCipher`). A class, so that handing it on is one reference.
+final class StoredSecretKey {
+    let value: SecretBytes
+    let use: StoredKeyUse
+
+    init(_ value: SecretBytes, _ use: StoredKeyUse) {
+        self.value = value
+        self.use = use
+    }
+
+    /// The same key and facts, checked for `usage`.
+    convenience init(_ value: SecretBytes, _ use: StoredKeyUse, for usage: KeyUse) {
+        self.init(
+            value,
+            StoredKeyUse(
+                reference: use.reference, usage: usage, facts: use.facts, changeCount: use.changeCount))
     }
 }

@@ -36,7 +36,7 @@ public enum AuthenticationCodeAlgorithm: Hashable, Sendable {
 public final class MACOperation {
     private let mac: MessageAuthentication
     private let key: SecretBytes
-    private let algorithm: MACAlgorithm
+    fileprivate let algorithm: MACAlgorithm
     /// Where the finished MAC waits for a restart; let go of while it waits there, so that the
     /// two never hold each other (a session dropped without its operations ended, at
     /// C_Finalize, would otherwise keep both, and the key, for the life of the process).
@@ -46,6 +46,13 @@ public final class MACOperation {
     fileprivate let reference: ObjectReference
     fileprivate let facts: KeyUseFacts
     fileprivate let changeCount: UInt64?
+    /// The registry's mechanism, its key types and the use it was started for: what a restart
+    /// given only the mechanism's number checks again (`Token.restartedMAC`).
+    fileprivate let mechanism: UInt64
+    fileprivate let keyTypes: [KeyType]?
+    fileprivate let usage: KeyUse
+    /// A *_GENERAL MAC, whose length is its parameter: never restarted without one.
+    fileprivate let takesLength: Bool
     /// The MAC's length in bytes.
     public let length: Int
     /// The key is a private object: the operation ends at logout.
@@ -57,9 +64,8 @@ public final class MACOperation {
     @exclusivity(unchecked) private var partGiven = false
 
     init(
-        _ usable: UsableSecretKey, of reference: ObjectReference, algorithm: MACAlgorithm,
-        requestedLength: Int?,
-        kept: KeptContexts?, reusing previous: MACOperation?
+        _ usable: UsableSecretKey, of reference: ObjectReference, _ registered: Mechanism, for usage: KeyUse,
+        algorithm: MACAlgorithm, requestedLength: Int?, kept: KeptContexts?, reusing previous: MACOperation?
     ) throws(CoreError) {
         key = usable.value
         self.algorithm = algorithm
@@ -67,6 +73,10 @@ public final class MACOperation {
         self.reference = reference
         facts = usable.facts
         changeCount = usable.changeCount
+        mechanism = registered.type
+        keyTypes = registered.keyTypes
+        self.usage = usage
+        takesLength = registered.family == .mac(general: true)
         if let previous, previous.key === usable.value, previous.algorithm == algorithm,
             (try? previous.mac.reset()) != nil
         {
@@ -86,18 +96,13 @@ public final class MACOperation {
         usesPrivateObject = usable.isPrivate
     }
 
-    /// This finished MAC started again for a new message, when it is one of `reference`'s key
-    /// with `algorithm` and `length` and the store's change count is still `current`; nil
-    /// otherwise. The caller runs the key-use checks on `facts` first.
-    fileprivate func restarted(
-        _ reference: ObjectReference, _ algorithm: MACAlgorithm, length: Int?, current: UInt64?,
-        kept: KeptContexts?
-    ) -> MACOperation? {
+    /// This finished MAC started again for a new message, when it has `algorithm` and `length`;
+    /// nil otherwise. The caller checked the key object and its use first (`restartKept`).
+    fileprivate func restarted(_ algorithm: MACAlgorithm, length: Int?, kept: KeptContexts?) -> MACOperation?
+    {
         // try?: a MAC whose context cannot restart is not restarted; the caller then makes a
         // new one through `useSecretKey`, so the failure costs speed, never an answer.
-        guard let changeCount, current == changeCount, reference == self.reference,
-            algorithm == self.algorithm,
-            length ?? mac.macLength == self.length, (try? mac.reset()) != nil
+        guard algorithm == self.algorithm, length ?? mac.macLength == self.length, (try? mac.reset()) != nil
         else { return nil }
         partGiven = false
         self.kept = kept
@@ -216,28 +221,57 @@ extension Token {
         }
         let algorithm = registered.digest.map(MACAlgorithm.hmac) ?? .cmac
         let previous = kept?.takeMAC()
-        if let previous, previous.reference == reference {
-            // While the store is unchanged the key's facts are too: `useSecretKey`'s checks on
-            // them give its answers, without reading or opening the key again.
-            let current = try withState { (state) throws(CoreError) in
-                try state.store(for: reference).changeCount
-            }
-            if current != nil, current == previous.changeCount {
-                try checkKeptSecretKeyUse(
-                    previous.facts, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type,
-                    context: context)
-                if let restarted = previous.restarted(
-                    reference, algorithm, length: requested, current: current, kept: kept)
-                {
-                    return restarted
-                }
-            }
+        if let previous,
+            let restarted = try restartKept(
+                previous, reference, algorithm, length: requested, for: usage, mechanism: registered.type,
+                keyTypes: registered.keyTypes, context: context, kept: kept)
+        {
+            return restarted
         }
         let usable = try useSecretKey(
             reference, for: usage, keyTypes: registered.keyTypes, mechanism: registered.type, context: context
         )
         return try MACOperation(
-            usable, of: reference, algorithm: algorithm, requestedLength: requested, kept: kept,
-            reusing: previous)
+            usable, of: reference, registered, for: usage, algorithm: algorithm, requestedLength: requested,
+            kept: kept, reusing: previous)
+    }
+
+    /// The caller's last MAC restarted for mechanism `type` given no parameter, before the
+    /// registry is asked: when it is a MAC of that mechanism, started for the same `usage`, with
+    /// the key object `reference` names. The registry is not asked again: the kept MAC's
+    /// mechanism passed it for this function when it started, and the registry does not change.
+    /// nil leaves the start to `macOperation`, which gives every answer a first use gives (and
+    /// reuses the kept context when the key is the same); a refusal of the key's use is thrown
+    /// as `macOperation` would throw it.
+    public func restartedMAC(
+        _ reference: ObjectReference, _ type: UInt64, for usage: KeyUse, context: AccessContext,
+        kept: KeptContexts
+    ) throws(CoreError) -> MACOperation? {
+        guard let previous = kept.mac, previous.mechanism == type, previous.usage == usage,
+            !previous.takesLength,
+            previous.reference == reference
+        else { return nil }
+        guard
+            let restarted = try restartKept(
+                previous, reference, previous.algorithm, length: nil, for: usage, mechanism: type,
+                keyTypes: previous.keyTypes, context: context, kept: kept)
+        else { return nil }
+        kept.mac = nil
+        return restarted
+    }
+
+    /// `previous`, a finished MAC, restarted for `reference`'s key when `useSecretKey`'s checks
+    /// may run on the facts it kept, and pass (`checkKeptSecretKeyUse`).
+    private func restartKept(
+        _ previous: MACOperation, _ reference: ObjectReference, _ algorithm: MACAlgorithm, length: Int?,
+        for usage: KeyUse, mechanism: UInt64, keyTypes: [KeyType]?, context: AccessContext,
+        kept: KeptContexts?
+    ) throws(CoreError) -> MACOperation? {
+        guard previous.reference == reference,
+            try checkKeptSecretKeyUse(
+                reference, facts: previous.facts, changeCount: previous.changeCount, for: usage,
+                keyTypes: keyTypes, mechanism: mechanism, context: context)
+        else { return nil }
+        return previous.restarted(algorithm, length: length, kept: kept)
     }
 }
