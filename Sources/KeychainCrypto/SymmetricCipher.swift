@@ -48,6 +48,8 @@ public final class SymmetricCipher {
     private static let chunkLength = 1 << 28
     private static let blockLength = 16
 
+    // Unchecked exclusivity on the state below: one operation belongs to one session, which
+    // serialises its calls; the dynamic checks were a measurable part of an AES-GCM call.
     private let context: SymmetricCipherContext
     private let kind: Kind
     private let encrypting: Bool
@@ -56,14 +58,14 @@ public final class SymmetricCipher {
     private let key: SecretBytes
     private let algorithm: OpaquePointer
     private let ivLength: Int
-    private var state = State.active
+    @exclusivity(unchecked) private var state = State.active
     /// Block modes: bytes taken in but not yet returned (a partial block; for CBC-PAD
     /// decryption also the last whole block, which OpenSSL holds back for the padding).
-    private var pending = 0
+    @exclusivity(unchecked) private var pending = 0
     /// CTR: bytes processed so far.
-    private var processed: UInt64 = 0
+    @exclusivity(unchecked) private var processed: UInt64 = 0
     /// GCM decryption: all input so far (ciphertext ‖ tag).
-    private var buffered: [UInt8] = []
+    @exclusivity(unchecked) private var buffered: [UInt8] = []
 
     /// Starts an AES operation with `key` (16, 24 or 32 bytes).
     ///

@@ -20,7 +20,7 @@ final class Session: @unchecked Sendable {
     var objects: Set<ObjectReference> = []
     /// This session's last AES operation, whose keyed OpenSSL context the next one with the
     /// same key, mode and direction takes over (`Token.startCipher`'s `reusing`).
-    var idleCipher: CipherOperation?
+    @exclusivity(unchecked) var idleCipher: CipherOperation?
 
     var find: (results: [ObjectReference], position: Int, sawPrivateObjects: Bool)? {
         get { operations.find }

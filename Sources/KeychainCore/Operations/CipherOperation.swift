@@ -23,18 +23,30 @@ public final class CipherOperation {
     public let usesPrivateObject: Bool
     private let engine: Engine
     /// The PIN was spent on this operation: a retry with a larger buffer needs no other.
-    private var isAuthorized = false
+    @exclusivity(unchecked) private var isAuthorized = false
 
     /// RSA: the input parts so far (RSA works on one whole message).
     public private(set) var collected: [UInt8] = []
     /// RSA: the output length (the modulus size); for AES 0.
     public let outputLength: Int
     /// AES: output computed but not yet delivered (a face's buffer too small for it).
-    public var pending: [UInt8]?
+    public var pending: [UInt8]? {
+        get { pendingOutput }
+        set { pendingOutput = newValue }
+    }
     /// AES: an update ran, so a single-part call may no longer come.
-    public var isMultiPart = false
+    public var isMultiPart: Bool {
+        get { partGiven }
+        set { partGiven = newValue }
+    }
+    /// The storage of `pending` and `isMultiPart`, reached through accessors: a stored
+    /// property used from another module (the PKCS#11 face) pays the dynamic exclusivity check
+    /// on every use, unchecked or not. One operation belongs to one caller, which serialises
+    /// its calls.
+    @exclusivity(unchecked) private var pendingOutput: [UInt8]?
+    @exclusivity(unchecked) private var partGiven = false
     /// AES-GCM decryption: the ciphertext held back until the tag is checked.
-    private var heldBack = 0
+    @exclusivity(unchecked) private var heldBack = 0
 
     /// The most ciphertext one GCM decryption holds back before the tag can be checked: no
     /// plaintext leaves before it is (v2.40 §2.12), so the whole message is in memory.
