@@ -46,8 +46,11 @@ public final class MACOperation {
     fileprivate let reference: ObjectReference
     fileprivate let facts: KeyUseFacts
     fileprivate let changeCount: UInt64?
-    /// The registry's mechanism, its key types and the use it was started for: what a restart
-    /// given only the mechanism's number checks again (`Token.restartedMAC`).
+    /// The registry's mechanism, its key types and the use it was first started for: a pair the
+    /// registry allowed, which a restart given only the mechanism's number must match
+    /// (`Token.restartedMAC`). A restart through `macOperation` for another mechanism or use
+    /// leaves them: every check of a restart runs on what the caller asks for, and these only
+    /// decide whether the registry may be skipped.
     fileprivate let mechanism: UInt64
     fileprivate let keyTypes: [KeyType]?
     fileprivate let usage: KeyUse
