@@ -51,13 +51,13 @@ public final class SymmetricCipher {
     // Unchecked exclusivity on the state below: one operation belongs to one session, which
     // serialises its calls; the dynamic checks were a measurable part of an AES-GCM call.
     private let context: SymmetricCipherContext
-    private let kind: Kind
+    @exclusivity(unchecked) private var kind: Kind
     private let encrypting: Bool
     /// The key and OpenSSL cipher the context was keyed with, and the IV length it was last
     /// given: a later operation with the same three may take over the context (`reusing`).
     private let key: SecretBytes
     private let algorithm: OpaquePointer
-    private let ivLength: Int
+    @exclusivity(unchecked) private var ivLength: Int
     @exclusivity(unchecked) private var state = State.active
     /// Block modes: bytes taken in but not yet returned (a partial block; for CBC-PAD
     /// decryption also the last whole block, which OpenSSL holds back for the padding).
@@ -84,61 +84,16 @@ public final class SymmetricCipher {
         guard SymmetricAlgorithms.AESKeySize(rawValue: key.count) != nil else {
             throw CryptoError(.invalidInput, "AES keys are 16, 24 or 32 bytes, not \(key.count)")
         }
-        let aesMode: SymmetricAlgorithms.AESMode
-        var iv: [UInt8] = []
-        var additionalData: [UInt8] = []
-        switch mode {
-        case .ecb:
-            aesMode = .ecb
-            kind = .block(padded: false)
-        case .cbc(let vector), .cbcPad(let vector):
-            guard vector.count == Self.blockLength else {
-                throw CryptoError(.invalidInput, "an AES-CBC IV is 16 bytes, not \(vector.count)")
-            }
-            aesMode = .cbc
-            iv = vector
-            if case .cbcPad = mode { kind = .block(padded: true) } else { kind = .block(padded: false) }
-        case .ctr(let counterBlock, let counterBits):
-            guard counterBlock.count == Self.blockLength else {
-                throw CryptoError(
-                    .invalidInput, "an AES-CTR counter block is 16 bytes, not \(counterBlock.count)")
-            }
-            guard (1...128).contains(counterBits) else {
-                throw CryptoError(
-                    .invalidInput, "an AES-CTR counter is 1 to 128 bits wide, not \(counterBits)")
-            }
-            aesMode = .ctr
-            iv = counterBlock
-            kind = .ctr(blocksLeft: Self.counterBlocksLeft(counterBlock, bits: counterBits))
-        case .gcm(let vector, let data, let tagLength):
-            guard BlockCipherMode.gcmIVLengths.contains(vector.count) else {
-                throw CryptoError(.invalidInput, "an AES-GCM IV is 1 to 128 bytes, not \(vector.count)")
-            }
-            guard BlockCipherMode.gcmTagLengths.contains(tagLength) else {
-                throw CryptoError(.invalidInput, "an AES-GCM tag is 12 to 16 bytes, not \(tagLength)")
-            }
-            guard data.count <= Self.maximumBufferedLength else {
-                throw CryptoError(.invalidInput, "the AES-GCM additional data is too long")
-            }
-            aesMode = .gcm
-            iv = vector
-            additionalData = data
-            kind = .gcm(tagLength: tagLength)
-        }
-        guard let cipher = SymmetricAlgorithms.aes(keyLength: key.count, aesMode) else {
-            throw CryptoError(.failed, "OpenSSL offers no AES-\(key.count * 8)-\(aesMode.rawValue)")
-        }
+        let setup = try Setup(mode, keyLength: key.count)
         self.encrypting = encrypting
         self.key = key
-        algorithm = cipher
-        ivLength = iv.count
-        let direction: Int32 = encrypting ? 1 : 0
-        let isGCM = aesMode == .gcm
-        // The key schedule of ECB and CBC decryption differs from encryption's, so the
-        // direction must match too.
+        algorithm = setup.cipher
+        kind = setup.kind
+        ivLength = setup.iv.count
         let reused =
             previous.map {
-                $0.state != .active && $0.key === key && $0.algorithm == cipher && $0.encrypting == encrypting
+                $0.state != .active && $0.key === key && $0.algorithm == setup.cipher
+                    && $0.encrypting == encrypting
             } ?? false
         if reused, let previous {
             context = previous.context
@@ -146,35 +101,127 @@ public final class SymmetricCipher {
         } else {
             context = try SymmetricCipherContext()
         }
+        try begin(setup, keyed: reused, lastIVLength: previous?.ivLength)
+    }
+
+    /// Starts this operation, which is over, again in place with `mode`'s parameters, when
+    /// `mode` is of the same AES mode (its OpenSSL cipher): only the new IV (and additional
+    /// data) reach the keyed context, and nothing is allocated. False, and nothing changed,
+    /// when it cannot (another mode, or an operation still under way); the caller then starts
+    /// a new one (which may take over the context, `reusing`).
+    ///
+    /// - Throws: as `init` for `mode`'s parameters; the operation is then over.
+    public func restart(_ mode: BlockCipherMode) throws(CryptoError) -> Bool {
+        guard state != .active else { return false }
+        let setup = try Setup(mode, keyLength: key.count)
+        guard setup.cipher == algorithm else { return false }
+        let lastIVLength = ivLength
+        state = .failed
+        kind = setup.kind
+        ivLength = setup.iv.count
+        pending = 0
+        processed = 0
+        buffered = []
+        try begin(setup, keyed: true, lastIVLength: lastIVLength)
+        state = .active
+        return true
+    }
+
+    /// A mode's parameters, checked, and the OpenSSL cipher for them.
+    private struct Setup {
+        let kind: Kind
+        let cipher: OpaquePointer
+        var iv: [UInt8] = []
+        var additionalData: [UInt8] = []
+
+        init(_ mode: BlockCipherMode, keyLength: Int) throws(CryptoError) {
+            let aesMode: SymmetricAlgorithms.AESMode
+            switch mode {
+            case .ecb:
+                aesMode = .ecb
+                kind = .block(padded: false)
+            case .cbc(let vector), .cbcPad(let vector):
+                guard vector.count == SymmetricCipher.blockLength else {
+                    throw CryptoError(.invalidInput, "an AES-CBC IV is 16 bytes, not \(vector.count)")
+                }
+                aesMode = .cbc
+                iv = vector
+                if case .cbcPad = mode { kind = .block(padded: true) } else { kind = .block(padded: false) }
+            case .ctr(let counterBlock, let counterBits):
+                guard counterBlock.count == SymmetricCipher.blockLength else {
+                    throw CryptoError(
+                        .invalidInput, "an AES-CTR counter block is 16 bytes, not \(counterBlock.count)")
+                }
+                guard (1...128).contains(counterBits) else {
+                    throw CryptoError(
+                        .invalidInput, "an AES-CTR counter is 1 to 128 bits wide, not \(counterBits)")
+                }
+                aesMode = .ctr
+                iv = counterBlock
+                kind = .ctr(blocksLeft: SymmetricCipher.counterBlocksLeft(counterBlock, bits: counterBits))
+            case .gcm(let vector, let data, let tagLength):
+                guard BlockCipherMode.gcmIVLengths.contains(vector.count) else {
+                    throw CryptoError(.invalidInput, "an AES-GCM IV is 1 to 128 bytes, not \(vector.count)")
+                }
+                guard BlockCipherMode.gcmTagLengths.contains(tagLength) else {
+                    throw CryptoError(.invalidInput, "an AES-GCM tag is 12 to 16 bytes, not \(tagLength)")
+                }
+                guard data.count <= SymmetricCipher.maximumBufferedLength else {
+                    throw CryptoError(.invalidInput, "the AES-GCM additional data is too long")
+                }
+                aesMode = .gcm
+                iv = vector
+                additionalData = data
+                kind = .gcm(tagLength: tagLength)
+            }
+            guard let cipher = SymmetricAlgorithms.aes(keyLength: keyLength, aesMode) else {
+                throw CryptoError(.failed, "OpenSSL offers no AES-\(keyLength * 8)-\(aesMode.rawValue)")
+            }
+            self.cipher = cipher
+        }
+
+        var isGCM: Bool {
+            if case .gcm = kind { return true }
+            return false
+        }
+    }
+
+    /// Initialises the context for `setup`: a `keyed` one (taken over, or restarted) gets only
+    /// the IV, and the IV length first when GCM's differs from `lastIVLength`; a new one the
+    /// cipher and the key.
+    private func begin(_ setup: Setup, keyed: Bool, lastIVLength: Int?) throws(CryptoError) {
+        let direction: Int32 = encrypting ? 1 : 0
+        let iv = setup.iv
         // The GCM IV length must be set before the IV is (OpenSSL reads the IV with the
         // length the context has when the IV arrives): a step of its own, with the cipher
-        // for a new context, and without (keeping the key) for a reused one whose IV length
+        // for a new context, and without (keeping the key) for a keyed one whose IV length
         // differs.
-        if !reused || (isGCM && previous?.ivLength != iv.count) {
+        if !keyed || (setup.isGCM && lastIVLength != iv.count) {
             var length = iv.count
             var parameters = [
                 OSSL_PARAM_construct_size_t(SymmetricParameter.ivLength, &length), OSSL_PARAM_construct_end(),
             ]
             let prepared = parameters.withUnsafeMutableBufferPointer { list in
                 EVP_CipherInit_ex2(
-                    context.pointer, reused ? nil : cipher, nil, nil, direction,
-                    isGCM ? list.baseAddress : nil)
+                    context.pointer, keyed ? nil : setup.cipher, nil, nil, direction,
+                    setup.isGCM ? list.baseAddress : nil)
             }
             guard prepared == 1 else { throw CryptoError.openSSL(.failed, "cannot start AES") }
         }
-        // A reused context gets no key: EVP_CipherInit_ex2 with a NULL key keeps the schedule
+        // A keyed context gets no key: EVP_CipherInit_ex2 with a NULL key keeps the schedule
         // and resets the mode's state (buffered bytes, counter position, GCM's hash and tag).
         let started = key.withUnsafeBytes { keyBytes in
             EVP_CipherInit_ex2(
-                context.pointer, nil, reused ? nil : keyBytes.bindMemory(to: UInt8.self).baseAddress,
+                context.pointer, nil, keyed ? nil : keyBytes.bindMemory(to: UInt8.self).baseAddress,
                 iv.isEmpty ? nil : iv, direction, nil)
         }
         guard started == 1 else { throw CryptoError.openSSL(.failed, "cannot start AES") }
-        if case .block(let padded) = kind {
+        if case .block(let padded) = setup.kind {
             guard EVP_CIPHER_CTX_set_padding(context.pointer, padded ? 1 : 0) == 1 else {
                 throw CryptoError.openSSL(.failed, "cannot set the AES padding")
             }
         }
+        let additionalData = setup.additionalData
         if !additionalData.isEmpty {
             var written: Int32 = 0
             guard

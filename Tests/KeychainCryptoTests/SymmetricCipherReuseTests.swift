@@ -55,6 +55,47 @@ struct SymmetricCipherReuseTests {
         }
     }
 
+    @Test(
+        "a finished cipher restarted in place with the known answer's parameters gives the known answer",
+        arguments: SymmetricCipherTests.vectors)
+    func restartedInPlace(vector: CipherVector) throws {
+        let key = SecretBytes(try hexBytes(vector.key))
+        let plaintext = try hexBytes(vector.plaintext)
+        let ciphertext = try hexBytes(vector.ciphertext)
+        for encrypting in [true, false] {
+            let input = encrypting ? plaintext : ciphertext
+            let cipher = try SymmetricCipher(key: key, mode: otherIV(vector.mode), encrypting: encrypting)
+            // Still running: not restarted, and it goes on as it was.
+            #expect(try cipher.restart(vector.mode) == false)
+            _ = try? runOnce(cipher, input)
+            #expect(try cipher.restart(vector.mode))
+            #expect(try runOnce(cipher, input) == (encrypting ? ciphertext : plaintext))
+            // Again, the second time from a finished known answer.
+            #expect(try cipher.restart(vector.mode))
+            #expect(try runOnce(cipher, input) == (encrypting ? ciphertext : plaintext))
+        }
+    }
+
+    @Test("a restart into another AES mode is refused and changes nothing; bad parameters end it")
+    func restartRefused() throws {
+        let key = SecretBytes(try hexBytes("2b7e151628aed2a6abf7158809cf4f3c"))
+        let block = try hexBytes("6bc1bee22e409f96e93d7e117393172a")
+        let encrypted = try hexBytes("3ad77bb40d7a3660a89ecaf32466ef97")
+        let cipher = try SymmetricCipher(key: key, mode: .ecb, encrypting: true)
+        #expect(try runOnce(cipher, block) == encrypted)
+        #expect(try cipher.restart(.cbc(iv: block)) == false)
+        #expect(try cipher.restart(.ecb))
+        #expect(try runOnce(cipher, block) == encrypted)
+        let gcm = try SymmetricCipher(
+            key: key, mode: .gcm(iv: [UInt8](repeating: 1, count: 12), additionalData: [], tagLength: 16),
+            encrypting: true)
+        _ = try runOnce(gcm, block)
+        #expect(throws: CryptoError.self) {
+            try gcm.restart(.gcm(iv: [], additionalData: [], tagLength: 16))
+        }
+        #expect(throws: CryptoError.self) { try gcm.finish() }
+    }
+
     @Test("a context of the other direction, another key object or an active operation is not taken over")
     func contextsNotTakenOver() throws {
         let key = SecretBytes(try hexBytes("2b7e151628aed2a6abf7158809cf4f3c"))

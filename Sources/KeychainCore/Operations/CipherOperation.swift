@@ -203,6 +203,28 @@ public final class CipherOperation {
         }
     }
 
+    /// This finished AES operation started again in place for a new message with `mode`'s
+    /// parameters: the caller checked that it has the same mechanism, direction and key object,
+    /// and the key's use. nil when its cipher cannot restart in place.
+    fileprivate func restarted(_ mode: BlockCipherMode) throws(CoreError) -> CipherOperation? {
+        guard let cipher, !authentication.isRequired else { return nil }
+        do throws(CryptoError) {
+            guard try cipher.restart(mode) else { return nil }
+        } catch {
+            throw CipherOperation.startFailure(error)
+        }
+        isAuthorized = false
+        pendingOutput = nil
+        partGiven = false
+        heldBack = 0
+        return self
+    }
+
+    /// A cipher that cannot start: parameters the mode does not take, or OpenSSL failing.
+    fileprivate static func startFailure(_ error: CryptoError) -> CoreError {
+        CoreError(error.code == .invalidInput ? .mechanismParameterInvalid : .operationFailed, error.message)
+    }
+
     private func aes() throws(CoreError) -> SymmetricCipher {
         guard let cipher else { throw CoreError(.operationFailed, "the operation is no AES operation") }
         return cipher
@@ -253,7 +275,13 @@ extension Token {
                     reference, facts: kept.use.facts, changeCount: kept.use.changeCount, for: use,
                     keyTypes: mechanism.keyTypes, mechanism: type, context: context)
             {
-                // The previous operation's key, unchanged, its use checked on its facts.
+                // The previous operation's key, unchanged, its use checked on its facts; the
+                // operation itself starts again when it is of the same mechanism and direction.
+                if let previous, previous.mechanism.type == type, previous.isEncrypting == encrypting,
+                    let restarted = try previous.restarted(mode)
+                {
+                    return restarted
+                }
                 key = kept.use.usage == use ? kept : StoredSecretKey(kept.value, kept.use, for: use)
             } else {
                 let usable = try useSecretKey(
@@ -269,9 +297,7 @@ extension Token {
                 cipher = try SymmetricCipher(
                     key: key.value, mode: mode, encrypting: encrypting, reusing: previous?.cipher)
             } catch {
-                throw CoreError(
-                    error.code == .invalidInput ? .mechanismParameterInvalid : .operationFailed, error.message
-                )
+                throw CipherOperation.startFailure(error)
             }
             return CipherOperation(
                 mechanism: mechanism, encrypting: encrypting,
