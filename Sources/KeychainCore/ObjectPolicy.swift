@@ -455,6 +455,10 @@ struct NewObject {
     /// True when the values `Token.sealedTypes` names are sealed already, under
     /// `attributes[.sealID]` (a copy's, which moves its source's boxes as they are).
     var isSealed = false
+
+    /// Room for what the token adds beyond the class's own attributes (a template holds
+    /// only those, `ObjectPolicy.check`): a seal ID, a certificate's trust settings.
+    static let addedByToken = 8
 }
 
 extension NewObject {
@@ -487,7 +491,11 @@ extension NewObject {
             self = try NewObject(importingSecretKey: template)
             return
         }
-        var attributes = template
+        // Sized once for everything added below (derived values, defaults, the token's stamps
+        // when stored): a copy of the template grown as it went was rehashed twice or three
+        // times, and copied once more at the first change.
+        var attributes = AttributeSet(minimumCapacity: policy.specs.count + NewObject.addedByToken)
+        for (type, value) in template { attributes[type] = value }
         var uniqueKey: [UInt8]? = nil
         if policy.objectClass == .certificate {
             uniqueKey = try NewObject.deriveCertificate(&attributes)
@@ -532,15 +540,16 @@ extension NewObject {
         } catch {
             throw CoreError(.attributeValueInvalid, error.message)
         }
-        let derived: AttributeSet = [
-            .subject: certificate.subject,
-            .issuer: certificate.issuer,
-            .serialNumber: certificate.serialNumber,
-            .startDate: certificate.notBefore.ckDate,
-            .endDate: certificate.notAfter.ckDate,
-            .publicKeyInfo: certificate.subjectPublicKeyInfo,
-            .checkValue: Array(certificate.sha1Fingerprint.prefix(3)),
-            .hashOfSubjectPublicKey: certificate.publicKeyHash,
+        // Pairs, not a dictionary: they are only walked, and hashing them was wasted.
+        let derived: [(AttributeType, [UInt8])] = [
+            (.subject, certificate.subject),
+            (.issuer, certificate.issuer),
+            (.serialNumber, certificate.serialNumber),
+            (.startDate, certificate.notBefore.ckDate),
+            (.endDate, certificate.notAfter.ckDate),
+            (.publicKeyInfo, certificate.subjectPublicKeyInfo),
+            (.checkValue, Array(certificate.sha1Fingerprint.prefix(3))),
+            (.hashOfSubjectPublicKey, certificate.publicKeyHash),
         ]
         for (type, value) in derived {
             if let supplied = attributes[type], supplied != value,
