@@ -583,7 +583,7 @@ extension ObjectPolicy {
     /// What every Apple keychain item has, whatever its class (kSecAttrAccessible,
     /// kSecAttrAccessGroup, kSecAttrSynchronizable and the dates): vendor attributes any
     /// PKCS#11 application may read and, but for the dates, set. The dates are the token's
-    /// (`Token.stamp`).
+    /// (`Token.stamps(for:)`).
     static let appleItem: [AttributeSpec] = [
         AttributeSpec(
             type: .accessible, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),
