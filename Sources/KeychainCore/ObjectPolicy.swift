@@ -455,10 +455,6 @@ struct NewObject {
     /// True when the values `Token.sealedTypes` names are sealed already, under
     /// `attributes[.sealID]` (a copy's, which moves its source's boxes as they are).
     var isSealed = false
-
-    /// Room for what the token adds beyond the class's own attributes (a template holds
-    /// only those, `ObjectPolicy.check`): a seal ID, a certificate's trust settings.
-    static let addedByToken = 8
 }
 
 extension NewObject {
@@ -491,10 +487,9 @@ extension NewObject {
             self = try NewObject(importingSecretKey: template)
             return
         }
-        // Sized once for everything added below (derived values, defaults, the token's stamps
-        // when stored): a copy of the template grown as it went was rehashed twice or three
-        // times, and copied once more at the first change.
-        var attributes = AttributeSet(minimumCapacity: policy.specs.count + NewObject.addedByToken)
+        // Sized once for the class's attributes and what the token adds (a seal ID, trust
+        // settings): a copy of the template, grown as they went in, was rehashed 2–3 times.
+        var attributes = AttributeSet(minimumCapacity: policy.specs.count + 8)
         for (type, value) in template { attributes[type] = value }
         var uniqueKey: [UInt8]? = nil
         if policy.objectClass == .certificate {
