@@ -213,7 +213,7 @@ public struct ItemAttributes: Hashable, Sendable {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    /// The stored form of a date (milliseconds since 1970, as `Token.stamp` writes it); nil
+    /// The stored form of a date (milliseconds since 1970, as `Token.stamps(for:)` gives it); nil
     /// for a date no stored value can be.
     private static func milliseconds(_ date: Date) -> UInt64? {
         UInt64(exactly: (date.timeIntervalSince1970 * 1000).rounded())

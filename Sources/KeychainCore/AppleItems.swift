@@ -171,15 +171,21 @@ extension Token {
     /// copy, unwrap, derive): both dates now (a copy is a new item), and for a private key
     /// whose access control needs presence, CKA_ALWAYS_AUTHENTICATE, so that the one key-use
     /// check asks for the PIN each time.
-    static func stamp(_ attributes: inout AttributeSet) {
+    ///
+    /// Given as values to store beside `attributes`, each replacing the attribute of its type
+    /// there, rather than written into them: the object's attributes are still the caller's,
+    /// and a change would copy the whole set for two dates.
+    static func stamps(for attributes: AttributeSet) -> [(type: AttributeType, value: [UInt8])] {
         let time = now()
-        attributes[.creationDate] = time
-        attributes[.modificationDate] = time
+        var stamps: [(type: AttributeType, value: [UInt8])] = [
+            (.creationDate, time), (.modificationDate, time),
+        ]
         if attributes.ulong(.class) == ObjectClass.privateKey.rawValue,
             AccessControl.needsPINForEachUse(attributes)
         {
-            attributes[.alwaysAuthenticate] = [1]
+            stamps.append((.alwaysAuthenticate, [1]))
         }
+        return stamps
     }
 
     /// The value (CKA_VALUE) of a data object whose access control needs the PIN for each

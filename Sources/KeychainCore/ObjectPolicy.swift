@@ -487,7 +487,10 @@ extension NewObject {
             self = try NewObject(importingSecretKey: template)
             return
         }
-        var attributes = template
+        // Sized once for the class's attributes and what the token adds (a seal ID, trust
+        // settings): a copy of the template, grown as they went in, was rehashed 2–3 times.
+        var attributes = AttributeSet(minimumCapacity: policy.specs.count + 8)
+        for (type, value) in template { attributes[type] = value }
         var uniqueKey: [UInt8]? = nil
         if policy.objectClass == .certificate {
             uniqueKey = try NewObject.deriveCertificate(&attributes)
@@ -532,15 +535,16 @@ extension NewObject {
         } catch {
             throw CoreError(.attributeValueInvalid, error.message)
         }
-        let derived: AttributeSet = [
-            .subject: certificate.subject,
-            .issuer: certificate.issuer,
-            .serialNumber: certificate.serialNumber,
-            .startDate: certificate.notBefore.ckDate,
-            .endDate: certificate.notAfter.ckDate,
-            .publicKeyInfo: certificate.subjectPublicKeyInfo,
-            .checkValue: Array(certificate.sha1Fingerprint.prefix(3)),
-            .hashOfSubjectPublicKey: certificate.publicKeyHash,
+        // Pairs, not a dictionary: they are only walked, and hashing them was wasted.
+        let derived: [(AttributeType, [UInt8])] = [
+            (.subject, certificate.subject),
+            (.issuer, certificate.issuer),
+            (.serialNumber, certificate.serialNumber),
+            (.startDate, certificate.notBefore.ckDate),
+            (.endDate, certificate.notAfter.ckDate),
+            (.publicKeyInfo, certificate.subjectPublicKeyInfo),
+            (.checkValue, Array(certificate.sha1Fingerprint.prefix(3))),
+            (.hashOfSubjectPublicKey, certificate.publicKeyHash),
         ]
         for (type, value) in derived {
             if let supplied = attributes[type], supplied != value,
@@ -574,7 +578,7 @@ extension ObjectPolicy {
     /// What every Apple keychain item has, whatever its class (kSecAttrAccessible,
     /// kSecAttrAccessGroup, kSecAttrSynchronizable and the dates): vendor attributes any
     /// PKCS#11 application may read and, but for the dates, set. The dates are the token's
-    /// (`Token.stamp`).
+    /// (`Token.stamps(for:)`).
     static let appleItem: [AttributeSpec] = [
         AttributeSpec(
             type: .accessible, kind: .bytes, rules: [.settableOnCreate, .modifiable], defaultValue: nil),

@@ -475,7 +475,7 @@ extension TokenState {
             let id = try CoreError.mapping {
                 try store.write { () throws -> Int64 in
                     var attributes = object.attributes
-                    Token.stamp(&attributes)
+                    let stamps = Token.stamps(for: attributes)
                     if attributes[.trustSettings] != nil, let der = attributes[.value] {
                         // CKA_TRUSTED from the SO at creation: sealed like any trust setting.
                         let settings = try TrustSettings.stored(in: attributes)
@@ -489,7 +489,12 @@ extension TokenState {
                             try seal(&attributes, types: types)
                         }
                     }
-                    let rows = attributes.map { StoredAttribute($0.key.rawValue, $0.value) }
+                    var rows: [StoredAttribute] = []
+                    rows.reserveCapacity(attributes.count + stamps.count)
+                    for (type, value) in attributes where !stamps.contains(where: { $0.type == type }) {
+                        rows.append(StoredAttribute(type.rawValue, value))
+                    }
+                    for stamp in stamps { rows.append(StoredAttribute(stamp.type.rawValue, stamp.value)) }
                     return try store.insert(uniqueKey: object.uniqueKey, attributes: rows)
                 }
             }

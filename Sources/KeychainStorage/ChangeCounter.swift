@@ -1,3 +1,5 @@
+internal import CSQLite
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -26,7 +28,7 @@
 /// The file is not trusted (ARCHITECTURE.md §4.3): another process may truncate, delete or replace it.
 /// Cut short under the mapping, its page reads as zeros instead of raising SIGBUS
 /// (CounterPage): an inconsistent record, unknown, and the mapping is dropped until the file
-/// holds a record again. A reader also `fstat`s the open file (at most once every few milliseconds,
+/// holds a record again. A reader also looks at the open file's link count (at most once every few milliseconds,
 /// `isCurrentLately`): when it has no name any more (deleted, or replaced by a rename), the
 /// value is unknown and the file at the path is opened again. Values read from a later file
 /// are offset by a generation, so that none equals one read before. (A file replaced while
@@ -107,8 +109,8 @@ final class ChangeCounter {
         }
         // Writers always look at the file; one that holds a whole record is mapped here too, so
         // that a process that only writes (an import) reads the counter without `pread`.
-        var info = stat()
-        if isCurrent(&info) { mapIfWhole(info) } else { reopen() }
+        var size: Int64 = 0
+        if isCurrent(size: &size) { mapIfWhole(size: size) } else { reopen() }
         guard isWritable else {
             throw failure ?? StorageError(.readOnly, "cannot write \(storePath)-changes")
         }
@@ -160,21 +162,21 @@ final class ChangeCounter {
         if fd >= 0, lastFoundCurrent != 0, nanoseconds &- lastFoundCurrent < ChangeCounter.currencyInterval {
             return true
         }
-        var info = stat()
-        guard isCurrent(&info) else {
+        var size: Int64 = 0
+        guard isCurrent(size: &size) else {
             lastFoundCurrent = 0
             return false
         }
         lastFoundCurrent = nanoseconds
-        mapIfWhole(info)
+        mapIfWhole(size: size)
         return true
     }
 
-    /// Maps the file (whose `fstat` is `info`) unless it is: a regular file (checked when
-    /// opened) holding a whole record can be, since writers never make it shorter, and one cut
-    /// short by another process reads as zeros.
-    private func mapIfWhole(_ info: stat) {
-        if page == nil, info.st_size >= off_t(ChangeCounter.recordSize) {
+    /// Maps the file (of `size` bytes) unless it is: a regular file (checked when opened)
+    /// holding a whole record can be, since writers never make it shorter, and one cut short
+    /// by another process reads as zeros.
+    private func mapIfWhole(size: Int64) {
+        if page == nil, size >= Int64(ChangeCounter.recordSize) {
             page = CounterPage(mapping: fd)
         }
     }
@@ -182,14 +184,20 @@ final class ChangeCounter {
     /// False when the open file is gone from its path (deleted, or replaced by a rename) or
     /// there is none.
     private func isCurrent() -> Bool {
-        var info = stat()
-        return isCurrent(&info)
+        var size: Int64 = 0
+        return isCurrent(size: &size)
     }
 
-    /// `isCurrent()`, leaving the file's `fstat` in `info`.
-    private func isCurrent(_ info: inout stat) -> Bool {
+    /// `isCurrent()`, leaving the file's size in `size`. Asks for the link count and size
+    /// only (statx, `p11k_links_and_size`), never the times: on a file system with
+    /// fine-grained timestamps (ext4 since Linux 6.13) a look at the change time makes the
+    /// next `pwrite` of the file stamp a new one and dirty the inode, and beginWrite looks
+    /// right before it writes. With `fstat` there, that journalled inode update was most of
+    /// what the counter cost a write transaction (`bench/README.md`, store paths).
+    private func isCurrent(size: inout Int64) -> Bool {
         guard fd >= 0 else { return false }
-        return fstat(fd, &info) == 0 && info.st_nlink > 0
+        var links: UInt64 = 0
+        return p11k_links_and_size(fd, &links, &size) == 0 && links > 0
     }
 
     /// The counter from the mapping, or nil when there is none or its record does not check

@@ -126,10 +126,11 @@ private func readEntries(_ pointer: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count
 {
     guard count > 0 else { return [:] }
     guard let pointer else { throw P11Error(CKR_ARGUMENTS_BAD, "template is NULL with \(count) entries") }
-    var set: AttributeSet = [:]
     let entries = try hostCount(
         count, limit: nested ? AttributeArray.maximumCount : maximumTemplateCount,
         nested ? CKR_ATTRIBUTE_VALUE_INVALID : CKR_ARGUMENTS_BAD, what: "a template count")
+    // Sized once: grown entry by entry, a certificate's template was rehashed three times.
+    var set = AttributeSet(minimumCapacity: entries)
     for entry in UnsafeBufferPointer(start: pointer, count: entries) {
         let type = AttributeType(UInt64(entry.type))
         let value: [UInt8]
