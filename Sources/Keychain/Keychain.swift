@@ -124,7 +124,16 @@ public final class Keychain: Sendable {
         }
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let name = fileName.hasSuffix(".sqlite3") ? String(fileName.dropLast(".sqlite3".count)) : fileName
-        try self.init(configuration: TokenConfiguration(name: name, path: path, readOnly: readOnly))
+        var configuration = TokenConfiguration(name: name, path: path, readOnly: readOnly)
+        // No configuration file names this store; the environment's PIN cost still applies.
+        do {
+            if let iterations = try Configuration.pinIterations(environment: Environment.current) {
+                configuration.pinIterations = iterations
+            }
+        } catch {
+            throw KeychainError(.notAvailable, "invalid environment: \(error.description)")
+        }
+        try self.init(configuration: configuration)
     }
 
     private init(configuration: TokenConfiguration) throws(KeychainError) {

@@ -42,7 +42,7 @@ struct PINRecord {
 
     /// Iteration counts a stored record may name: a record is a file's content, so its count
     /// is checked before any derivation (2^31 trapped a 32-bit conversion; 2^31 − 1 ran for
-    /// minutes). The default is 600,000.
+    /// minutes). The default is 600,000 (``Configuration/pinIterations``).
     static let iterationRange = PasswordKeyDerivation.iterationRange
 
     /// Decodes a stored record; nil when it is malformed or names an iteration count outside
@@ -56,13 +56,13 @@ struct PINRecord {
         sealedKey = Array(bytes[(4 + PINRecord.saltLength)...])
     }
 
-    /// Seals `tokenKey` under a fresh salt and `pin`. The slow part: one PBKDF2 run.
-    static func make(pin: SecretBytes, tokenKey: SecretBytes, user: UserType) throws(CoreError)
-        -> PINRecord
+    /// Seals `tokenKey` under a fresh salt and `pin`, the key derived with `iterations`
+    /// (the token's `pin-iterations`). The slow part: one PBKDF2 run.
+    static func make(pin: SecretBytes, tokenKey: SecretBytes, user: UserType, iterations: Int)
+        throws(CoreError) -> PINRecord
     {
         try CoreError.mapping {
             let salt = try SecureRandom.bytes(saltLength)
-            let iterations = PasswordKeyDerivation.defaultIterations
             let key = try PasswordKeyDerivation.derive(
                 password: pin, salt: salt, iterations: iterations, length: SecretBox.keyLength)
             let sealed = try SecretBox.seal(tokenKey, key: key, associatedData: associatedData(user))
@@ -191,7 +191,9 @@ extension Token {
             _ = try unwrapTokenKey(.securityOfficer, pin: pin)
         }
         let tokenKey = try CoreError.mapping { try SecureRandom.secret(SecretBox.keyLength) }
-        let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: tokenKey, user: .securityOfficer)
+        let record = try PINRecord.make(
+            pin: SecretBytes(pin), tokenKey: tokenKey, user: .securityOfficer,
+            iterations: configuration.pinIterations)
         let epoch = try CoreError.mapping { try SecureRandom.bytes(16) }
         try withState { (state) throws(CoreError) in
             let store = try state.store()
@@ -220,7 +222,9 @@ extension Token {
         else {
             throw CoreError(.userNotLoggedIn, "only the security officer sets the user PIN: log in as SO")
         }
-        let record = try PINRecord.make(pin: SecretBytes(pin), tokenKey: current.tokenKey, user: .user)
+        let record = try PINRecord.make(
+            pin: SecretBytes(pin), tokenKey: current.tokenKey, user: .user,
+            iterations: configuration.pinIterations)
         try withState { (state) throws(CoreError) in
             let store = try state.store()
             try CoreError.mapping {
@@ -237,7 +241,9 @@ extension Token {
         try Token.checkLength(new)
         let user = withState { state in state.authentication.login?.user } ?? .user
         let tokenKey = try unwrapTokenKey(user, pin: old).tokenKey
-        let record = try PINRecord.make(pin: SecretBytes(new), tokenKey: tokenKey, user: user)
+        let record = try PINRecord.make(
+            pin: SecretBytes(new), tokenKey: tokenKey, user: user,
+            iterations: configuration.pinIterations)
         try withState { (state) throws(CoreError) in
             let store = try state.store()
             try CoreError.mapping { try store.setMetadata(Key.pin(user), record.encoded) }

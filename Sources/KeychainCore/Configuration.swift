@@ -1,3 +1,4 @@
+internal import KeychainCrypto
 internal import KeychainStorage
 
 #if canImport(Glibc)
@@ -17,6 +18,9 @@ public struct TokenConfiguration: Sendable, Equatable {
     /// The global `rsa-minimum-bits`, given to every token: the smallest RSA modulus it
     /// generates, imports and advertises (``Configuration/minimumRSABits``).
     public var minimumRSABits = Configuration.defaultMinimumRSABits
+    /// The global `pin-iterations` (or `$P11KEYCHAIN_PIN_ITERATIONS`), given to every token:
+    /// the PBKDF2 iteration count of the PINs it sets from now on (``Configuration/pinIterations``).
+    public var pinIterations = Configuration.defaultPINIterations
     /// The token's `access-group`: the group of the Apple items this process adds to it
     /// without one (``defaultAccessGroup``); nil for ``AccessGroup/defaultName``.
     public var accessGroup: String?
@@ -93,6 +97,21 @@ public struct Configuration: Sendable, Equatable {
     public var minimumRSABits = Configuration.defaultMinimumRSABits
     /// `rsa-minimum-bits` when the file does not say.
     public static let defaultMinimumRSABits = 1024
+    /// The PBKDF2-HMAC-SHA256 iteration count of each PIN set from now on (`pin-iterations`,
+    /// overridden by `$P11KEYCHAIN_PIN_ITERATIONS`; 1,000 to 10,000,000, default 600,000).
+    ///
+    /// The count is written into each PIN's record, so a PIN set under one count is checked
+    /// under it whatever a later configuration says. The default is OWASP's 2023 figure
+    /// (ARCHITECTURE.md §11.4): each `C_Login` then costs a fraction of a second, and a guess
+    /// at a stolen store as much. A lower count makes that guess cheaper in proportion; it
+    /// exists for test suites, which set hundreds of PINs (NSS's
+    /// `NSS_MIN_MP_PBE_ITERATION_COUNT` serves its tests the same way), and for very slow
+    /// devices. A privileged host reads no environment, so only the system file sets it there.
+    public var pinIterations = Configuration.defaultPINIterations
+    /// `pin-iterations` when neither the file nor the environment says.
+    public static let defaultPINIterations = PasswordKeyDerivation.defaultIterations
+    /// The counts `pin-iterations` accepts: those a stored PIN record may name.
+    public static let pinIterationRange = PasswordKeyDerivation.iterationRange
     /// A token's `freshness-ms` when its section does not say (ARCHITECTURE.md §4.5).
     public static let defaultFreshnessMilliseconds = 100
     /// A token's `timeout-ms` when its section does not say.
@@ -160,7 +179,31 @@ public struct Configuration: Sendable, Equatable {
         if let flag = environment["P11KEYCHAIN_DEBUG"], !flag.isEmpty, flag != "0" {
             configuration.debug = true
         }
+        if let iterations = try pinIterations(environment: environment) {
+            configuration.pinIterations = iterations
+            for index in configuration.tokens.indices {
+                configuration.tokens[index].pinIterations = iterations
+            }
+        }
         return configuration
+    }
+
+    /// `$P11KEYCHAIN_PIN_ITERATIONS`, or nil when it is not set (or empty). A privileged
+    /// caller passes an empty `environment`.
+    ///
+    /// - Throws: a ``ParseError`` naming the variable when it is not a count in
+    ///   ``pinIterationRange``: a typo must not quietly leave the count where it was.
+    public static func pinIterations(environment: [String: String]) throws(ParseError) -> Int? {
+        let name = "P11KEYCHAIN_PIN_ITERATIONS"
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        guard let count = Int(value), pinIterationRange.contains(count) else {
+            throw ParseError(
+                file: "$" + name, line: 0,
+                reason:
+                    "must be a number from \(pinIterationRange.lowerBound) to \(pinIterationRange.upperBound), not '\(value)'"
+            )
+        }
+        return count
     }
 
     /// The error `load` reports when `$P11KEYCHAIN_CONF` names no file this process can read,
@@ -313,10 +356,17 @@ public struct Configuration: Sendable, Equatable {
                         throw fail("'rsa-minimum-bits' must be a number from 1024 to 8192, not '\(value)'")
                     }
                     minimumRSABits = bits
+                case "pin-iterations":
+                    guard let count = Int(value), Self.pinIterationRange.contains(count) else {
+                        throw fail(
+                            "'pin-iterations' must be a number from \(Self.pinIterationRange.lowerBound) to "
+                                + "\(Self.pinIterationRange.upperBound), not '\(value)'")
+                    }
+                    pinIterations = count
                 default:
                     throw fail(
                         "unknown key '\(key)' (debug, log-file, rsa-pkcs1-decryption, rsa-minimum-bits, "
-                            + "or a [token NAME] section)"
+                            + "pin-iterations, or a [token NAME] section)"
                     )
                 }
             }
@@ -334,6 +384,7 @@ public struct Configuration: Sendable, Equatable {
         for index in tokens.indices {
             tokens[index].allowsRSAPKCS1Decryption = allowsRSAPKCS1Decryption
             tokens[index].minimumRSABits = minimumRSABits
+            tokens[index].pinIterations = pinIterations
         }
     }
 

@@ -411,6 +411,21 @@ pk11() {
     pkcs11-tool --module "$P11KEYCHAIN_MODULE" --token-label "$TOKEN_LABEL" "$@"
 }
 
+# full_pin_cost: PINs set from now on in this test derive their key 600,000 times, the
+# module's default, instead of the floor scripts/test.sh gives every test
+# (P11KEYCHAIN_PIN_ITERATIONS=1000): for tests that must kill a process inside the
+# derivation, which then takes a few hundred milliseconds.
+full_pin_cost() { export P11KEYCHAIN_PIN_ITERATIONS=600000; }
+
+# stored_pin_iterations NAME: the iteration count in the store's PIN record NAME
+# (so.pin, user.pin), its first four bytes read as a little-endian number.
+stored_pin_iterations() {
+    local hex
+    hex=$(sqlite3 "$(store_file)" "SELECT hex(substr(value, 1, 4)) FROM metadata WHERE name = '$1'")
+    [[ ${#hex} == 8 ]] || fail "no $1 record in the store"
+    echo $((16#${hex:6:2}${hex:4:2}${hex:2:2}${hex:0:2}))
+}
+
 # init_pins: C_InitToken (sets the SO PIN, keeps the label $TOKEN_LABEL),
 # then C_InitPIN as the SO: the token then holds private objects.
 init_pins() {

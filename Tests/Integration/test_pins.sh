@@ -94,6 +94,30 @@ test_change_pin_replaces_the_old_pin() {
     assert_login 2222 CKR_OK "the user PIN set with the new SO PIN"
 }
 
+test_pin_iterations_are_the_default_or_the_environments_and_stay_with_each_pin() {
+    note "without P11KEYCHAIN_PIN_ITERATIONS, PINs derive their key 600,000 times"
+    unset P11KEYCHAIN_PIN_ITERATIONS
+    init_pins
+    assert_eq 600000 "$(stored_pin_iterations so.pin)" "the SO PIN's iterations by default"
+    assert_eq 600000 "$(stored_pin_iterations user.pin)" "the user PIN's iterations by default"
+
+    note "P11KEYCHAIN_PIN_ITERATIONS sets the count of the PINs set under it"
+    P11KEYCHAIN_PIN_ITERATIONS=2000 ok pk11 --login --pin "$USER_PIN" --change-pin --new-pin 24680
+    assert_eq 2000 "$(stored_pin_iterations user.pin)" "the user PIN changed with P11KEYCHAIN_PIN_ITERATIONS=2000"
+    assert_eq 600000 "$(stored_pin_iterations so.pin)" "the SO PIN, not changed"
+
+    note "a PIN keeps its count whatever a later process says"
+    assert_login 24680 CKR_OK "the PIN set at 2,000 iterations, in a process without the variable"
+    P11KEYCHAIN_PIN_ITERATIONS=5000 assert_login 24680 CKR_OK "the same PIN, in a process set to 5,000"
+    assert_eq 2000 "$(stored_pin_iterations user.pin)" "the record after logins"
+
+    note "a value out of range fails C_Initialize with the variable's name, and changes nothing"
+    P11KEYCHAIN_DEBUG=1 P11KEYCHAIN_PIN_ITERATIONS=999 refused pk11 --login --pin 24680 --change-pin --new-pin 13579
+    assert_contains "$RUN_OUT" "P11KEYCHAIN_PIN_ITERATIONS: must be a number from 1000 to 10000000, not '999'" \
+        "the trace of a module given P11KEYCHAIN_PIN_ITERATIONS=999"
+    assert_login 24680 CKR_OK "the PIN after the refused change"
+}
+
 test_pins_of_the_wrong_length_are_refused() {
     # Before any PIN exists: a 3-byte SO PIN is refused and sets nothing.
     refused pk11 --init-token --label "$TOKEN_LABEL" --so-pin 123
@@ -212,6 +236,7 @@ measure() {
 }
 
 test_sigkill_during_set_pin_leaves_the_old_or_the_new_pin() {
+    full_pin_cost
     init_pins
     ok pk11 --login --pin "$USER_PIN" --keypairgen --key-type EC:prime256v1 --id 07 --label survivor
     local current=$USER_PIN new round killed=0 old_ok new_ok opened_new=0
@@ -268,6 +293,7 @@ check_so_pin_opens() {
 }
 
 test_sigkill_during_first_init_token_leaves_a_token_that_takes_an_so_pin() {
+    full_pin_cost
     local round killed=0
     export P11DRIVE_TOKEN=$TOKEN_LABEL
     # The first C_InitToken of a fresh token sets the SO PIN; measured once.
@@ -290,6 +316,7 @@ test_sigkill_during_first_init_token_leaves_a_token_that_takes_an_so_pin() {
 }
 
 test_sigkill_during_init_token_of_a_used_token_leaves_the_so_pin_working() {
+    full_pin_cost
     local round killed=0
     export P11DRIVE_TOKEN=$TOKEN_LABEL
     init_pins
@@ -339,6 +366,7 @@ logins_killed_during_the_derivation() {
 }
 
 test_logins_killed_during_the_derivation_never_lock_the_pin() {
+    full_pin_cost
     init_pins
     export P11DRIVE_TOKEN=$TOKEN_LABEL
     logins_killed_during_the_derivation user "$USER_PIN" 10

@@ -11,10 +11,20 @@ import Testing
 /// no process environment is involved and the tests run in parallel.
 func withToken<T>(_ body: (Token, TemporaryDirectory) throws -> T) throws -> T {
     try withTemporaryDirectory { directory in
-        let token = Token(
-            configuration: TokenConfiguration(name: "test", path: directory.file("token.sqlite3")))
+        let token = Token(configuration: testConfiguration(path: directory.file("token.sqlite3")))
         return try body(token, directory)
     }
+}
+
+/// The configuration of a token over `path` with the PIN cost the environment asks for
+/// (`$P11KEYCHAIN_PIN_ITERATIONS`, which scripts/test.sh sets to its floor), as
+/// `Configuration.load` would give it.
+func testConfiguration(name: String = "test", path: String) -> TokenConfiguration {
+    var configuration = TokenConfiguration(name: name, path: path)
+    if let iterations = try? Configuration.pinIterations(environment: Environment.current) {
+        configuration.pinIterations = iterations
+    }
+    return configuration
 }
 
 /// Expects `body` to throw a `CoreError` with `code` whose message contains `text`.

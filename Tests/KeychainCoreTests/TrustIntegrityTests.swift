@@ -23,7 +23,7 @@ struct TrustIntegrityTests {
 
     /// Another connection to the same store, as another process would open it.
     private func reopened(_ directory: TemporaryDirectory) -> Token {
-        Token(configuration: TokenConfiguration(name: "test", path: directory.file("token.sqlite3")))
+        Token(configuration: testConfiguration(path: directory.file("token.sqlite3")))
     }
 
     @Test("a distrusted certificate is not deleted without the PIN, so its distrust cannot be undone")

@@ -69,7 +69,15 @@ public func runProgram(
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try executablePath(program))
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    if var environment {
+        // The PIN cost scripts/test.sh sets for the run reaches every child, as the other
+        // variables a test chose: a test that wants another cost names it.
+        let cost = "P11KEYCHAIN_PIN_ITERATIONS"
+        if environment[cost] == nil, let inherited = ProcessInfo.processInfo.environment[cost] {
+            environment[cost] = inherited
+        }
+        process.environment = environment
+    }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     process.standardOutput = output
     process.standardError = mergingErrors ? output : error

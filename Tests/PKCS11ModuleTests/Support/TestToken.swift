@@ -166,7 +166,9 @@ final class TestToken {
 /// in parallel, and the environment is shared.
 func withStore(_ body: (TestToken) throws -> Void) throws {
     try EnvironmentLock.withLock {
-        let names = ["P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF", "P11KEYCHAIN_DEBUG"]
+        let names = [
+            "P11KEYCHAIN_DIR", "P11KEYCHAIN_CONF", "P11KEYCHAIN_DEBUG", "P11KEYCHAIN_PIN_ITERATIONS",
+        ]
         let saved = names.map { ($0, getenv($0).map { String(cString: $0) }) }
         defer {
             for (name, value) in saved {
