@@ -11,14 +11,21 @@
 # output is kept in .build/integration/logs/<name>.log; the tail of a failed
 # test's log also goes to stderr. Several tests need root (mounts, other users,
 # /etc/pkcs11): run them as root, in CI or a container.
+#
+# Files run IT_JOBS at a time (default 2), the tests of one file one after another; a
+# file's lines are printed when it ends. A file that changes what every process on the
+# machine sees (/etc/pkcs11, /etc/pam.d, an installed package, users) says so with a line
+# "# run.sh: alone" and runs after the others, by itself.
 set -u
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 IT_TEST_TIMEOUT=${IT_TEST_TIMEOUT:-600}
+# PINs at the floor of their cost, as scripts/test.sh sets it (full_pin_cost in lib.sh undoes it).
+export P11KEYCHAIN_PIN_ITERATIONS=${P11KEYCHAIN_PIN_ITERATIONS:-1000}
+IT_JOBS=${IT_JOBS:-2}
 LOGS=$IT_BUILD/logs
-passed=0
-failed=0
+RESULTS=$IT_BUILD/results
 
 # test_functions FILE: the test functions of FILE, in the order they are written.
 test_functions() {
@@ -27,10 +34,8 @@ test_functions() {
 
 report() {
     if [[ $1 == PASS ]]; then
-        passed=$((passed + 1))
         echo "PASS $2 ($((SECONDS - started)) s)"
     else
-        failed=$((failed + 1))
         echo "FAIL $2 ($((SECONDS - started)) s): $3"
         sed 's/^/    /' "$4" | tail -n 15 >&2
     fi
@@ -58,20 +63,58 @@ run_one() {
     report FAIL "$name" "$reason" "$log"
 }
 
+# run_file FILE FILTER: the tests of FILE that FILTER selects, one after another.
+run_file() {
+    local file=$1 filter=$2 name
+    for name in $(test_functions "$file"); do
+        [[ -z $filter || $name == *"$filter"* || $(basename "$file") == *"$filter"* ]] || continue
+        run_one "$file" "$name"
+    done
+}
+
+# start_file FILE FILTER: run_file in the background, its lines into $RESULTS/FILE.
+start_file() {
+    local out=$RESULTS/$(basename "$1" .sh)
+    run_file "$1" "$2" >"$out.out" 2>"$out.err" &
+    running[$!]=$out
+}
+
+# finish_one: waits for a background file to end and prints its lines.
+finish_one() {
+    local pid out
+    wait -n -p pid "${!running[@]}"
+    out=${running[$pid]}
+    unset "running[$pid]"
+    cat "$out.out"
+    cat "$out.err" >&2
+}
+
 main() {
-    local filter=${1:-} file name build_error=
+    local filter=${1:-} file build_error= passed failed
+    local -a shared=() alone=()
+    local -A running=()
     mkdir -p "$LOGS"
+    rm -rf "$RESULTS"
+    mkdir -p "$RESULTS"
     # A helper that does not compile fails every test through it_run_test.
     if ! build_error=$(build_p11drive 2>&1); then
         rm -f "$P11DRIVE" # never run a stale helper
         echo "p11drive did not compile: $build_error" >&2
     fi
     for file in "$IT_DIR"/test_*.sh; do
-        for name in $(test_functions "$file"); do
-            [[ -z $filter || $name == *"$filter"* || $(basename "$file") == *"$filter"* ]] || continue
-            run_one "$file" "$name"
-        done
+        if grep -q '^# run.sh: alone' "$file"; then alone+=("$file"); else shared+=("$file"); fi
     done
+    for file in "${shared[@]}"; do
+        ((${#running[@]} < IT_JOBS)) || finish_one
+        start_file "$file" "$filter"
+    done
+    while ((${#running[@]} > 0)); do finish_one; done
+    for file in "${alone[@]}"; do
+        start_file "$file" "$filter"
+        finish_one
+    done
+    passed=$(cat "$RESULTS"/*.out 2>/dev/null | grep -c '^PASS ')
+    failed=$(cat "$RESULTS"/*.out 2>/dev/null | grep -c '^FAIL ')
     echo "$passed passed, $failed failed"
     ((failed == 0 && passed > 0))
 }

@@ -5,7 +5,8 @@
 # p11secret (tools/p11secret.c and p11secret_util.c) does what pkcs11-tool 0.23 has no verb for
 # (AES-GCM, AES-CTR, CMAC, RSA-OAEP wrapping, ECDH with a KDF, X25519/X448,
 # copying a secret key). It is built here, on first use, into .build/integration
-# beside p11drive (the tests of one run.sh run one after another, never at once).
+# beside p11drive: into a file of this process's own, then renamed over the binary, since
+# run.sh runs two files at once and both may build it.
 
 export P11SECRET=$IT_BUILD/p11secret
 

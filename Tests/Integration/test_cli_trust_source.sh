@@ -2,6 +2,7 @@
 # `p11keychain add-trusted-cert`, the token registered with `p11keychain register --system
 # --trust` (trust-policy: yes). Then p11-kit's `trust list --filter=ca-anchors` lists it and
 # GnuTLS's certtool verifies a chain that ends at it; after remove-trusted-cert it does not.
+# run.sh: alone: it registers a module in /etc/pkcs11/modules, which every p11-kit client reads.
 
 CLI=$(dirname "$P11KEYCHAIN_MODULE")/p11keychain
 [[ -x $CLI ]] || CLI=$IT_REPO/.build/debug/p11keychain

@@ -6,6 +6,7 @@
 #
 # What is installed is the build under test: the module $P11KEYCHAIN_MODULE and the
 # p11keychain program beside it (scripts/test.sh builds both in release).
+# run.sh: alone: it installs the package into /usr and /etc, which every test would then see.
 
 # The CLI of the build under test.
 install_cli() {

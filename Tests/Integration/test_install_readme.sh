@@ -5,6 +5,7 @@
 #
 # Bounded: `make` rebuilds nothing when the release products are up to date with the flags
 # they were built with: SWIFTFLAGS (the Makefile's knob) is CI's release flags unless set.
+# run.sh: alone: it installs the package into /usr, which every test would then see.
 
 # readme_install_block: the lines of the first ```sh block after "## Install" in README.md.
 readme_install_block() {

@@ -3,6 +3,7 @@
 # token with no --provider.
 # The store is passed to the module through P11KEYCHAIN_DIR in the environment
 # of each p11-kit client, which loads the module in-process.
+# run.sh: alone: it registers the module in /etc/pkcs11/modules, which every p11-kit client reads.
 
 REGISTER=$IT_REPO/scripts/register-module.sh
 SYSTEM_MODULES=/etc/pkcs11/modules

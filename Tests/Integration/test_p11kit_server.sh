@@ -2,6 +2,7 @@
 # p11-kit-client.so on the other end, and `p11-kit remote` over a pipe (a
 # module registered with "remote: |command"). The client side never loads
 # our module: every call crosses p11-kit's RPC protocol.
+# run.sh: alone: it registers a module in /etc/pkcs11/modules and installs one under /usr/lib.
 
 # start_server SOCKET URI: start_p11kit_server (lib.sh), and the clients of
 # this test talk to it.

@@ -11,6 +11,7 @@
 # else from the debug build, unless P11KEYCHAIN_PAM_MODULE, P11KEYCHAIN_PAM_HELPER,
 # P11KEYCHAIN_CLI, P11KEYCHAIN_SESSION_EXAMPLE name them. The service file names the helper
 # (helper=), since the build under test is not installed in /usr/libexec.
+# run.sh: alone: it adds users and writes /etc/pam.d.
 
 PAM_OLD_PASSWORD=Tr0ub4dor-pam-old-9x
 PAM_NEW_PASSWORD=correct-Horse-pam-7q

@@ -6,6 +6,7 @@
 #
 # The privileged host is a setgid copy of tools/p11open.c run by user nobody,
 # in a directory on a file system mounted without nosuid.
+# run.sh: alone: it writes /etc/p11keychain/p11keychain.conf, the configuration of every process without one.
 
 SYSTEM_CONF_DIR=/etc/p11keychain
 SYSTEM_CONF=$SYSTEM_CONF_DIR/p11keychain.conf

@@ -7,6 +7,7 @@
 # In a private mount namespace: a directory holding a plain p11keychain.module (as the package
 # writes it) over /usr/share/p11-kit/modules, an empty /etc/pkcs11; nothing of the machine's
 # p11-kit configuration is touched.
+# run.sh: alone: it installs into /usr and registers in /etc/pkcs11/modules.
 
 CLI=$(dirname "$P11KEYCHAIN_MODULE")/p11keychain
 [[ -x $CLI ]] || CLI=$IT_REPO/.build/debug/p11keychain

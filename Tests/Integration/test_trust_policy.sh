@@ -5,6 +5,7 @@
 # keychain's anchor, with certtool and in a TLS handshake with an openssl
 # s_server on 127.0.0.1, and refuses chains to a distrusted or untrusted CA.
 # Trust is set through NSS (certutil -M), so every face's view is the same.
+# run.sh: alone: it registers modules in /etc/pkcs11/modules, which every p11-kit client reads.
 
 REGISTER=$IT_REPO/scripts/register-module.sh
 
