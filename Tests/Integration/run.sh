@@ -77,6 +77,7 @@ start_file() {
     local out=$RESULTS/$(basename "$1" .sh)
     run_file "$1" "$2" >"$out.out" 2>"$out.err" &
     running[$!]=$out
+    began[$!]=$SECONDS
 }
 
 # finish_one: waits for a background file to end and prints its lines.
@@ -84,15 +85,16 @@ finish_one() {
     local pid out
     wait -n -p pid "${!running[@]}"
     out=${running[$pid]}
-    unset "running[$pid]"
     cat "$out.out"
     cat "$out.err" >&2
+    [[ ! -s $out.out ]] || echo "-- $(basename "$out").sh: $((SECONDS - began[$pid])) s"
+    unset "running[$pid]" "began[$pid]"
 }
 
 main() {
     local filter=${1:-} file build_error= passed failed
     local -a shared=() alone=()
-    local -A running=()
+    local -A running=() began=()
     mkdir -p "$LOGS"
     rm -rf "$RESULTS"
     mkdir -p "$RESULTS"
