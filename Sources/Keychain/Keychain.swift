@@ -111,13 +111,22 @@ public final class Keychain: Sendable {
     ///   - createIfMissing: Create the file (and its directory, mode 0700) when it does not
     ///     exist. By default a missing file is an error, so that a mistyped path is reported
     ///     rather than silently becoming a new, empty keychain.
+    ///   - pinIterations: The PBKDF2 count of PINs set on it from now on (1,000 to
+    ///     10,000,000); nil: `$P11KEYCHAIN_PIN_ITERATIONS` as the process started, else
+    ///     600,000. No configuration file is read: none names this store.
     /// - Throws: ``KeychainError/Code/noSuchKeychain`` naming the path when the file does not
     ///   exist (and `createIfMissing` is false) or cannot be opened;
     ///   ``KeychainError/Code/invalidKeychain`` when it is not a keychain store.
-    public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = false)
-        throws(KeychainError)
-    {
+    public convenience init(
+        path: String, readOnly: Bool = false, createIfMissing: Bool = false, pinIterations: Int? = nil
+    ) throws(KeychainError) {
         guard !path.isEmpty else { throw KeychainError(.parameter, "the keychain path is empty") }
+        if let pinIterations, !Configuration.pinIterationRange.contains(pinIterations) {
+            throw KeychainError(
+                .parameter,
+                "a PIN's iteration count is \(Configuration.pinIterationRange.lowerBound) to "
+                    + "\(Configuration.pinIterationRange.upperBound), not \(pinIterations)")
+        }
         if !createIfMissing || readOnly, access(path, F_OK) != 0 {
             throw KeychainError(
                 .noSuchKeychain, "no keychain at \(path): \(String(cString: strerror(errno)))")
@@ -125,12 +134,11 @@ public final class Keychain: Sendable {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let name = fileName.hasSuffix(".sqlite3") ? String(fileName.dropLast(".sqlite3".count)) : fileName
         var configuration = TokenConfiguration(name: name, path: path, readOnly: readOnly)
-        // No configuration file names this store; the environment's PIN cost still applies.
-        do {
-            if let iterations = try Configuration.pinIterations(environment: Environment.current) {
-                configuration.pinIterations = iterations
-            }
-        } catch {
+        switch (pinIterations, Configuration.processPINIterations) {
+        case (let given?, _): configuration.pinIterations = given
+        case (nil, .success(let fromEnvironment)):
+            configuration.pinIterations = fromEnvironment ?? Configuration.defaultPINIterations
+        case (nil, .failure(let error)):
             throw KeychainError(.notAvailable, "invalid environment: \(error.description)")
         }
         try self.init(configuration: configuration)
@@ -571,33 +579,16 @@ private struct SearchPlan {
 }
 
 /// One `Token` per store file for the whole process, so that opening a keychain is cheap and
-/// every `Keychain` on a file shares one connection. Keyed by the whole token configuration:
-/// the configuration itself is checked anew by every `Keychain` initializer. A file that was
+/// every `Keychain` on a file shares one connection. Keyed by the whole token configuration
+/// (a changed setting gets a `Token` that applies it): the configuration itself is checked
+/// anew by every `Keychain` initializer. A file that was
 /// deleted or replaced since (another inode) gets a new `Token`, so a connection never keeps
 /// serving a file that is no longer at its path.
 final class TokenCache: @unchecked Sendable {
     // @unchecked: `entries` is touched only with `lock` held.
     static let shared = TokenCache()
     private let lock = Lock()
-    private var entries: [Key: Entry] = [:]
-
-    private struct Key: Hashable {
-        var name: String
-        var path: String
-        var readOnly: Bool
-        var synchronous: Bool
-        var accessGroup: String?
-        var schema: String?
-
-        init(_ configuration: TokenConfiguration) {
-            name = configuration.name
-            path = configuration.path
-            readOnly = configuration.readOnly
-            synchronous = configuration.synchronous
-            accessGroup = configuration.accessGroup
-            schema = configuration.schema
-        }
-    }
+    private var entries: [TokenConfiguration: Entry] = [:]
 
     private struct Entry {
         var token: Token
@@ -614,7 +605,7 @@ final class TokenCache: @unchecked Sendable {
     /// opened (`isOpen`: nothing more to check), else a new one, to be opened and recorded
     /// with `opened`.
     func token(for configuration: TokenConfiguration) -> (token: Token, isOpen: Bool) {
-        let key = Key(configuration)
+        let key = configuration
         let current = TokenCache.identity(of: configuration.path)
         return lock.withLock {
             if let entry = entries[key], let file = entry.file, file == current { return (entry.token, true) }
@@ -626,7 +617,7 @@ final class TokenCache: @unchecked Sendable {
 
     /// Records which file `token` opened for `configuration`.
     func opened(_ token: Token, for configuration: TokenConfiguration) {
-        let key = Key(configuration)
+        let key = configuration
         let file = TokenCache.identity(of: configuration.path)
         lock.withLock {
             if entries[key]?.token === token { entries[key]?.file = file }

@@ -6,7 +6,7 @@ internal import KeychainStorage
 #endif
 
 /// One token of the configuration: a name (its label) and the store behind it.
-public struct TokenConfiguration: Sendable, Equatable {
+public struct TokenConfiguration: Sendable, Hashable {
     public var name: String
     /// The SQLite file (`path =`), or `postgresql:` and a libpq connection string (`store =`).
     public var path: String
@@ -187,6 +187,17 @@ public struct Configuration: Sendable, Equatable {
         }
         return configuration
     }
+
+    /// `$P11KEYCHAIN_PIN_ITERATIONS` as this process started with it (nil when not set), read
+    /// once, with `getenv` alone: for a store opened by path, which no configuration names
+    /// (`Keychain(path:)`). Reading the whole environment on each open would race with a host
+    /// thread's `setenv`. A privileged host reads none of its environment.
+    public static let processPINIterations: Result<Int?, ParseError> = {
+        let name = "P11KEYCHAIN_PIN_ITERATIONS"
+        guard !Environment.isPrivileged, let value = getenv(name) else { return .success(nil) }
+        let environment = [name: String(cString: value)]
+        return Result(catching: { () throws(ParseError) in try pinIterations(environment: environment) })
+    }()
 
     /// `$P11KEYCHAIN_PIN_ITERATIONS`, or nil when it is not set (or empty). A privileged
     /// caller passes an empty `environment`.

@@ -38,9 +38,7 @@ enum TokenCommands {
             do {
                 tokens = try Configuration.load(environment: invocation.environment).tokens
             } catch {
-                throw .failed(
-                    "invalid configuration: \(error.description) "
-                        + "(fix the file, or set P11KEYCHAIN_CONF=/dev/null to use the default token alone)")
+                throw .failed("invalid configuration: \(error.description) (\(Failure.fix(for: error)))")
             }
             if let name = invocation.tokenName {
                 tokens = tokens.filter { $0.name == name }

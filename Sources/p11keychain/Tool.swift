@@ -46,7 +46,10 @@ struct Invocation {
     func openKeychain(creating: Bool = false) throws(Failure) -> Keychain {
         do {
             if let path = storePath {
-                return try Keychain(path: path, createIfMissing: creating)
+                // No section names this store; the configuration's pin-iterations applies to
+                // it all the same (a file that does not load leaves the environment's).
+                let cost = (try? Configuration.load(environment: environment))?.pinIterations
+                return try Keychain(path: path, createIfMissing: creating, pinIterations: cost)
             }
             if let name = tokenName { return try Keychain(tokenNamed: name) }
             return try Keychain()
@@ -69,6 +72,17 @@ struct Invocation {
 }
 
 extension Failure {
+    /// What to do about a configuration that does not load: a bad file, or a bad variable.
+    static let configurationFileFix =
+        "fix the file, or set P11KEYCHAIN_CONF=/dev/null to use the default token alone"
+    static let pinIterationsVariable = "$P11KEYCHAIN_PIN_ITERATIONS"
+    static let pinIterationsFix = "set it to a number from 1000 to 10000000, or unset it for the default"
+
+    /// The fix for `error`, a configuration that did not load.
+    static func fix(for error: Configuration.ParseError) -> String {
+        error.file == pinIterationsVariable ? pinIterationsFix : configurationFileFix
+    }
+
     /// A keychain error as one line: what was being done, what went wrong, what to do.
     init(_ error: KeychainError, doing action: String) {
         let hint: String
@@ -77,8 +91,10 @@ extension Failure {
             hint = " (the keychain is read-only; choose a writable one with --token NAME or --store PATH)"
         case .noSuchKeychain:
             hint = " (check the directory and its permissions; see: p11keychain list-tokens)"
+        case .notAvailable where error.message.contains(Failure.pinIterationsVariable):
+            hint = " (\(Failure.pinIterationsFix))"
         case .notAvailable:
-            hint = " (fix the file, or set P11KEYCHAIN_CONF=/dev/null to use the default token alone)"
+            hint = " (\(Failure.configurationFileFix))"
         case .invalidKeychain:
             hint = " (the file is not a p11keychain store, or a newer version wrote it)"
         case .io:

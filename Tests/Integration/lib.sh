@@ -365,14 +365,10 @@ wait_for_s_server_port() {
     [[ -n $PORT ]] || fail "no port in s_server's ACCEPT line: $(grep ACCEPT "$1")"
 }
 
-# ensure_run_sshd: sshd's privilege-separation directory, removed after the
-# test if the test made it.
-ensure_run_sshd() {
-    if [[ ! -d /run/sshd ]]; then
-        mkdir -p /run/sshd
-        defer "rmdir /run/sshd 2>/dev/null || true"
-    fi
-}
+# ensure_run_sshd: sshd's privilege-separation directory. It stays when the test ends
+# (the ssh package's own tmpfiles entry makes it at boot): tests of two files may run sshd
+# at once, and the first to end would pull it from under the other.
+ensure_run_sshd() { mkdir -p /run/sshd; }
 
 # p11-kit's RPC client module (Debian package p11-kit-modules).
 P11KIT_CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
@@ -416,6 +412,11 @@ pk11() {
 # (P11KEYCHAIN_PIN_ITERATIONS=1000): for tests that must kill a process inside the
 # derivation, which then takes a few hundred milliseconds.
 full_pin_cost() { export P11KEYCHAIN_PIN_ITERATIONS=600000; }
+
+# overlapping_pin_cost: PINs set from now on derive their key 100,000 times (tens of
+# milliseconds a check): for tests whose processes guess at once and must each be inside
+# the derivation while the others are, which at the floor would mostly run one by one.
+overlapping_pin_cost() { export P11KEYCHAIN_PIN_ITERATIONS=100000; }
 
 # stored_pin_iterations NAME: the iteration count in the store's PIN record NAME
 # (so.pin, user.pin), its first four bytes read as a little-endian number.

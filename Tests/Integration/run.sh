@@ -14,8 +14,9 @@
 #
 # Files run IT_JOBS at a time (default 2), the tests of one file one after another; a
 # file's lines are printed when it ends. A file that changes what every process on the
-# machine sees (/etc/pkcs11, /etc/pam.d, an installed package, users) says so with a line
-# "# run.sh: alone" and runs after the others, by itself.
+# machine sees (/etc/pkcs11, /etc/pam.d, an installed package, users), or that times
+# something in tenths of a second, says so with a line "# run.sh: alone" and runs after
+# the others, by itself.
 set -u
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,6 +25,7 @@ IT_TEST_TIMEOUT=${IT_TEST_TIMEOUT:-600}
 # PINs at the floor of their cost, as scripts/test.sh sets it (full_pin_cost in lib.sh undoes it).
 export P11KEYCHAIN_PIN_ITERATIONS=${P11KEYCHAIN_PIN_ITERATIONS:-1000}
 IT_JOBS=${IT_JOBS:-2}
+[[ $IT_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "IT_JOBS must be a number from 1, not '$IT_JOBS'" >&2; exit 2; }
 LOGS=$IT_BUILD/logs
 RESULTS=$IT_BUILD/results
 
@@ -95,6 +97,8 @@ main() {
     local filter=${1:-} file build_error= passed failed
     local -a shared=() alone=()
     local -A running=() began=()
+    # A stopped run stops its files too (background jobs of a script ignore SIGINT).
+    trap 'kill "${!running[@]}" 2>/dev/null; exit 130' INT TERM
     mkdir -p "$LOGS"
     rm -rf "$RESULTS"
     mkdir -p "$RESULTS"

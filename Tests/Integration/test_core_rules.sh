@@ -217,11 +217,12 @@ test_a_private_key_with_cka_private_false_needs_a_login() {
 # ---------------------------------------------------------------- PIN guesses
 
 test_thirty_processes_guessing_at_once_lock_the_pin_after_exactly_ten_failures() {
+    overlapping_pin_cost
     init_pins
     local i all incorrect locked pids=()
     mkdir "$TEST_TMP/guesses"
     # Each process: C_Initialize, C_OpenSession, one wrong C_Login, exit. The
-    # PBKDF2 of a guess (~150 ms) is far longer than starting them all.
+    # PBKDF2 of a guess (100,000 rounds, tens of ms) is far longer than starting them all.
     for i in $(seq 1 30); do
         "$P11DRIVE" login user 9999 >"$TEST_TMP/guesses/$i" 2>&1 &
         pids+=($!)

@@ -110,6 +110,7 @@ test_a_server_down_leaves_the_module_loaded_and_the_token_usable_once_it_is_back
 test_wrong_pins_guessed_at_once_from_two_hosts_lock_the_token_after_ten() {
     pg_start
     local i conf pids=() incorrect
+    overlapping_pin_cost
     init_pins
     # Six wrong guesses from each host, all at once: ten are counted, then the PIN is locked.
     for i in $(seq 12); do

@@ -4,6 +4,7 @@
 # primary is killed (SIGKILL) under it: its calls fail with CKR_DEVICE_ERROR, each within the
 # token's timeout-ms, with the reason in the trace; the standby is promoted, and the same
 # process's next writes succeed. Every write it had acknowledged is then found.
+# run.sh: alone: it bounds how long a call waits for a server that went away, to 1.5 s.
 
 source "$IT_DIR/postgresql_lib.sh"
 

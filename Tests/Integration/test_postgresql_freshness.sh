@@ -3,6 +3,7 @@
 # refused; with the default (100 ms), any C_SignInit more than the bound later is refused;
 # with a bound of a minute, the write's announcement (LISTEN/NOTIFY) alone gets it refused at
 # once. Each prints the delay from the destruction to the refusal, and B's signing rate.
+# run.sh: alone: it times how long a host relies on what it holds, to a tenth of a second.
 
 source "$IT_DIR/postgresql_lib.sh"
 

@@ -42,7 +42,7 @@ private func tally(_ errors: [CoreError?]) -> String {
 struct ConcurrentPINTests {
     @Test("30 threads re-entering the right user PIN at once (context-specific logins) all succeed")
     func rightContextSpecificLogins() throws {
-        try withToken { token, _ in
+        try withToken(pinIterations: TestPIN.overlappingIterations) { token, _ in
             try logInUser(token)
             let errors = together(30) { _ in try token.reauthenticateUser(pin: bytes("user-pin-0000")) }
             #expect(errors.allSatisfy { $0 == nil }, "30 right PINs at once: \(tally(errors))")
@@ -52,7 +52,7 @@ struct ConcurrentPINTests {
 
     @Test("30 tokens on one store logging in the SO with the right PIN at once all succeed")
     func rightSecurityOfficerLogins() throws {
-        try withToken { token, _ in
+        try withToken(pinIterations: TestPIN.overlappingIterations) { token, _ in
             try token.initialize(securityOfficerPIN: bytes("so-pin-0000"), label: "t")
             let tokens = (0..<30).map { _ in Token(configuration: token.configuration) }
             let errors = together(30) { index in
@@ -65,7 +65,7 @@ struct ConcurrentPINTests {
 
     @Test("20 threads guessing wrong at once: exactly 10 wrong-PIN answers, 10 locked, and the count is 10")
     func twentyWrongGuesses() throws {
-        try withToken { token, _ in
+        try withToken(pinIterations: TestPIN.overlappingIterations) { token, _ in
             try logInUser(token)
             let errors = together(20) { _ in try token.reauthenticateUser(pin: bytes("wrong-pin")) }
             #expect(errors.filter { $0?.code == .pinIncorrect }.count == 10, "\(tally(errors))")

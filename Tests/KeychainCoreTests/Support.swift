@@ -8,22 +8,26 @@ import Testing
 #endif
 
 /// A token over a new store in a fresh temporary directory. The store is given by path, so
-/// no process environment is involved and the tests run in parallel.
-func withToken<T>(_ body: (Token, TemporaryDirectory) throws -> T) throws -> T {
+/// no process environment is involved and the tests run in parallel. Its PINs derive their
+/// key `pinIterations` times when given, else at the run's cost (`runPINIterations`).
+func withToken<T>(pinIterations: Int? = nil, _ body: (Token, TemporaryDirectory) throws -> T) throws -> T {
     try withTemporaryDirectory { directory in
-        let token = Token(configuration: testConfiguration(path: directory.file("token.sqlite3")))
-        return try body(token, directory)
+        var configuration = testConfiguration(path: directory.file("token.sqlite3"))
+        if let pinIterations { configuration.pinIterations = pinIterations }
+        return try body(Token(configuration: configuration), directory)
     }
 }
 
-/// The configuration of a token over `path` with the PIN cost the environment asks for
-/// (`$P11KEYCHAIN_PIN_ITERATIONS`, which scripts/test.sh sets to its floor), as
-/// `Configuration.load` would give it.
+/// The PIN cost this test process was started with (`$P11KEYCHAIN_PIN_ITERATIONS`, which
+/// scripts/test.sh sets to its floor), read once: other targets' tests change the environment
+/// while these run.
+let runPINIterations: Int? = try? Configuration.pinIterations(environment: Environment.current)
+
+/// The configuration of a token over `path` with the run's PIN cost, as `Configuration.load`
+/// would give it.
 func testConfiguration(name: String = "test", path: String) -> TokenConfiguration {
     var configuration = TokenConfiguration(name: name, path: path)
-    if let iterations = try? Configuration.pinIterations(environment: Environment.current) {
-        configuration.pinIterations = iterations
-    }
+    if let runPINIterations { configuration.pinIterations = runPINIterations }
     return configuration
 }
 

@@ -123,12 +123,19 @@ struct UntrustedConfigurationTests {
             let environment = [
                 "P11KEYCHAIN_CONF": conf, "P11KEYCHAIN_DIR": directory.file("dir"), "P11KEYCHAIN_DEBUG": "1",
                 "XDG_CONFIG_HOME": directory.path, "XDG_DATA_HOME": directory.path, "HOME": directory.path,
+                "P11KEYCHAIN_PIN_ITERATIONS": "1000",
             ]
             let ordinary = try Configuration.load(environment: environment, privileged: false)
             #expect(ordinary.debug && ordinary.logFile == "/etc/passwd" && ordinary.source == conf)
+            #expect(ordinary.tokens.map(\.pinIterations) == [1000])
 
             let privileged = try Configuration.load(environment: environment, privileged: true)
             #expect(!privileged.debug)
+            if privileged.source == nil {  // no system file here to set it
+                #expect(
+                    privileged.tokens.map(\.pinIterations) == [Configuration.defaultPINIterations],
+                    "the caller's environment lowered the PIN cost of a privileged host")
+            }
             #expect(privileged.logFile == nil)
             #expect(privileged.source == nil || privileged.source == Configuration.systemFile)
             let home = try #require(getpwuid(geteuid())).pointee.pw_dir.map { String(cString: $0) }

@@ -174,7 +174,7 @@ extension ModuleTests.CoreRulesTests {
             "30 processes guessing a wrong user PIN at once get exactly 10 CKR_PIN_INCORRECT and 20 CKR_PIN_LOCKED; then the right PIN is refused"
         )
         func thirtyParallelGuesses() throws {
-            try withToken { token throws in
+            try withToken(pinIterations: TestPIN.overlappingIterations) { token throws in
                 try token.setPINs()
                 try #require(try token.m.C_Finalize(nil) == CKR_OK)
                 let guessers = try (0..<30).map { _ in try Guesser(token.m, pin: "9999") }
@@ -200,7 +200,7 @@ extension ModuleTests.CoreRulesTests {
             "With one try left, 12 processes at once (one with the right PIN) are allowed exactly the guesses the counter allows"
         )
         func lastTryInParallel() throws {
-            try withToken { token throws in
+            try withToken(pinIterations: TestPIN.overlappingIterations) { token throws in
                 try token.setPINs()
                 let session = try token.openSession()
                 for attempt in 1...9 {
@@ -249,7 +249,7 @@ extension ModuleTests.CoreRulesTests {
             "An SO login and a user login in two threads at once never both succeed: one gets CKR_USER_ANOTHER_ALREADY_LOGGED_IN (50 rounds)"
         )
         func soAndUserExcludeEachOther() throws {
-            try withToken { token throws in
+            try withToken(pinIterations: TestPIN.overlappingIterations) { token throws in
                 try token.setPINs()
                 let soSession = try token.openSession()
                 let userSession = try token.openSession()

@@ -17,7 +17,7 @@ extension ModuleTests.CoreRulesTests {
             "30 processes logging in with the right user PIN at once all get CKR_OK, and no failure is counted",
             arguments: [CK_USER_TYPE(CKU_USER), CK_USER_TYPE(CKU_SO)])
         func thirtyRightLogins(user: CK_USER_TYPE) throws {
-            try withToken { token throws in
+            try withToken(pinIterations: TestPIN.overlappingIterations) { token throws in
                 try token.setPINs()
                 try #require(try token.m.C_Finalize(nil) == CKR_OK)
                 let pin = user == CKU_SO ? coreSOPIN : coreUserPIN
@@ -35,7 +35,7 @@ extension ModuleTests.CoreRulesTests {
             "20 processes guessing wrong at once get exactly 10 CKR_PIN_INCORRECT and 10 CKR_PIN_LOCKED; then the right PIN is refused as locked",
             arguments: [CK_USER_TYPE(CKU_USER), CK_USER_TYPE(CKU_SO)])
         func twentyWrongGuesses(user: CK_USER_TYPE) throws {
-            try withToken { token throws in
+            try withToken(pinIterations: TestPIN.overlappingIterations) { token throws in
                 try token.setPINs()
                 try #require(try token.m.C_Finalize(nil) == CKR_OK)
                 let outcomes = try race((0..<20).map { _ in try Guesser(token.m, pin: "99999", user: user) })
@@ -57,7 +57,7 @@ extension ModuleTests.CoreRulesTests {
             "9 wrong and 21 right user PINs from 30 processes at once: every right one gets CKR_OK and the PIN never locks"
         )
         func mixedGuessesNeverLock() throws {
-            try withToken { token throws in
+            try withToken(pinIterations: TestPIN.overlappingIterations) { token throws in
                 try token.setPINs()
                 try #require(try token.m.C_Finalize(nil) == CKR_OK)
                 let guessers = try (0..<30).map { index in

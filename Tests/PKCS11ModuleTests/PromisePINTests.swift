@@ -174,7 +174,7 @@ extension ModuleTests.PromiseTests {
         try withStore { token in
             // The kills must land inside the derivation: PINs set at the full cost, not the
             // floor scripts/test.sh gives every other test (a login then takes well over 40 ms).
-            setenv("P11KEYCHAIN_PIN_ITERATIONS", "600000", 1)
+            setenv("P11KEYCHAIN_PIN_ITERATIONS", "\(TestPIN.fullIterations)", 1)
             try #require(try token.m.C_Initialize(nil) == CKR_OK)
             try token.setPINs()
             try #require(try token.m.C_Finalize(nil) == CKR_OK)
@@ -200,8 +200,8 @@ extension ModuleTests.PromiseTests {
 
     @Test("Right PINs never lock: 30 processes logging in with the right user PIN at once all get CKR_OK")
     func concurrentRightLoginsAllSucceed() throws {
-        try withPromiseTokenLoggedOut { token, session in
-            _ = try token.m.C_CloseSession(session)
+        try withToken(pinIterations: TestPIN.overlappingIterations) { token in
+            try token.setPINs()
             try #require(try token.m.C_Finalize(nil) == CKR_OK)
             let statuses = try forkLoginProcesses(
                 30, token: token, user: CK_USER_TYPE(CKU_USER), pin: coreUserPIN

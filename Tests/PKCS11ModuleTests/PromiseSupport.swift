@@ -49,8 +49,8 @@ struct AttackResult {
 }
 
 /// A store with both PINs set (coreSOPIN, coreUserPIN), made once per test process: setting
-/// them costs three PBKDF2 runs at 600,000 iterations, so each promise row copies the files
-/// instead and pays only for its own logins.
+/// them costs three PBKDF2 runs (at the run's cost: 600,000 iterations in a bare `swift test`),
+/// so each promise row copies the files instead and pays only for its own logins.
 private enum PINStoreTemplate {
     /// The directory holding the template's files, made on first use and removed when the
     /// test process exits. nonisolated(unsafe): read and written only by `installPINStore`,

@@ -196,9 +196,12 @@ enum EnvironmentLock {
     }
 }
 
-/// Runs `body` with a fresh store and the module initialised with NULL arguments.
-func withToken(_ body: (TestToken) throws -> Void) throws {
+/// Runs `body` with a fresh store and the module initialised with NULL arguments; PINs set
+/// in it derive their key `pinIterations` times when given (`TestPIN.overlappingIterations`
+/// for guesses that must overlap), else at the run's cost.
+func withToken(pinIterations: Int? = nil, _ body: (TestToken) throws -> Void) throws {
     try withStore { token in
+        if let pinIterations { setenv("P11KEYCHAIN_PIN_ITERATIONS", "\(pinIterations)", 1) }
         let rv = try token.m.C_Initialize(nil)
         try #require(rv == CKR_OK, "C_Initialize returned \(name(of: rv))")
         try body(token)
