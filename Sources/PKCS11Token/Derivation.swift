@@ -13,7 +13,7 @@ func C_DeriveKey(
     _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
     _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_DeriveKey", hSession) { session throws(P11Error) in
+    sessionEntry("C_DeriveKey", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phKey else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulAttributeCount)
         let parameters = try derivationParameters(mechanism, session: session)

@@ -74,7 +74,7 @@ func C_GenerateKeyPair(
     _ phPublicKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
     _ phPrivateKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_GenerateKeyPair", hSession) { session throws(P11Error) in
+    sessionEntry("C_GenerateKeyPair", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phPublicKey, let phPrivateKey else {
             throw P11Error.argumentsBad
         }

@@ -12,7 +12,7 @@ func C_GenerateKey(
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
     _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_GenerateKey", hSession) { session throws(P11Error) in
+    sessionEntry("C_GenerateKey", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phKey else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulCount)
         let kind = try core { () throws(CoreError) in
@@ -36,7 +36,7 @@ func C_WrapKey(
     _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
     _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_WrapKey", hSession) { session throws(P11Error) in
+    sessionEntry("C_WrapKey", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let pulWrappedKeyLen else { throw P11Error.argumentsBad }
         let parameters = try cipherParameters(mechanism, for: .wrap)
         let operation = try onKey(session, hWrappingKey, .wrapping) { (reference) throws(CoreError) in
@@ -58,7 +58,7 @@ func C_UnwrapKey(
     _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
     _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_UnwrapKey", hSession) { session throws(P11Error) in
+    sessionEntry("C_UnwrapKey", hSession) { (_, session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phKey else { throw P11Error.argumentsBad }
         let parameters = try cipherParameters(mechanism, for: .unwrap)
         let wrapped = Array(

@@ -163,10 +163,9 @@ enum Module {
         Trace.always(message)
     }
 
-    /// The state and the session `handle` names, under one hold of `lock`, for the calls that
-    /// change the session table or the login (a second hold of the lock was a tenth of an
-    /// HMAC's C_Sign).
-    static func stateAndSession(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> (ModuleState, Session) {
+    /// The state and the session `handle` names, under one hold of `lock`: every call on a
+    /// session starts here, and a second hold of the lock was a tenth of an HMAC's C_Sign.
+    static func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> (ModuleState, Session) {
         lock.lock()
         guard let state = Module.state else {
             lock.unlock()
@@ -178,21 +177,6 @@ enum Module {
             throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
         }
         return (state, session)
-    }
-
-    /// The session `handle` names: where every other call on a session starts. The state is
-    /// only read under `lock`, not kept, which spares each call a retain and a release.
-    static func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> Session {
-        lock.lock()
-        guard let session = Module.state?.lookUp(handle) else {
-            let initialized = Module.state != nil
-            lock.unlock()
-            throw initialized
-                ? P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
-                : P11Error(CKR_CRYPTOKI_NOT_INITIALIZED, "call C_Initialize first")
-        }
-        lock.unlock()
-        return session
     }
 
     /// The state of an initialised module in this process. After fork() the child sees
@@ -303,28 +287,12 @@ func entry(_ name: StaticString, _ body: (ModuleState) throws(P11Error) -> Void)
 /// As `entry`, for a call on a session.
 @inline(__always)
 func sessionEntry(
-    _ name: StaticString, _ handle: CK_SESSION_HANDLE, _ body: (Session) throws(P11Error) -> Void
-) -> CK_RV {
-    Module.calls.during {
-        do throws(P11Error) {
-            try body(try Module.session(handle))
-            Trace.call(name, CKR_OK, "")
-            return CKR_OK
-        } catch {
-            Trace.call(name, error.rv, error.message)
-            return error.rv
-        }
-    }
-}
-
-/// As `sessionEntry`, for the calls that also need the module's state (the session table).
-func stateAndSessionEntry(
     _ name: StaticString, _ handle: CK_SESSION_HANDLE,
     _ body: (ModuleState, Session) throws(P11Error) -> Void
 ) -> CK_RV {
     Module.calls.during {
         do throws(P11Error) {
-            let (state, session) = try Module.stateAndSession(handle)
+            let (state, session) = try Module.session(handle)
             try body(state, session)
             Trace.call(name, CKR_OK, "")
             return CKR_OK

@@ -8,7 +8,7 @@ func C_CreateObject(
     _ hSession: CK_SESSION_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
     _ phObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_CreateObject", hSession) { session throws(P11Error) in
+    sessionEntry("C_CreateObject", hSession) { (_, session) throws(P11Error) in
         guard let phObject else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulCount)
         // A trust object is a view of its certificate's trust settings (TrustObjects.swift).
@@ -59,7 +59,7 @@ func C_CopyObject(
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
     _ phNewObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_CopyObject", hSession) { session throws(P11Error) in
+    sessionEntry("C_CopyObject", hSession) { (_, session) throws(P11Error) in
         guard let phNewObject else { throw P11Error.argumentsBad }
         let source = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
@@ -73,7 +73,7 @@ func C_CopyObject(
 
 @c @implementation
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
-    stateAndSessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
+    sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         if let trust = TrustView.parse(reference) {
             try destroyTrustObject(trust.view, trust.certificate, in: session)
@@ -95,7 +95,7 @@ func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE)
 func C_GetObjectSize(
     _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE, _ pulSize: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_GetObjectSize", hSession) { session throws(P11Error) in
+    sessionEntry("C_GetObjectSize", hSession) { (_, session) throws(P11Error) in
         guard let pulSize else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let attributes: AttributeSet
@@ -119,7 +119,7 @@ func C_GetAttributeValue(
     _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_GetAttributeValue", hSession) { session throws(P11Error) in
+    sessionEntry("C_GetAttributeValue", hSession) { (_, session) throws(P11Error) in
         guard ulCount == 0 || pTemplate != nil else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let count = try hostCount(ulCount, limit: maximumTemplateCount, what: "a template count")
@@ -220,7 +220,7 @@ func C_SetAttributeValue(
     _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_SetAttributeValue", hSession) { session throws(P11Error) in
+    sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
         if let trust = TrustView.parse(reference) {
@@ -237,7 +237,7 @@ func C_SetAttributeValue(
 func C_FindObjectsInit(
     _ hSession: CK_SESSION_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_FindObjectsInit", hSession) { session throws(P11Error) in
+    sessionEntry("C_FindObjectsInit", hSession) { (_, session) throws(P11Error) in
         let template = try readTemplate(pTemplate, ulCount)
         try session.lock.withLock { () throws(P11Error) in
             guard session.find == nil else {
@@ -258,7 +258,7 @@ func C_FindObjects(
     _ hSession: CK_SESSION_HANDLE, _ phObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
     _ ulMaxObjectCount: CK_ULONG, _ pulObjectCount: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_FindObjects", hSession) { session throws(P11Error) in
+    sessionEntry("C_FindObjects", hSession) { (_, session) throws(P11Error) in
         guard let pulObjectCount, ulMaxObjectCount == 0 || phObject != nil else {
             throw P11Error.argumentsBad
         }
@@ -283,7 +283,7 @@ func C_FindObjects(
 
 @c @implementation
 func C_FindObjectsFinal(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_FindObjectsFinal", hSession) { session throws(P11Error) in
+    sessionEntry("C_FindObjectsFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             guard session.find != nil else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no search is active")

@@ -101,7 +101,7 @@ extension Session {
 func C_SignInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_SignInit", hSession) { session throws(P11Error) in
+    sessionEntry("C_SignInit", hSession) { (_, session) throws(P11Error) in
         try startSigning(session, pMechanism, key: hKey, for: .sign)
     }
 }
@@ -139,7 +139,7 @@ func C_Sign(
     _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
     _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_Sign", hSession) { session throws(P11Error) in
+    sessionEntry("C_Sign", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.sign {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
@@ -180,7 +180,7 @@ func C_SignUpdate(
 )
     -> CK_RV
 {
-    sessionEntry("C_SignUpdate", hSession) { session throws(P11Error) in
+    sessionEntry("C_SignUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.sign {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
@@ -196,7 +196,7 @@ func C_SignFinal(
     _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
     _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_SignFinal", hSession) { session throws(P11Error) in
+    sessionEntry("C_SignFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.sign {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
@@ -219,7 +219,7 @@ func C_SignFinal(
 func C_VerifyInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_VerifyInit", hSession) { session throws(P11Error) in
+    sessionEntry("C_VerifyInit", hSession) { (_, session) throws(P11Error) in
         try startSigning(session, pMechanism, key: hKey, for: .verify)
     }
 }
@@ -229,7 +229,7 @@ func C_Verify(
     _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
     _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_Verify", hSession) { session throws(P11Error) in
+    sessionEntry("C_Verify", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.verify {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
@@ -252,7 +252,7 @@ func C_VerifyUpdate(
 )
     -> CK_RV
 {
-    sessionEntry("C_VerifyUpdate", hSession) { session throws(P11Error) in
+    sessionEntry("C_VerifyUpdate", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.verify {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
@@ -267,7 +267,7 @@ func C_VerifyUpdate(
 func C_VerifyFinal(
     _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_VerifyFinal", hSession) { session throws(P11Error) in
+    sessionEntry("C_VerifyFinal", hSession) { (_, session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.verify {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
