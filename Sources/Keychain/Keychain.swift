@@ -581,9 +581,9 @@ private struct SearchPlan {
 /// One `Token` per store file for the whole process, so that opening a keychain is cheap and
 /// every `Keychain` on a file shares one connection. Keyed by the whole token configuration
 /// (a changed setting gets a `Token` that applies it): the configuration itself is checked
-/// anew by every `Keychain` initializer. A file that was
-/// deleted or replaced since (another inode) gets a new `Token`, so a connection never keeps
-/// serving a file that is no longer at its path.
+/// anew by every `Keychain` initializer. A file that was deleted or replaced since (another
+/// inode) gets a new `Token`, so a connection never keeps serving a file that is no longer at
+/// its path.
 final class TokenCache: @unchecked Sendable {
     // @unchecked: `entries` is touched only with `lock` held.
     static let shared = TokenCache()

@@ -112,6 +112,8 @@ public struct Configuration: Sendable, Equatable {
     public static let defaultPINIterations = PasswordKeyDerivation.defaultIterations
     /// The counts `pin-iterations` accepts: those a stored PIN record may name.
     public static let pinIterationRange = PasswordKeyDerivation.iterationRange
+    /// The environment variable over `pin-iterations`.
+    public static let pinIterationsVariable = "P11KEYCHAIN_PIN_ITERATIONS"
     /// A token's `freshness-ms` when its section does not say (ARCHITECTURE.md §4.5).
     public static let defaultFreshnessMilliseconds = 100
     /// A token's `timeout-ms` when its section does not say.
@@ -193,9 +195,10 @@ public struct Configuration: Sendable, Equatable {
     /// (`Keychain(path:)`). Reading the whole environment on each open would race with a host
     /// thread's `setenv`. A privileged host reads none of its environment.
     public static let processPINIterations: Result<Int?, ParseError> = {
-        let name = "P11KEYCHAIN_PIN_ITERATIONS"
-        guard !Environment.isPrivileged, let value = getenv(name) else { return .success(nil) }
-        let environment = [name: String(cString: value)]
+        guard !Environment.isPrivileged, let value = getenv(pinIterationsVariable) else {
+            return .success(nil)
+        }
+        let environment = [pinIterationsVariable: String(cString: value)]
         return Result(catching: { () throws(ParseError) in try pinIterations(environment: environment) })
     }()
 
@@ -205,11 +208,10 @@ public struct Configuration: Sendable, Equatable {
     /// - Throws: a ``ParseError`` naming the variable when it is not a count in
     ///   ``pinIterationRange``: a typo must not quietly leave the count where it was.
     public static func pinIterations(environment: [String: String]) throws(ParseError) -> Int? {
-        let name = "P11KEYCHAIN_PIN_ITERATIONS"
-        guard let value = environment[name], !value.isEmpty else { return nil }
+        guard let value = environment[pinIterationsVariable], !value.isEmpty else { return nil }
         guard let count = Int(value), pinIterationRange.contains(count) else {
             throw ParseError(
-                file: "$" + name, line: 0,
+                file: "$" + pinIterationsVariable, line: 0,
                 reason:
                     "must be a number from \(pinIterationRange.lowerBound) to \(pinIterationRange.upperBound), not '\(value)'"
             )

@@ -75,8 +75,10 @@ extension Failure {
     /// What to do about a configuration that does not load: a bad file, or a bad variable.
     static let configurationFileFix =
         "fix the file, or set P11KEYCHAIN_CONF=/dev/null to use the default token alone"
-    static let pinIterationsVariable = "$P11KEYCHAIN_PIN_ITERATIONS"
-    static let pinIterationsFix = "set it to a number from 1000 to 10000000, or unset it for the default"
+    static let pinIterationsVariable = "$" + Configuration.pinIterationsVariable
+    static let pinIterationsFix =
+        "set it to a number from \(Configuration.pinIterationRange.lowerBound) to "
+        + "\(Configuration.pinIterationRange.upperBound), or unset it for the default"
 
     /// The fix for `error`, a configuration that did not load.
     static func fix(for error: Configuration.ParseError) -> String {
