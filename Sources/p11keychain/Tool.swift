@@ -43,13 +43,22 @@ struct Invocation {
     /// - Parameter creating: Create a `--store` file that does not exist yet. Only commands
     ///   that add do; the others report a missing file, so a mistyped path is not silently
     ///   taken for a new, empty keychain.
+    /// The PIN cost of a keychain opened with --store, which no section names: the
+    /// configuration's `pin-iterations`. A configuration that does not load is not this
+    /// store's (--store never needed one), so it is not an error here: nil then leaves
+    /// `Keychain(path:)` the environment's count, whose own mistake is still reported.
+    private func pathPINIterations() -> Int? {
+        do {
+            return try Configuration.load(environment: environment).pinIterations
+        } catch {
+            return nil
+        }
+    }
+
     func openKeychain(creating: Bool = false) throws(Failure) -> Keychain {
         do {
             if let path = storePath {
-                // No section names this store; the configuration's pin-iterations applies to
-                // it all the same (a file that does not load leaves the environment's).
-                let cost = (try? Configuration.load(environment: environment))?.pinIterations
-                return try Keychain(path: path, createIfMissing: creating, pinIterations: cost)
+                return try Keychain(path: path, createIfMissing: creating, pinIterations: pathPINIterations())
             }
             if let name = tokenName { return try Keychain(tokenNamed: name) }
             return try Keychain()
