@@ -30,9 +30,9 @@ struct KeyCommandTests {
         let signed = try sandbox.run("/usr/bin/pkcs11-tool", ["--module", Built.module] + sign)
         #expect(signed.status == 0, "\(signed.error)")
         let publicKey = sandbox.path + "/public-key"
-        let read = try sandbox.pkcs11Tool("--read-object", "--type", "pubkey", "--id", id, "-o", publicKey)
+        let read = try sandbox.exportPublicKey(id: id, to: publicKey)
         #expect(read.status == 0, "\(read.error)")
-        // pkcs11-tool writes DER, or PEM for Ed25519; openssl reads either.
+        // pkcs11-tool writes DER, or PEM for Ed25519 (p11tool PEM); openssl reads either.
         let verified =
             kind == .ed25519
             ? try sandbox.run(

@@ -55,6 +55,27 @@ extension Sandbox {
         try run("/usr/bin/pkcs11-tool", ["--module", Built.module] + arguments)
     }
 
+    /// Writes the public key with CKA_ID `id` (hex) to `path`, read through the module by
+    /// pkcs11-tool (DER, or PEM for Ed25519), or by p11tool (PEM) when pkcs11-tool fails with
+    /// "cannot create EVP_PKEY". That failure is OpenSC 0.23.0's own: reading an EC public key,
+    /// it frees the parameter arrays its merged list points into before EVP_PKEY_fromdata
+    /// reads them, so whether the key is made depends on what reused that memory (the
+    /// process's allocations before, the module's included). Fixed in later OpenSC.
+    func exportPublicKey(id: String, to path: String) throws -> Outcome {
+        let read = try pkcs11Tool("--read-object", "--type", "pubkey", "--id", id, "-o", path)
+        guard read.status != 0, read.error.contains("cannot create EVP_PKEY") else { return read }
+        let encoded = stride(from: 0, to: id.count, by: 2).map { offset -> String in
+            let start = id.index(id.startIndex, offsetBy: offset)
+            return "%" + id[start..<id.index(start, offsetBy: 2)]
+        }.joined()
+        return try run(
+            "/usr/bin/p11tool",
+            [
+                "--provider", Built.module, "--batch", "--outfile", path, "--export",
+                "pkcs11:id=\(encoded);type=public",
+            ])
+    }
+
     /// A self-signed certificate and its key, in `NAME.crt` and `NAME.key`, made by openssl;
     /// the PKCS#12 file of both in `NAME.p12`. Returns the three paths.
     @discardableResult

@@ -42,11 +42,11 @@ test_module_logs_in_signs_and_generates_keys_under_a_host_openssl_conf_without_t
         --input-file "$TEST_TMP/hash.bin" --output-file "$TEST_TMP/sig2.bin" --signature-format openssl
 
     note "the signatures verify (OpenSSL in its normal configuration)"
-    ok pk11 --read-object --type pubkey --id 01 --output-file "$TEST_TMP/pub1.der"
-    ok openssl pkeyutl -verify -pubin -keyform DER -inkey "$TEST_TMP/pub1.der" \
+    pubkey_pem 01 "$TEST_TMP/pub1.pem"
+    ok openssl pkeyutl -verify -pubin -inkey "$TEST_TMP/pub1.pem" \
         -in "$TEST_TMP/hash.bin" -sigfile "$TEST_TMP/sig.bin"
-    ok pk11 --read-object --type pubkey --id 02 --output-file "$TEST_TMP/pub2.der"
-    ok openssl pkeyutl -verify -pubin -keyform DER -inkey "$TEST_TMP/pub2.der" \
+    pubkey_pem 02 "$TEST_TMP/pub2.pem"
+    ok openssl pkeyutl -verify -pubin -inkey "$TEST_TMP/pub2.pem" \
         -in "$TEST_TMP/hash.bin" -sigfile "$TEST_TMP/sig2.bin"
 }
 
