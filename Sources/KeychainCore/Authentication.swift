@@ -254,7 +254,7 @@ extension Token {
     /// of this process run one at a time (`logins`), so SO and user cannot both get in.
     package func logIn(_ user: UserType, pin: [UInt8]) throws(CoreError) {
         try logins.withLock { (locked) throws(CoreError) in
-            if let current = locked.withLock({ (state: inout TokenState) -> UserType? in
+            if let current = locked.withLock({ (state: TokenState) -> UserType? in
                 state.checkLogin()
                 return state.authentication.login?.user
             }) {
@@ -264,7 +264,7 @@ extension Token {
                         .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
             }
             let opened = try unwrapTokenKey(user, pin: pin)
-            locked.withLock { (state: inout TokenState) in
+            locked.withLock { (state: TokenState) in
                 state.authentication.login = Login(user: user, tokenKey: opened.tokenKey, epoch: opened.epoch)
                 if user == .user { state.authentication.sessionUnlockDeclined = false }
                 state.sealClearKeys()

@@ -287,7 +287,11 @@ extension Token {
     /// `checkMechanismPolicy`'s second half, for a mechanism the registry already allowed for
     /// `usage`: the uses the configuration turns off.
     func checkConfiguration(_ mechanism: UInt64, for usage: KeyUse) throws(CoreError) {
-        guard usesTurnedOff(for: mechanism).contains(usage) else { return }
+        // Asked first, on every restarted MAC and signature: the list is made only when the
+        // configuration turns something off.
+        guard !configuration.allowsRSAPKCS1Decryption, usesTurnedOff(for: mechanism).contains(usage) else {
+            return
+        }
         throw CoreError(
             .mechanismInvalid,
             "\(PKCS11Names.mechanism(mechanism)) may not \(usage) here: the configuration turned off "

@@ -103,7 +103,7 @@ extension Token {
         logins.withLock { locked in
             // The keyring is read with the state's lock free: naming the entry opens the store, which
             // takes it. `logins`, held throughout, keeps C_Login out meanwhile.
-            let wantsEntry = locked.withLock { (state: inout TokenState) -> Bool in
+            let wantsEntry = locked.withLock { (state: TokenState) -> Bool in
                 if let current = state.authentication.login {
                     guard let id = current.sessionEntry, !SessionKeyring.isReadable(id) else { return false }
                     state.endLogin()  // as C_Logout would
@@ -113,7 +113,7 @@ extension Token {
             // try? (both): fail closed. An entry that cannot be read, or does not open the
             // token key, leaves the keychain locked, as if there were none.
             guard wantsEntry, let found = try? currentSessionEntry() else { return }
-            locked.withLock { (state: inout TokenState) in
+            locked.withLock { (state: TokenState) in
                 guard state.authentication.login == nil, let opened = try? state.openWithSession(found.entry)
                 else { return }
                 state.authentication.login = Login(
@@ -144,7 +144,7 @@ extension Token {
     /// of this process run one at a time (`logins`), as with the PIN.
     package func logInWithSessionEntry() throws(CoreError) {
         try logins.withLock { (locked) throws(CoreError) in
-            if let current = locked.withLock({ (state: inout TokenState) -> UserType? in
+            if let current = locked.withLock({ (state: TokenState) -> UserType? in
                 state.checkLogin()
                 return state.authentication.login?.user
             }) {
@@ -154,12 +154,12 @@ extension Token {
                         .userAnotherAlreadyLoggedIn, "the other user type is logged in: log out first")
             }
             guard let found = try currentSessionEntry(),
-                let opened = try locked.withLock({ (state: inout TokenState) throws(CoreError) in
+                let opened = try locked.withLock({ (state: TokenState) throws(CoreError) in
                     try state.openWithSession(found.entry)
                 })
             else {
                 // Not a guess either way: an empty PIN is never a PIN (`pinLengths`).
-                if try locked.withLock({ (state: inout TokenState) throws(CoreError) in
+                if try locked.withLock({ (state: TokenState) throws(CoreError) in
                     try state.storedUserPIN()
                 }) == nil {
                     throw CoreError(
@@ -169,7 +169,7 @@ extension Token {
                     .pinIncorrect,
                     "a login without a PIN needs this session unlocked (p11keychain unlock): give the PIN")
             }
-            locked.withLock { (state: inout TokenState) in
+            locked.withLock { (state: TokenState) in
                 // Not tied to the entry (`sessionEntry` nil): a C_Login lasts until C_Logout,
                 // as one with the PIN does.
                 state.authentication.login = Login(

@@ -81,7 +81,7 @@ package final class Token: Sendable {
 
     /// Runs `body` with the state's lock held: the only way to the token's state.
     func withState<T, E: Error>(_ body: (TokenState) throws(E) -> T) throws(E) -> T {
-        try state.withLock { (state: inout TokenState) throws(E) -> T in try body(state) }
+        try state.withLock(body)
     }
 
     /// Opens the store now, reporting why it cannot be opened.

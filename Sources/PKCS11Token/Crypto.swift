@@ -18,7 +18,7 @@ private func finishDigest(
 
 @c @implementation
 func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?) -> CK_RV {
-    sessionEntry("C_DigestInit", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DigestInit", hSession) { (session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
         let type = UInt64(mechanism.mechanism)
         _ = try core { () throws(CoreError) in try MechanismRegistry.require(type, for: .digest) }
@@ -40,7 +40,7 @@ func C_Digest(
     _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
     _ pDigest: UnsafeMutablePointer<CK_BYTE>?, _ pulDigestLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_Digest", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_Digest", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
@@ -58,7 +58,7 @@ func C_DigestUpdate(
 )
     -> CK_RV
 {
-    sessionEntry("C_DigestUpdate", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DigestUpdate", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
@@ -73,7 +73,7 @@ func C_DigestUpdate(
 
 @c @implementation
 func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_DigestKey", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DigestKey", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
@@ -81,7 +81,7 @@ func C_DigestKey(_ hSession: CK_SESSION_HANDLE, _ hKey: CK_OBJECT_HANDLE) -> CK_
             // A failed C_DigestKey ends the operation, as a failed update does.
             try session.endingOnFailure(.digest) { () throws(P11Error) in
                 try onKey(session, hKey, .operation) { (reference) throws(CoreError) in
-                    try session.slot.token.digestKey(reference, into: operation, context: session.context)
+                    try session.token.digestKey(reference, into: operation, context: session.context)
                 }
             }
         }
@@ -93,7 +93,7 @@ func C_DigestFinal(
     _ hSession: CK_SESSION_HANDLE, _ pDigest: UnsafeMutablePointer<CK_BYTE>?,
     _ pulDigestLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_DigestFinal", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DigestFinal", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             guard let operation = session.operations.digest else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_DigestInit first")
@@ -116,7 +116,7 @@ func C_SeedRandom(
 )
     -> CK_RV
 {
-    sessionEntry("C_SeedRandom", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_SeedRandom", hSession) { (_) throws(P11Error) in
         // v2.40 §5.15: the caller's bytes are mixed into the generator, never in place of the
         // operating system's entropy (RandomNumbers.mix reseeds with them as additional
         // input). NULL with a length, or a length beyond any seed, is CKR_ARGUMENTS_BAD: the
@@ -130,7 +130,7 @@ func C_SeedRandom(
 func C_GenerateRandom(
     _ hSession: CK_SESSION_HANDLE, _ pRandomData: UnsafeMutablePointer<CK_BYTE>?, _ ulRandomLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_GenerateRandom", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_GenerateRandom", hSession) { (_) throws(P11Error) in
         guard ulRandomLen > 0 else { return }
         guard let pRandomData else { throw P11Error.argumentsBad }
         let count = try hostCount(ulRandomLen, limit: maximumDataLength, what: "a random length")
@@ -162,7 +162,7 @@ private func notStarted(_ what: String) -> P11Error {
 func C_SignRecoverInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_SignRecoverInit", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_SignRecoverInit", hSession) { (_) throws(P11Error) in
         try refuseMechanism(pMechanism, "sign with recovery")
     }
 }
@@ -172,14 +172,14 @@ func C_SignRecover(
     _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
     _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_SignRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("sign-recover") }
+    sessionEntry("C_SignRecover", hSession) { (_) throws(P11Error) in throw notStarted("sign-recover") }
 }
 
 @c @implementation
 func C_VerifyRecoverInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_VerifyRecoverInit", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_VerifyRecoverInit", hSession) { (_) throws(P11Error) in
         try refuseMechanism(pMechanism, "verify with recovery")
     }
 }
@@ -189,7 +189,7 @@ func C_VerifyRecover(
     _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG,
     _ pData: UnsafeMutablePointer<CK_BYTE>?, _ pulDataLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_VerifyRecover", hSession) { (_, _) throws(P11Error) in throw notStarted("verify-recover")
+    sessionEntry("C_VerifyRecover", hSession) { (_) throws(P11Error) in throw notStarted("verify-recover")
     }
 }
 
@@ -198,7 +198,7 @@ func C_DigestEncryptUpdate(
     _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG,
     _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_DigestEncryptUpdate", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_DigestEncryptUpdate", hSession) { (_) throws(P11Error) in
         throw notStarted("encryption")
     }
 }
@@ -209,7 +209,7 @@ func C_DecryptDigestUpdate(
     _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
     _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_DecryptDigestUpdate", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_DecryptDigestUpdate", hSession) { (_) throws(P11Error) in
         throw notStarted("decryption")
     }
 }
@@ -219,7 +219,7 @@ func C_SignEncryptUpdate(
     _ hSession: CK_SESSION_HANDLE, _ pPart: UnsafeMutablePointer<CK_BYTE>?, _ ulPartLen: CK_ULONG,
     _ pEncryptedPart: UnsafeMutablePointer<CK_BYTE>?, _ pulEncryptedPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_SignEncryptUpdate", hSession) { (_, _) throws(P11Error) in throw notStarted("signing") }
+    sessionEntry("C_SignEncryptUpdate", hSession) { (_) throws(P11Error) in throw notStarted("signing") }
 }
 
 @c @implementation
@@ -228,7 +228,7 @@ func C_DecryptVerifyUpdate(
     _ ulEncryptedPartLen: CK_ULONG, _ pPart: UnsafeMutablePointer<CK_BYTE>?,
     _ pulPartLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_DecryptVerifyUpdate", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_DecryptVerifyUpdate", hSession) { (_) throws(P11Error) in
         throw notStarted("decryption")
     }
 }

@@ -13,14 +13,14 @@ func C_DeriveKey(
     _ hBaseKey: CK_OBJECT_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
     _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_DeriveKey", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DeriveKey", hSession) { (session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phKey else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulAttributeCount)
         let parameters = try derivationParameters(mechanism, session: session)
         let operation = try onKey(session, hBaseKey, .operation) { (reference) throws(CoreError) in
-            try session.slot.token.startDerivation(
+            try session.token.startDerivation(
                 reference, mechanism: UInt64(mechanism.mechanism), parameters: parameters,
-                context: session.context, kept: session.operations.kept)
+                context: session.context, kept: session.kept)
         }
         try refuseSinglePIN(operation.authentication)
         // The session's lock guards its kept contexts, which an ECDH agreement reuses.

@@ -21,7 +21,7 @@ private func startCipher(
         let previous = session.idleCipher
         session.idleCipher = nil
         let operation = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
-            try session.slot.token.startCipher(
+            try session.token.startCipher(
                 reference, mechanism: UInt64(mechanism.mechanism), parameters: parameters,
                 encrypting: encrypting,
                 context: session.context, reusing: previous)
@@ -34,7 +34,7 @@ private func startCipher(
 func C_EncryptInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_EncryptInit", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_EncryptInit", hSession) { (session) throws(P11Error) in
         try startCipher(session, pMechanism, key: hKey, encrypting: true)
     }
 }
@@ -43,7 +43,7 @@ func C_EncryptInit(
 func C_DecryptInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_DecryptInit", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_DecryptInit", hSession) { (session) throws(P11Error) in
         try startCipher(session, pMechanism, key: hKey, encrypting: false)
     }
 }
@@ -83,7 +83,7 @@ private func cipherCall(
     _ pInput: UnsafeMutablePointer<CK_BYTE>?, _ ulInputLen: CK_ULONG,
     _ pOutput: UnsafeMutablePointer<CK_BYTE>?, _ pulOutputLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry(name, hSession) { (_, session) throws(P11Error) in
+    sessionEntry(name, hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             let operation = encrypting ? session.encrypting : session.decrypting
             guard let operation else {

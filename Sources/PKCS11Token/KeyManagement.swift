@@ -74,7 +74,7 @@ func C_GenerateKeyPair(
     _ phPublicKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
     _ phPrivateKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_GenerateKeyPair", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_GenerateKeyPair", hSession) { (session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phPublicKey, let phPrivateKey else {
             throw P11Error.argumentsBad
         }
@@ -91,7 +91,7 @@ func C_GenerateKeyPair(
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "key-pair generation mechanisms take no parameter")
         }
         let references = try core { () throws(CoreError) in
-            try session.slot.token.generateKeyPair(
+            try session.token.generateKeyPair(
                 kind, publicTemplate: publicTemplate, privateTemplate: privateTemplate,
                 context: session.context)
         }

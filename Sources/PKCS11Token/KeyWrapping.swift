@@ -12,7 +12,7 @@ func C_GenerateKey(
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
     _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_GenerateKey", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_GenerateKey", hSession) { (session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phKey else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulCount)
         let kind = try core { () throws(CoreError) in
@@ -22,7 +22,7 @@ func C_GenerateKey(
             throw P11Error(CKR_MECHANISM_PARAM_INVALID, "key generation mechanisms take no parameter")
         }
         let reference = try core { () throws(CoreError) in
-            try session.slot.token.generateSecretKey(
+            try session.token.generateSecretKey(
                 kind, mechanism: UInt64(mechanism.mechanism), template: template, context: session.context)
         }
         adopt(reference, by: session)
@@ -36,11 +36,11 @@ func C_WrapKey(
     _ hWrappingKey: CK_OBJECT_HANDLE, _ hKey: CK_OBJECT_HANDLE, _ pWrappedKey: UnsafeMutablePointer<CK_BYTE>?,
     _ pulWrappedKeyLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_WrapKey", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_WrapKey", hSession) { (session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let pulWrappedKeyLen else { throw P11Error.argumentsBad }
         let parameters = try cipherParameters(mechanism, for: .wrap)
         let operation = try onKey(session, hWrappingKey, .wrapping) { (reference) throws(CoreError) in
-            try session.slot.token.startKeyWrap(
+            try session.token.startKeyWrap(
                 reference, mechanism: UInt64(mechanism.mechanism), parameters: parameters, unwrapping: false,
                 context: session.context)
         }
@@ -58,7 +58,7 @@ func C_UnwrapKey(
     _ ulWrappedKeyLen: CK_ULONG, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?,
     _ ulAttributeCount: CK_ULONG, _ phKey: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_UnwrapKey", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_UnwrapKey", hSession) { (session) throws(P11Error) in
         guard let mechanism = pMechanism?.pointee, let phKey else { throw P11Error.argumentsBad }
         let parameters = try cipherParameters(mechanism, for: .unwrap)
         let wrapped = Array(
@@ -66,7 +66,7 @@ func C_UnwrapKey(
         )
         let template = try readTemplate(pTemplate, ulAttributeCount)
         let operation = try onKey(session, hUnwrappingKey, .unwrapping) { (reference) throws(CoreError) in
-            try session.slot.token.startKeyWrap(
+            try session.token.startKeyWrap(
                 reference, mechanism: UInt64(mechanism.mechanism), parameters: parameters, unwrapping: true,
                 context: session.context)
         }

@@ -18,9 +18,9 @@ func startMAC(
             throw P11Error(CKR_OPERATION_ACTIVE, "\(signing ? "a signature" : "a verification") is active")
         }
         let operation = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
-            try session.slot.token.macOperation(
+            try session.token.macOperation(
                 reference, registered, parameters, for: usage, context: session.context,
-                kept: session.operations.kept)
+                kept: session.kept)
         }
         if signing {
             session.operations.sign = .mac(operation)
@@ -42,15 +42,22 @@ func updateMAC(
     }
 }
 
-/// C_Sign (with `single`) or C_SignFinal of a MAC, with the two-call convention: a length
-/// query or a short buffer keeps the operation. A C_Sign while parts were given is refused and
-/// keeps the operation for its C_SignFinal, as a signature's and a digest's do
-/// (`singlePartInput`). `session.lock` is held.
+/// C_Sign (with `single`) or C_SignFinal of the session's MAC, with the two-call convention:
+/// a length query or a short buffer keeps the operation. A C_Sign while parts were given is
+/// refused and keeps the operation for its C_SignFinal, as a signature's and a digest's do
+/// (`singlePartInput`). `session.lock` is held, and the sign slot holds a MAC.
+///
+/// The operation is moved out of its slot for the call and put back when the call leaves it
+/// active: a copy of it cost a retain and two releases on every MAC.
 func signMAC(
-    _ session: Session, _ operation: MACOperation, single: Bool, _ pData: UnsafeMutablePointer<CK_BYTE>?,
-    _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
-    _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
+    _ session: Session, single: Bool, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) throws(P11Error) {
+    guard case .mac(let operation)? = session.operations.sign.take() else {
+        throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
+    }
+    var ended = false
+    defer { if !ended { session.operations.sign = .mac(operation) } }
     if single, operation.isMultiPart {
         throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part MAC is active: finish it with C_SignFinal")
     }
@@ -60,20 +67,23 @@ func signMAC(
             let data = single ? try input(pData, ulDataLen) : nil
             try writeOutput(into: pSignature, length: pulSignatureLen, exactly: operation.length) {
                 (output) throws(P11Error) in
-                session.operations.end(.sign)
+                ended = true
                 try core { () throws(CoreError) in try operation.sign(data, into: output) }
             }
         },
-        otherwiseEnding: { session.operations.end(.sign) })
+        otherwiseEnding: { ended = true })
 }
 
-/// C_Verify (with `single`) or C_VerifyFinal of a MAC: always ends the operation; the MACs
-/// are compared in constant time. `session.lock` is held.
+/// C_Verify (with `single`) or C_VerifyFinal of the session's MAC: always ends the operation
+/// (moved out of its slot, as `signMAC` does); the MACs are compared in constant time.
+/// `session.lock` is held, and the verify slot holds a MAC.
 func verifyMAC(
-    _ session: Session, _ operation: MACOperation, single: Bool, _ pData: UnsafeMutablePointer<CK_BYTE>?,
-    _ ulDataLen: CK_ULONG, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
+    _ session: Session, single: Bool, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
+    _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
 ) throws(P11Error) {
-    session.operations.end(.verify)
+    guard case .mac(let operation)? = session.operations.verify.take() else {
+        throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
+    }
     if single, operation.isMultiPart {
         throw P11Error(CKR_OPERATION_ACTIVE, "a multi-part MAC is active: finish it with C_VerifyFinal")
     }

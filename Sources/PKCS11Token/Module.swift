@@ -10,10 +10,17 @@ final class Session: @unchecked Sendable {
     // @unchecked: `find`, the operations and `objects` are touched only with `lock` held.
     let handle: CK_SESSION_HANDLE
     let slot: Slot
+    /// The slot's token, held here too: a constant of the session is borrowed by every call,
+    /// where `slot.token` cost a retain and a release on each.
+    let token: Token
     let flags: CK_FLAGS
     let lock = Lock()
     /// The session's operations, one slot per kind, with their lifetime rules.
     @exclusivity(unchecked) var operations = OperationSlots()
+    /// The OpenSSL contexts of the session's last signature and MAC, which the next one with
+    /// the same key and mechanism reuses; they hold keys, so they go at logout
+    /// (`endPrivateOperations`). A constant, borrowed by every restart.
+    let kept = KeptContexts()
     /// Session objects this session created and nobody destroyed yet: they vanish when it
     /// closes. C_DestroyObject and C_Logout remove theirs, so the set never outgrows the
     /// session objects that exist.
@@ -38,29 +45,26 @@ final class Session: @unchecked Sendable {
     init(handle: CK_SESSION_HANDLE, slot: Slot, flags: CK_FLAGS) {
         self.handle = handle
         self.slot = slot
+        token = slot.token
         self.flags = flags
     }
 
     var isReadWrite: Bool { flags & CK_FLAGS(CKF_RW_SESSION) != 0 }
 
-    /// Ends every operation that uses a private key or a private object, with the idle
-    /// contexts, which hold keys (C_Logout, v2.40 §5.6). `lock` must be held.
-    func endPrivateOperations() {
-        operations.endPrivate()
-        idleCipher = nil
-    }
-
     /// The session's rights now: R/W or R/O, and who is logged in to its token in this
     /// process (login is per application, v2.40 §5.6).
     var context: AccessContext {
-        let user = slot.token.loggedInUser
-        return AccessContext(
-            readWrite: isReadWrite, userLoggedIn: user == .user, securityOfficer: user == .securityOfficer)
+        switch token.loggedInUser {
+        case .user: AccessContext(readWrite: isReadWrite, userLoggedIn: true, securityOfficer: false)
+        case .securityOfficer:
+            AccessContext(readWrite: isReadWrite, userLoggedIn: false, securityOfficer: true)
+        case nil: AccessContext(readWrite: isReadWrite, userLoggedIn: false, securityOfficer: false)
+        }
     }
 
     /// CK_SESSION_INFO.state (v2.40 §5.6, table 9).
     var state: CK_STATE {
-        switch (slot.token.loggedInUser, isReadWrite) {
+        switch (token.loggedInUser, isReadWrite) {
         case (.securityOfficer, _): CK_STATE(CKS_RW_SO_FUNCTIONS)
         case (.user, true): CK_STATE(CKS_RW_USER_FUNCTIONS)
         case (.user, false): CK_STATE(CKS_RO_USER_FUNCTIONS)
@@ -146,11 +150,17 @@ final class ModuleState: @unchecked Sendable {
 /// held only to read or change the session table and the state pointer, never while taking
 /// another lock; then a session's lock, then a token's lock.
 enum Module {
-    static let lock = Lock()
+    static var lock: SessionTableLock { SessionTableLock() }
     /// Keeps fork() out while a call runs (see `CallGate`).
-    static let calls = CallGate()
+    static var calls: CallGate { CallGate() }
     /// nil when not initialised. Guarded by `lock`.
-    @exclusivity(unchecked) nonisolated(unsafe) static var state: ModuleState?
+    @exclusivity(unchecked) nonisolated(unsafe) static var state: ModuleState? {
+        didSet { borrowedState = state.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `state` without a reference of its own, for the session lookup every call on a session
+    /// starts with (`session`): a strong read there cost a retain and a release a call.
+    /// Guarded by `lock`, like `state`, which keeps the object alive while it is set.
+    @exclusivity(unchecked) nonisolated(unsafe) private static var borrowedState: Unmanaged<ModuleState>?
     nonisolated(unsafe) private static var forkHandlersInstalled = false
     /// Messages already written by `reportOnce`. Guarded by `lock`.
     nonisolated(unsafe) private static var reported: Set<String> = []
@@ -163,9 +173,26 @@ enum Module {
         Trace.always(message)
     }
 
-    /// The state and the session `handle` names, under one hold of `lock`: every call on a
-    /// session starts here, and a second hold of the lock was a tenth of an HMAC's C_Sign.
-    static func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> (ModuleState, Session) {
+    /// The session `handle` names, under one hold of `lock`: every call on a session starts
+    /// here, and a second hold of the lock was a tenth of an HMAC's C_Sign. The state is only
+    /// borrowed for the lookup.
+    static func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> Session {
+        lock.lock()
+        guard let state = borrowedState else {
+            lock.unlock()
+            throw P11Error(CKR_CRYPTOKI_NOT_INITIALIZED, "call C_Initialize first")
+        }
+        let session = state._withUnsafeGuaranteedRef { $0.lookUp(handle) }
+        lock.unlock()
+        guard let session else {
+            throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
+        }
+        return session
+    }
+
+    /// The state and the session `handle` names, under one hold of `lock`, for the calls that
+    /// change the session table or every session (`stateSessionEntry`).
+    static func stateAndSession(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> (ModuleState, Session) {
         lock.lock()
         guard let state = Module.state else {
             lock.unlock()
@@ -211,8 +238,7 @@ enum Module {
                 // The child owns the locks now (the prepare handler took them); start clean.
                 // The parent's connections and sessions are abandoned, never closed: closing
                 // a SQLite connection inherited across fork could disturb the parent's locks.
-                Module.calls.reinitializeAfterFork()
-                Module.lock.reinitializeAfterFork()
+                p11k_reinitialize_locks_after_fork()
                 if let state = Module.state {
                     _ = Unmanaged.passRetained(state)
                     Module.state = nil
@@ -230,41 +256,40 @@ enum Module {
 /// on its first C_Initialize or C_OpenSession. With the gate closed, no thread of the module
 /// is inside either library when the process forks. Writer-preferring, so that a stream of
 /// calls on other threads cannot starve a fork; not recursive, so calls never nest.
-final class CallGate: @unchecked Sendable {
-    // @unchecked: the rwlock is the synchronisation; its storage is allocated once and never
-    // moves, as pthread requires.
-    private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
-
-    init() {
-        rwlock = .allocate(capacity: 1)
-        initialize()
-    }
-
-    private func initialize() {
-        var attributes = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attributes)
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        pthread_rwlock_init(rwlock, &attributes)
-        pthread_rwlockattr_destroy(&attributes)
-    }
-
+///
+/// The rwlock is a C static (p11/locks.c), initialised before any call and reached without
+/// the once-check a Swift global costs on every access.
+struct CallGate {
     /// Runs one call with the gate held shared.
     @inline(__always)
     func during<T>(_ body: () -> T) -> T {
-        pthread_rwlock_rdlock(rwlock)
-        defer { pthread_rwlock_unlock(rwlock) }
+        p11k_enter_call()
+        defer { p11k_leave_call() }
         return body()
     }
 
     /// Waits for the calls in progress to end and keeps new ones out (fork prepare handler).
-    func close() { pthread_rwlock_wrlock(rwlock) }
+    func close() { p11k_close_call_gate() }
 
     /// Lets calls in again (fork parent handler).
-    func reopen() { pthread_rwlock_unlock(rwlock) }
+    func reopen() { p11k_reopen_call_gate() }
+}
 
-    /// Re-creates the gate open. Only for a forked child, where the lock is held by a thread
-    /// ID that is not its own.
-    func reinitializeAfterFork() { initialize() }
+/// The session table's lock (`Module.lock`): a C static mutex (p11/locks.c), for the reason
+/// `CallGate`'s rwlock is one.
+struct SessionTableLock {
+    @inline(__always)
+    func lock() { p11k_lock_session_table() }
+
+    @inline(__always)
+    func unlock() { p11k_unlock_session_table() }
+
+    @inline(__always)
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
 }
 
 /// The shim every entry point goes through (STYLE habit 1): runs `body`, maps its error to a
@@ -287,12 +312,29 @@ func entry(_ name: StaticString, _ body: (ModuleState) throws(P11Error) -> Void)
 /// As `entry`, for a call on a session.
 @inline(__always)
 func sessionEntry(
+    _ name: StaticString, _ handle: CK_SESSION_HANDLE, _ body: (Session) throws(P11Error) -> Void
+) -> CK_RV {
+    Module.calls.during {
+        do throws(P11Error) {
+            try body(try Module.session(handle))
+            Trace.call(name, CKR_OK, "")
+            return CKR_OK
+        } catch {
+            Trace.call(name, error.rv, error.message)
+            return error.rv
+        }
+    }
+}
+
+/// As `sessionEntry`, for a call that also needs the module's state (the session table, the
+/// other sessions).
+func stateSessionEntry(
     _ name: StaticString, _ handle: CK_SESSION_HANDLE,
     _ body: (ModuleState, Session) throws(P11Error) -> Void
 ) -> CK_RV {
     Module.calls.during {
         do throws(P11Error) {
-            let (state, session) = try Module.session(handle)
+            let (state, session) = try Module.stateAndSession(handle)
             try body(state, session)
             Trace.call(name, CKR_OK, "")
             return CKR_OK

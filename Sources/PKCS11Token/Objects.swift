@@ -8,7 +8,7 @@ func C_CreateObject(
     _ hSession: CK_SESSION_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
     _ phObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_CreateObject", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_CreateObject", hSession) { (session) throws(P11Error) in
         guard let phObject else { throw P11Error.argumentsBad }
         let template = try readTemplate(pTemplate, ulCount)
         // A trust object is a view of its certificate's trust settings (TrustObjects.swift).
@@ -18,7 +18,7 @@ func C_CreateObject(
             return
         }
         let reference = try core { () throws(CoreError) in
-            try session.slot.token.createObject(template, context: session.context)
+            try session.token.createObject(template, context: session.context)
         }
         adopt(reference, by: session)
         phObject.pointee = ObjectHandle.make(reference, slot: session.slot)
@@ -36,7 +36,7 @@ private func onObject<T>(
         return try body()
     } catch  where error.code == .storageFailure {
         do throws(CoreError) {
-            _ = try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
+            _ = try session.token.attributes(of: reference, context: session.context, revealing: [])
         } catch  where error.code == .objectNotFound {
             throw P11Error(
                 CKR_OBJECT_HANDLE_INVALID, "the object was destroyed meanwhile (by another process?)")
@@ -59,12 +59,12 @@ func C_CopyObject(
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG,
     _ phNewObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?
 ) -> CK_RV {
-    sessionEntry("C_CopyObject", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_CopyObject", hSession) { (session) throws(P11Error) in
         guard let phNewObject else { throw P11Error.argumentsBad }
         let source = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
         let copy = try onObject(source, in: session) { () throws(CoreError) in
-            try session.slot.token.copyObject(source, with: template, context: session.context)
+            try session.token.copyObject(source, with: template, context: session.context)
         }
         adopt(copy, by: session)
         phNewObject.pointee = ObjectHandle.make(copy, slot: session.slot)
@@ -73,14 +73,14 @@ func C_CopyObject(
 
 @c @implementation
 func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE) -> CK_RV {
-    sessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
+    stateSessionEntry("C_DestroyObject", hSession) { (state, session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         if let trust = TrustView.parse(reference) {
             try destroyTrustObject(trust.view, trust.certificate, in: session)
             return
         }
         try onObject(reference, in: session) { () throws(CoreError) in
-            try session.slot.token.destroyObject(reference, context: session.context)
+            try session.token.destroyObject(reference, context: session.context)
         }
         // Whichever session of the application made it (any may destroy it) forgets it, so its
         // bookkeeping does not outlive the object.
@@ -95,7 +95,7 @@ func C_DestroyObject(_ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE)
 func C_GetObjectSize(
     _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE, _ pulSize: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_GetObjectSize", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_GetObjectSize", hSession) { (session) throws(P11Error) in
         guard let pulSize else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let attributes: AttributeSet
@@ -103,7 +103,7 @@ func C_GetObjectSize(
             attributes = try trustObjectAttributes(trust.view, trust.certificate, in: session)
         } else {
             attributes = try core { () throws(CoreError) in
-                try session.slot.token.attributes(of: reference, context: session.context, revealing: [])
+                try session.token.attributes(of: reference, context: session.context, revealing: [])
             }
         }
         // An approximation, as the spec allows: the bytes of every attribute value.
@@ -119,7 +119,7 @@ func C_GetAttributeValue(
     _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_GetAttributeValue", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_GetAttributeValue", hSession) { (session) throws(P11Error) in
         guard ulCount == 0 || pTemplate != nil else { throw P11Error.argumentsBad }
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let count = try hostCount(ulCount, limit: maximumTemplateCount, what: "a template count")
@@ -131,7 +131,7 @@ func C_GetAttributeValue(
             readings = try readTrustObject(types, trust.view, trust.certificate, in: session)
         } else {
             readings = try core { () throws(CoreError) in
-                try session.slot.token.read(types, of: reference, context: session.context)
+                try session.token.read(types, of: reference, context: session.context)
             }
         }
         guard let pTemplate else { return }
@@ -220,7 +220,7 @@ func C_SetAttributeValue(
     _ hSession: CK_SESSION_HANDLE, _ hObject: CK_OBJECT_HANDLE,
     _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_SetAttributeValue", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_SetAttributeValue", hSession) { (session) throws(P11Error) in
         let reference = try ObjectHandle.reference(hObject, slot: session.slot)
         let template = try readTemplate(pTemplate, ulCount)
         if let trust = TrustView.parse(reference) {
@@ -228,7 +228,7 @@ func C_SetAttributeValue(
             return
         }
         try onObject(reference, in: session) { () throws(CoreError) in
-            try session.slot.token.updateObject(reference, with: template, context: session.context)
+            try session.token.updateObject(reference, with: template, context: session.context)
         }
     }
 }
@@ -237,7 +237,7 @@ func C_SetAttributeValue(
 func C_FindObjectsInit(
     _ hSession: CK_SESSION_HANDLE, _ pTemplate: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ ulCount: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_FindObjectsInit", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_FindObjectsInit", hSession) { (session) throws(P11Error) in
         let template = try readTemplate(pTemplate, ulCount)
         try session.lock.withLock { () throws(P11Error) in
             guard session.find == nil else {
@@ -245,7 +245,7 @@ func C_FindObjectsInit(
             }
             // The results are fixed now (ARCHITECTURE.md §8): later changes do not disturb the search.
             let stored = try core { () throws(CoreError) in
-                try session.slot.token.findObjects(template, context: session.context)
+                try session.token.findObjects(template, context: session.context)
             }
             let results = try stored + findTrustObjects(template, in: session)
             session.find = (results, 0, session.context.userLoggedIn)
@@ -258,7 +258,7 @@ func C_FindObjects(
     _ hSession: CK_SESSION_HANDLE, _ phObject: UnsafeMutablePointer<CK_OBJECT_HANDLE>?,
     _ ulMaxObjectCount: CK_ULONG, _ pulObjectCount: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_FindObjects", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_FindObjects", hSession) { (session) throws(P11Error) in
         guard let pulObjectCount, ulMaxObjectCount == 0 || phObject != nil else {
             throw P11Error.argumentsBad
         }
@@ -283,7 +283,7 @@ func C_FindObjects(
 
 @c @implementation
 func C_FindObjectsFinal(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_FindObjectsFinal", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_FindObjectsFinal", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             guard session.find != nil else {
                 throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "no search is active")

@@ -45,9 +45,6 @@ struct OperationSlots {
     var verify: SigningOperation?
     var encrypt: CipherOperation?
     var decrypt: CipherOperation?
-    /// The OpenSSL contexts of the session's last signature and MAC, which the next one with
-    /// the same key and mechanism reuses; they hold keys, so they go at logout.
-    let kept = KeptContexts()
 
     /// Ends the operation of `kind`.
     mutating func end(_ kind: OperationKind) {
@@ -61,26 +58,41 @@ struct OperationSlots {
         }
     }
 
-    /// Ends every operation and forgets the kept contexts (C_CloseSession).
+    /// Ends every operation (C_CloseSession).
     mutating func endAll() {
         OperationKind.allCases.forEach { end($0) }
-        kept.removeAll()
     }
 
     /// Ends every operation that uses a private key or a key that is a private object, and any
     /// search that could see private objects (handles of private objects become invalid at
-    /// logout, v2.40 §5.6), and forgets the kept contexts, which hold keys (C_Logout).
+    /// logout, v2.40 §5.6).
     mutating func endPrivate() {
         if sign?.usesPrivateObject == true { sign = nil }
         if verify?.usesPrivateObject == true { verify = nil }
         if encrypt?.usesPrivateObject == true { encrypt = nil }
         decrypt = nil
         if find?.sawPrivateObjects == true { find = nil }
-        kept.removeAll()
     }
 }
 
 extension Session {
+    /// Ends every operation and forgets the kept and idle contexts (C_CloseSession). `lock`
+    /// must be held.
+    func endAllOperations() {
+        operations.endAll()
+        kept.removeAll()
+        idleCipher = nil
+    }
+
+    /// Ends every operation that uses a private key or a private object (`endPrivate`), and
+    /// forgets the kept and idle contexts, which hold keys (C_Logout, v2.40 §5.6). `lock` must
+    /// be held.
+    func endPrivateOperations() {
+        operations.endPrivate()
+        kept.removeAll()
+        idleCipher = nil
+    }
+
     /// Runs one step of the operation of `kind` (a part, a key digested); a failure ends the
     /// operation (v2.40 §5.10–5.12) and is rethrown. `lock` is held.
     func endingOnFailure<Result>(_ kind: OperationKind, _ step: () throws(P11Error) -> Result)

@@ -46,21 +46,21 @@ func C_OpenSession(
 /// Drops a session's operations and its session objects.
 private func end(_ session: Session) {
     let objects = session.lock.withLock {
-        session.operations.endAll()
+        session.endAllOperations()
         defer { session.objects = [] }
         return session.objects
     }
-    session.slot.token.discardSessionObjects(Array(objects))
+    session.token.discardSessionObjects(Array(objects))
 }
 
 @c @implementation
 func C_CloseSession(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_CloseSession", hSession) { (state, session) throws(P11Error) in
+    stateSessionEntry("C_CloseSession", hSession) { (state, session) throws(P11Error) in
         let removed = Module.lock.withLock { state.remove(hSession) }
         guard removed != nil else { throw P11Error(CKR_SESSION_HANDLE_INVALID, "session already closed") }
         end(session)
         // Closing an application's last session with a token logs it out (v2.40 §5.6).
-        if state.sessions(on: session.slot).isEmpty { session.slot.token.logOut() }
+        if state.sessions(on: session.slot).isEmpty { session.token.logOut() }
     }
 }
 
@@ -78,7 +78,7 @@ func C_CloseAllSessions(_ slotID: CK_SLOT_ID) -> CK_RV {
 func C_GetSessionInfo(_ hSession: CK_SESSION_HANDLE, _ pInfo: UnsafeMutablePointer<CK_SESSION_INFO>?)
     -> CK_RV
 {
-    sessionEntry("C_GetSessionInfo", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_GetSessionInfo", hSession) { (session) throws(P11Error) in
         guard let pInfo else { throw P11Error.argumentsBad }
         var info = CK_SESSION_INFO()
         info.slotID = session.slot.id
@@ -94,7 +94,7 @@ func C_GetOperationState(
     _ hSession: CK_SESSION_HANDLE, _ pOperationState: UnsafeMutablePointer<CK_BYTE>?,
     _ pulOperationStateLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_GetOperationState", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_GetOperationState", hSession) { (_) throws(P11Error) in
         throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "operation state cannot be saved")
     }
 }
@@ -105,7 +105,7 @@ func C_SetOperationState(
     _ ulOperationStateLen: CK_ULONG, _ hEncryptionKey: CK_OBJECT_HANDLE,
     _ hAuthenticationKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_SetOperationState", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_SetOperationState", hSession) { (_) throws(P11Error) in
         throw P11Error(CKR_FUNCTION_NOT_SUPPORTED, "operation state cannot be restored")
     }
 }
@@ -148,10 +148,10 @@ private func logIn(_ state: ModuleState, _ session: Session, _ userType: CK_USER
     }
     if user == .user, pin.isEmpty {
         // No PIN: the protected authentication path of an unlocked session (C_GetTokenInfo).
-        try core { () throws(CoreError) in try session.slot.token.logInWithSessionEntry() }
+        try core { () throws(CoreError) in try session.token.logInWithSessionEntry() }
         return
     }
-    try core { () throws(CoreError) in try session.slot.token.logIn(user, pin: pin) }
+    try core { () throws(CoreError) in try session.token.logIn(user, pin: pin) }
 }
 
 @c @implementation
@@ -159,7 +159,7 @@ func C_Login(
     _ hSession: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
     _ ulPinLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_Login", hSession) { (state, session) throws(P11Error) in
+    stateSessionEntry("C_Login", hSession) { (state, session) throws(P11Error) in
         try logIn(state, session, userType, try pin(pPin, ulPinLen))
     }
 }
@@ -169,7 +169,7 @@ func C_LoginUser(
     _ hSession: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
     _ ulPinLen: CK_ULONG, _ pUsername: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulUsernameLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_LoginUser", hSession) { (state, session) throws(P11Error) in
+    stateSessionEntry("C_LoginUser", hSession) { (state, session) throws(P11Error) in
         try logIn(state, session, userType, try pin(pPin, ulPinLen))
     }
 }
@@ -181,8 +181,8 @@ func C_LoginUser(
 /// CKR_OPERATION_NOT_INITIALIZED), so no key is used once its login is gone.
 @c @implementation
 func C_Logout(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_Logout", hSession) { (state, session) throws(P11Error) in
-        let token = session.slot.token
+    stateSessionEntry("C_Logout", hSession) { (state, session) throws(P11Error) in
+        let token = session.token
         guard token.loggedInUser != nil else {
             throw P11Error(CKR_USER_NOT_LOGGED_IN, "nobody is logged in")
         }
@@ -217,7 +217,7 @@ let operationCancelFailed: CK_RV = 0x0000_0202
 
 @c @implementation
 func C_SessionCancel(_ hSession: CK_SESSION_HANDLE, _ flags: CK_FLAGS) -> CK_RV {
-    sessionEntry("C_SessionCancel", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_SessionCancel", hSession) { (session) throws(P11Error) in
         guard flags & ~cancellable == 0 else {
             throw P11Error(
                 operationCancelFailed,
@@ -233,14 +233,14 @@ func C_SessionCancel(_ hSession: CK_SESSION_HANDLE, _ flags: CK_FLAGS) -> CK_RV 
 
 @c @implementation
 func C_GetFunctionStatus(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_GetFunctionStatus", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_GetFunctionStatus", hSession) { (_) throws(P11Error) in
         throw P11Error(CKR_FUNCTION_NOT_PARALLEL, "legacy function (v2.40 §5.16)")
     }
 }
 
 @c @implementation
 func C_CancelFunction(_ hSession: CK_SESSION_HANDLE) -> CK_RV {
-    sessionEntry("C_CancelFunction", hSession) { (_, _) throws(P11Error) in
+    sessionEntry("C_CancelFunction", hSession) { (_) throws(P11Error) in
         throw P11Error(CKR_FUNCTION_NOT_PARALLEL, "legacy function (v2.40 §5.16)")
     }
 }

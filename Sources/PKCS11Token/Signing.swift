@@ -39,8 +39,8 @@ private func startSignature(
                 CKR_OPERATION_ACTIVE, "\(usage == .sign ? "a signature" : "a verification") is active")
         }
         let operation = try onKey(session, handle, .operation) { (reference) throws(CoreError) in
-            try session.slot.token.signatureOperation(
-                reference, signing, for: usage, context: session.context, kept: session.operations.kept)
+            try session.token.signatureOperation(
+                reference, signing, for: usage, context: session.context, kept: session.kept)
         }
         session.startSigning(.signature(operation), for: usage)
     }
@@ -61,9 +61,9 @@ private func restartSignature(
         guard session.signingSlotIsFree(usage),
             let reference = try? ObjectHandle.reference(handle, slot: session.slot)
         else { return false }
-        let kept = session.operations.kept
+        let kept = session.kept
         let restarted = try mappingKeyErrors(.operation) { () throws(CoreError) -> SigningOperation? in
-            let token = session.slot.token
+            let token = session.token
             let context = session.context
             if let mac = try token.restartedMAC(reference, type, for: usage, context: context, kept: kept) {
                 return .mac(mac)
@@ -101,7 +101,7 @@ extension Session {
 func C_SignInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_SignInit", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_SignInit", hSession) { (session) throws(P11Error) in
         try startSigning(session, pMechanism, key: hKey, for: .sign)
     }
 }
@@ -139,12 +139,12 @@ func C_Sign(
     _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
     _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_Sign", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_Sign", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.sign {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
-            case .mac(let mac):
-                try signMAC(session, mac, single: true, pData, ulDataLen, pSignature, pulSignatureLen)
+            case .mac:
+                try signMAC(session, single: true, pData, ulDataLen, pSignature, pulSignatureLen)
             case .signature(let operation):
                 let (data, pulSignatureLen) = try session.singlePartInput(
                     .sign, isMultiPart: operation.isMultiPart, pData, ulDataLen,
@@ -180,7 +180,7 @@ func C_SignUpdate(
 )
     -> CK_RV
 {
-    sessionEntry("C_SignUpdate", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_SignUpdate", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.sign {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
@@ -196,12 +196,12 @@ func C_SignFinal(
     _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?,
     _ pulSignatureLen: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    sessionEntry("C_SignFinal", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_SignFinal", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.sign {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_SignInit first")
-            case .mac(let mac):
-                try signMAC(session, mac, single: false, nil, 0, pSignature, pulSignatureLen)
+            case .mac:
+                try signMAC(session, single: false, nil, 0, pSignature, pulSignatureLen)
             case .signature(let operation):
                 guard let pulSignatureLen else {
                     session.operations.end(.sign)
@@ -219,7 +219,7 @@ func C_SignFinal(
 func C_VerifyInit(
     _ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ hKey: CK_OBJECT_HANDLE
 ) -> CK_RV {
-    sessionEntry("C_VerifyInit", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_VerifyInit", hSession) { (session) throws(P11Error) in
         try startSigning(session, pMechanism, key: hKey, for: .verify)
     }
 }
@@ -229,12 +229,12 @@ func C_Verify(
     _ hSession: CK_SESSION_HANDLE, _ pData: UnsafeMutablePointer<CK_BYTE>?, _ ulDataLen: CK_ULONG,
     _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_Verify", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_Verify", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.verify {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
-            case .mac(let mac):
-                try verifyMAC(session, mac, single: true, pData, ulDataLen, pSignature, ulSignatureLen)
+            case .mac:
+                try verifyMAC(session, single: true, pData, ulDataLen, pSignature, ulSignatureLen)
             case .signature(let operation):
                 // Verification always ends the operation (v2.40 §5.12).
                 session.operations.end(.verify)
@@ -252,7 +252,7 @@ func C_VerifyUpdate(
 )
     -> CK_RV
 {
-    sessionEntry("C_VerifyUpdate", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_VerifyUpdate", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.verify {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
@@ -267,12 +267,12 @@ func C_VerifyUpdate(
 func C_VerifyFinal(
     _ hSession: CK_SESSION_HANDLE, _ pSignature: UnsafeMutablePointer<CK_BYTE>?, _ ulSignatureLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_VerifyFinal", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_VerifyFinal", hSession) { (session) throws(P11Error) in
         try session.lock.withLock { () throws(P11Error) in
             switch session.operations.verify {
             case nil: throw P11Error(CKR_OPERATION_NOT_INITIALIZED, "call C_VerifyInit first")
-            case .mac(let mac):
-                try verifyMAC(session, mac, single: false, nil, 0, pSignature, ulSignatureLen)
+            case .mac:
+                try verifyMAC(session, single: false, nil, 0, pSignature, ulSignatureLen)
             case .signature(let operation):
                 session.operations.end(.verify)
                 let signature = try input(pSignature, ulSignatureLen, CKR_SIGNATURE_LEN_RANGE)

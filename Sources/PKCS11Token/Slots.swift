@@ -197,12 +197,12 @@ func C_InitToken(
 func C_InitPIN(
     _ hSession: CK_SESSION_HANDLE, _ pPin: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulPinLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_InitPIN", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_InitPIN", hSession) { (session) throws(P11Error) in
         let userPIN = try pin(pPin, ulPinLen)
         guard session.state == CK_STATE(CKS_RW_SO_FUNCTIONS) else {
             throw P11Error(CKR_USER_NOT_LOGGED_IN, "C_InitPIN needs a R/W session with the SO logged in")
         }
-        try core { () throws(CoreError) in try session.slot.token.initializeUserPIN(userPIN) }
+        try core { () throws(CoreError) in try session.token.initializeUserPIN(userPIN) }
     }
 }
 
@@ -211,13 +211,13 @@ func C_SetPIN(
     _ hSession: CK_SESSION_HANDLE, _ pOldPin: UnsafeMutablePointer<CK_UTF8CHAR>?,
     _ ulOldLen: CK_ULONG, _ pNewPin: UnsafeMutablePointer<CK_UTF8CHAR>?, _ ulNewLen: CK_ULONG
 ) -> CK_RV {
-    sessionEntry("C_SetPIN", hSession) { (_, session) throws(P11Error) in
+    sessionEntry("C_SetPIN", hSession) { (session) throws(P11Error) in
         let old = try pin(pOldPin, ulOldLen)
         let new = try pin(pNewPin, ulNewLen)
         guard session.isReadWrite else {
             throw P11Error(CKR_SESSION_READ_ONLY, "C_SetPIN needs a R/W session")
         }
-        try core { () throws(CoreError) in try session.slot.token.changePIN(from: old, to: new) }
+        try core { () throws(CoreError) in try session.token.changePIN(from: old, to: new) }
     }
 }
 

@@ -233,7 +233,7 @@ func createTrustObject(_ view: TrustView, _ template: AttributeSet, in session: 
     }
     settings = canonical(settings)
     let tokenObject = template.bool(.token) ?? false
-    let token = session.slot.token
+    let token = session.token
     let found = try core { () throws(CoreError) in
         try token.certificateReference(issuer: issuer, serialNumber: serial, tokenObject: tokenObject)
     }
@@ -309,7 +309,7 @@ func destroyTrustObject(_ view: TrustView, _ certificate: ObjectReference, in se
             CKR_ACTION_PROHIBITED, "a stapled purpose extension follows the certificate's trust: change that")
     }
     try core { () throws(CoreError) in
-        try session.slot.token.setTrustSettings(
+        try session.token.setTrustSettings(
             .unspecified, ofCertificate: certificate, context: session.context)
     }
 }
@@ -321,7 +321,7 @@ func updateTrustObject(
     guard view.isWritable else {
         throw P11Error(CKR_ATTRIBUTE_READ_ONLY, "a stapled purpose extension cannot be changed")
     }
-    let token = session.slot.token
+    let token = session.token
     var settings = try core { () throws(CoreError) in try token.trustSettings(ofCertificate: certificate) }
     let purposes = Dictionary(view.purposes.filter { $0.purpose != .any }.map { ($0.type, $0.purpose) }) {
         a, _ in a
@@ -357,7 +357,7 @@ func updateTrustObject(
 func trustObjectAttributes(_ view: TrustView, _ certificate: ObjectReference, in session: Session)
     throws(P11Error) -> AttributeSet
 {
-    let token = session.slot.token
+    let token = session.token
     let stored = try core { () throws(CoreError) in
         try token.attributes(of: certificate, context: session.context, revealing: [])
     }
@@ -431,7 +431,7 @@ func findTrustObjects(_ template: AttributeSet, in session: Session) throws(P11E
     }
     let wanted = views.filter { Set(template.keys).isSubset(of: $0.attributeTypes) }
     guard !wanted.isEmpty else { return [] }
-    let token = session.slot.token
+    let token = session.token
     let certificates = try core { () throws(CoreError) -> [ObjectReference] in
         if let issuer = template[.issuer], let serial = template[.serialNumber] {
             let one = try token.certificateReference(

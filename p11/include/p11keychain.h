@@ -11,6 +11,22 @@
 #define P11KEYCHAIN_H
 
 #include <p11-kit-1/p11-kit/pkcs11.h>
+#include <pthread.h>
+
+/* The module's process-wide locks, statically initialised (p11/locks.c): the call gate that
+ * keeps fork() out while a call runs, and the session table's lock. Swift reaches them only
+ * through these functions, inlined into it. Only a forked child re-creates them, unlocked,
+ * with p11k_reinitialize_locks_after_fork. */
+extern pthread_rwlock_t p11k_call_gate;
+extern pthread_mutex_t p11k_session_table_lock;
+void p11k_reinitialize_locks_after_fork(void);
+
+static inline void p11k_enter_call(void) { pthread_rwlock_rdlock(&p11k_call_gate); }
+static inline void p11k_leave_call(void) { pthread_rwlock_unlock(&p11k_call_gate); }
+static inline void p11k_close_call_gate(void) { pthread_rwlock_wrlock(&p11k_call_gate); }
+static inline void p11k_reopen_call_gate(void) { pthread_rwlock_unlock(&p11k_call_gate); }
+static inline void p11k_lock_session_table(void) { pthread_mutex_lock(&p11k_session_table_lock); }
+static inline void p11k_unlock_session_table(void) { pthread_mutex_unlock(&p11k_session_table_lock); }
 
 /* ---- PKCS#11 v3.0 constants missing from p11-kit's 2.40 header ---- */
 #ifndef CKA_UNIQUE_ID

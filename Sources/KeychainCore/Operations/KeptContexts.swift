@@ -61,17 +61,10 @@ public final class KeptContexts {
     /// The kept signature (`.sign`) or verification (`.verify`), taken out of the cache: an
     /// operation in progress is never kept.
     func takeSignature(for usage: KeyUse) -> SignatureOperation? {
-        if usage == .sign {
-            defer { signature = nil }
-            return signature
-        }
-        defer { verification = nil }
-        return verification
+        usage == .sign ? signature.take() : verification.take()
     }
 
-    /// The kept MAC, taken out of the cache: a MAC in progress is never kept.
-    func takeMAC() -> MACOperation? {
-        defer { mac = nil }
-        return mac
-    }
+    /// The kept MAC, taken out of the cache: a MAC in progress is never kept. Moved out, not
+    /// copied and cleared, which was a retain and a release on every restart.
+    func takeMAC() -> MACOperation? { mac.take() }
 }

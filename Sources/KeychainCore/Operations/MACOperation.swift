@@ -154,10 +154,7 @@ public final class MACOperation {
                 guard output.count >= length else { throw CryptoError(.failed, "the output is too short") }
                 output.copyBytes(from: full.prefix(length))
             }
-            if let kept {
-                self.kept = nil
-                kept.mac = self
-            }
+            if let kept = kept.take() { kept.mac = self }
         } catch {
             throw CoreError(.operationFailed, error.message)
         }
@@ -250,17 +247,23 @@ extension Token {
         _ reference: ObjectReference, _ type: UInt64, for usage: KeyUse, context: AccessContext,
         kept: KeptContexts
     ) throws(CoreError) -> MACOperation? {
-        guard let previous = kept.mac, previous.mechanism == type, previous.usage == usage,
-            !previous.takesLength,
-            previous.reference == reference
-        else { return nil }
-        guard
-            let restarted = try restartKept(
-                previous, reference, previous.algorithm, length: nil, for: usage, mechanism: type,
-                keyTypes: previous.keyTypes, context: context, kept: kept)
-        else { return nil }
-        kept.mac = nil
-        return restarted
+        guard let previous = kept.takeMAC() else { return nil }
+        do throws(CoreError) {
+            if previous.mechanism == type, previous.usage == usage, !previous.takesLength,
+                previous.reference == reference,
+                let restarted = try restartKept(
+                    previous, reference, previous.algorithm, length: nil, for: usage, mechanism: type,
+                    keyTypes: previous.keyTypes, context: context, kept: kept)
+            {
+                return restarted
+            }
+        } catch {
+            kept.mac = previous
+            throw error
+        }
+        // Left where it was, for `macOperation`, which may reuse its context.
+        kept.mac = previous
+        return nil
     }
 
     /// `previous`, a finished MAC, restarted for `reference`'s key when `useSecretKey`'s checks
