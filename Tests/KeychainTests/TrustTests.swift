@@ -21,6 +21,14 @@ private func code(of body: () throws(KeychainError) -> Void) -> KeychainError.Co
     }
 }
 
+/// `withTemporaryKeychain` holding `EnvironmentLock`, for the tests whose evaluations read the
+/// system's anchors: other tests (`systemBundleReload`, the Apple snippets' trust tests) point
+/// P11KEYCHAIN_SYSTEM_ANCHORS at bundles of these fixtures' roots while they run, in parallel,
+/// and a basic-policy evaluation then found `root` there.
+private func withSystemAnchorsStable(_ body: (Keychain, TemporaryDirectory) throws -> Void) throws {
+    try EnvironmentLock.withLock { try withTemporaryKeychain(body) }
+}
+
 @Suite("trust settings and evaluation (typed API)")
 struct TrustTests {
     @Test("settings are kept per purpose, merged by setTrust and removed whole")
@@ -75,7 +83,7 @@ struct TrustTests {
 
     @Test("the keychain's anchor ends the chain and says where it came from")
     func keychainAnchor() throws {
-        try withTemporaryKeychain { keychain, _ in
+        try withSystemAnchorsStable { keychain, _ in
             let chain = try certificates("leaf", "intermediate")
             let before = try keychain.evaluate(chain: chain, policy: .ssl(hostName: "www.example.test"))
             #expect(!before.isTrusted)
@@ -95,7 +103,7 @@ struct TrustTests {
 
     @Test("a root distrusted for the purpose is reported as distrusted even when it is no anchor")
     func distrustedNotAnchor() throws {
-        try withTemporaryKeychain { keychain, _ in
+        try withSystemAnchorsStable { keychain, _ in
             let root = try certificates("root")[0]
             try keychain.add(root)
             try keychain.setTrust(.distrusted, for: root, purposes: [.serverAuth])
@@ -109,7 +117,7 @@ struct TrustTests {
 
     @Test("a trusted peer is trusted as itself, never as an issuer")
     func trustedPeer() throws {
-        try withTemporaryKeychain { keychain, _ in
+        try withSystemAnchorsStable { keychain, _ in
             let intermediate = try certificates("intermediate")[0]
             try keychain.add(intermediate)
             try keychain.setTrust(.trustedPeer, for: intermediate)
@@ -120,7 +128,7 @@ struct TrustTests {
 
     @Test("an empty chain is a parameter error; an untrusted chain is a result")
     func emptyChain() throws {
-        try withTemporaryKeychain { keychain, _ in
+        try withSystemAnchorsStable { keychain, _ in
             #expect(
                 code(of: { () throws(KeychainError) in _ = try keychain.evaluate(chain: []) }) == .parameter)
             let other = try keychain.evaluate(
