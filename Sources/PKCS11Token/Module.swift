@@ -174,36 +174,34 @@ enum Module {
     }
 
     /// The session `handle` names, under one hold of `lock`: every call on a session starts
-    /// here, and a second hold of the lock was a tenth of an HMAC's C_Sign. The state is only
-    /// borrowed for the lookup.
+    /// here, and a second hold of the lock was a tenth of an HMAC's C_Sign.
     static func session(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> Session {
-        lock.lock()
-        guard let state = borrowedState else {
-            lock.unlock()
-            throw P11Error(CKR_CRYPTOKI_NOT_INITIALIZED, "call C_Initialize first")
-        }
-        let session = state._withUnsafeGuaranteedRef { $0.lookUp(handle) }
-        lock.unlock()
-        guard let session else {
-            throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
-        }
-        return session
+        try lookUp(handle) { _, session in session }
     }
 
     /// The state and the session `handle` names, under one hold of `lock`, for the calls that
     /// change the session table or every session (`stateSessionEntry`).
     static func stateAndSession(_ handle: CK_SESSION_HANDLE) throws(P11Error) -> (ModuleState, Session) {
+        try lookUp(handle) { state, session in (state.takeUnretainedValue(), session) }
+    }
+
+    /// `result` of the state, borrowed, and the session `handle` names, with `lock` held.
+    @inline(__always)
+    private static func lookUp<Result>(
+        _ handle: CK_SESSION_HANDLE, _ result: (Unmanaged<ModuleState>, Session) -> Result
+    ) throws(P11Error) -> Result {
         lock.lock()
-        guard let state = Module.state else {
+        guard let state = borrowedState else {
             lock.unlock()
             throw P11Error(CKR_CRYPTOKI_NOT_INITIALIZED, "call C_Initialize first")
         }
-        let session = state.lookUp(handle)
-        lock.unlock()
-        guard let session else {
+        guard let session = state._withUnsafeGuaranteedRef({ $0.lookUp(handle) }) else {
+            lock.unlock()
             throw P11Error(CKR_SESSION_HANDLE_INVALID, "no session \(handle)")
         }
-        return (state, session)
+        let value = result(state, session)
+        lock.unlock()
+        return value
     }
 
     /// The state of an initialised module in this process. After fork() the child sees
