@@ -176,6 +176,71 @@ extension ModuleTests {
             }
         }
 
+        @Test(
+            "Calls on sessions that other threads close, and across C_Finalize and C_Initialize, answer an error and never crash"
+        )
+        func callsRacingCloseAndFinalize() throws {
+            // The session lookup borrows the module state under the session table's lock;
+            // C_CloseSession and C_Finalize change the table and the state under that lock.
+            // Run under ASan and TSan in the test command.
+            try withToken { token throws in
+                let (getInfo, digestInit, digest) = (
+                    try token.m.C_GetSessionInfo, try token.m.C_DigestInit, try token.m.C_Digest
+                )
+                let (findInit, findFinal) = (try token.m.C_FindObjectsInit, try token.m.C_FindObjectsFinal)
+                let current = Atomic<UInt>(UInt(try token.openSession()))
+                let state = BusyThreadState()
+                let failures = FailureLog()
+                let expected: Set<CK_RV> = [
+                    CKR_OK, CKR_SESSION_HANDLE_INVALID, CKR_CRYPTOKI_NOT_INITIALIZED, CKR_OPERATION_ACTIVE,
+                    CKR_OPERATION_NOT_INITIALIZED,
+                ]
+                let workers = 3
+                for worker in 0..<workers {
+                    Thread {
+                        var info = CK_SESSION_INFO()
+                        var mechanism = CK_MECHANISM(
+                            mechanism: CK_MECHANISM_TYPE(CKM_SHA256), pParameter: nil, ulParameterLen: 0)
+                        var data = [CK_BYTE](repeating: 7, count: 32)
+                        var output = [CK_BYTE](repeating: 0, count: 32)
+                        while !state.stop.load(ordering: .relaxed) {
+                            let session = CK_SESSION_HANDLE(current.load(ordering: .relaxed))
+                            var length = CK_ULONG(output.count)
+                            let answers = [
+                                getInfo(session, &info), digestInit(session, &mechanism),
+                                digest(session, &data, CK_ULONG(data.count), &output, &length),
+                                findInit(session, nil, 0), findFinal(session),
+                            ]
+                            for rv in answers where !expected.contains(rv) {
+                                failures.append("worker \(worker): \(name(of: rv))")
+                            }
+                            state.rounds.add(1, ordering: .relaxed)
+                        }
+                        state.finished.signal()
+                    }.start()
+                }
+                defer {
+                    state.stop.store(true, ordering: .relaxed)
+                    for _ in 0..<workers { state.finished.wait() }
+                }
+                for round in 1...300 {
+                    let next = try token.openSession()
+                    let previous = current.exchange(UInt(next), ordering: .relaxed)
+                    usleep(100)
+                    #expect(try token.m.C_CloseSession(CK_SESSION_HANDLE(previous)) == CKR_OK)
+                    if round.isMultiple(of: 25) {
+                        #expect(try token.m.C_Finalize(nil) == CKR_OK)
+                        usleep(200)
+                        #expect(try token.m.C_Initialize(nil) == CKR_OK)
+                        current.store(UInt(try token.openSession()), ordering: .relaxed)
+                    }
+                }
+                state.stop.store(true, ordering: .relaxed)
+                #expect(state.rounds.load(ordering: .relaxed) > 0)
+                #expect(failures.all.isEmpty, "\(Set(failures.all))")
+            }
+        }
+
         @Test("Four threads, each with its own session, create 50 certificates each and find them all")
         func threads() throws {
             let threadCount = 4
