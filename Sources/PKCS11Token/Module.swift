@@ -271,6 +271,14 @@ struct CallGate {
 
     /// Lets calls in again (fork parent handler).
     func reopen() { p11k_reopen_call_gate() }
+
+    /// Runs `body` with no call in progress and none let in (C_Initialize, which sets what
+    /// every call reads: the trace's switch and file).
+    func excludingCalls<T>(_ body: () -> T) -> T {
+        close()
+        defer { reopen() }
+        return body()
+    }
 }
 
 /// The session table's lock (`Module.lock`): a C static mutex (p11/locks.c), for the reason
@@ -384,18 +392,20 @@ func C_Initialize(_ pInitArgs: UnsafeMutableRawPointer?) -> CK_RV {
         Module.reportOnce("configuration error: \(error)")
         return CKR_GENERAL_ERROR
     }
-    return Module.lock.withLock {
-        if let state = Module.state, state.processID == getpid() {
-            Trace.call("C_Initialize", CKR_CRYPTOKI_ALREADY_INITIALIZED, "")
-            return CKR_CRYPTOKI_ALREADY_INITIALIZED
+    return Module.calls.excludingCalls {
+        Module.lock.withLock {
+            if let state = Module.state, state.processID == getpid() {
+                Trace.call("C_Initialize", CKR_CRYPTOKI_ALREADY_INITIALIZED, "")
+                return CKR_CRYPTOKI_ALREADY_INITIALIZED
+            }
+            Module.installForkHandlers()
+            Trace.configure(enabled: configuration.debug, path: configuration.logFile)
+            Module.state = ModuleState(configuration: configuration)
+            Trace.call(
+                "C_Initialize", CKR_OK,
+                "\(configuration.tokens.count) token(s), config \(configuration.source ?? "none")")
+            return CKR_OK
         }
-        Module.installForkHandlers()
-        Trace.configure(enabled: configuration.debug, path: configuration.logFile)
-        Module.state = ModuleState(configuration: configuration)
-        Trace.call(
-            "C_Initialize", CKR_OK,
-            "\(configuration.tokens.count) token(s), config \(configuration.source ?? "none")")
-        return CKR_OK
     }
 }
 

@@ -195,6 +195,18 @@ extension ModuleTests {
                     CKR_OK, CKR_SESSION_HANDLE_INVALID, CKR_CRYPTOKI_NOT_INITIALIZED, CKR_OPERATION_ACTIVE,
                     CKR_OPERATION_NOT_INITIALIZED,
                 ]
+                // One round on this thread first: the module's lazily made globals (the
+                // mechanism registry) are made before the threads race, as in a host.
+                var warmInfo = CK_SESSION_INFO()
+                var warmMechanism = CK_MECHANISM(
+                    mechanism: CK_MECHANISM_TYPE(CKM_SHA256), pParameter: nil, ulParameterLen: 0)
+                let warm = CK_SESSION_HANDLE(current.load(ordering: .relaxed))
+                #expect(getInfo(warm, &warmInfo) == CKR_OK && digestInit(warm, &warmMechanism) == CKR_OK)
+                var warmData = [CK_BYTE](repeating: 7, count: 32)
+                var warmOutput = [CK_BYTE](repeating: 0, count: 32)
+                var warmLength = CK_ULONG(warmOutput.count)
+                #expect(digest(warm, &warmData, 32, &warmOutput, &warmLength) == CKR_OK)
+                #expect(findInit(warm, nil, 0) == CKR_OK && findFinal(warm) == CKR_OK)
                 let workers = 3
                 for worker in 0..<workers {
                     Thread {
