@@ -19,17 +19,24 @@ source scripts/setup.sh
 # (Tests/README.md); docs/token.md describes the setting.
 export P11KEYCHAIN_PIN_ITERATIONS=${P11KEYCHAIN_PIN_ITERATIONS:-1000}
 
-failed_steps=()
+# Each step's output is also kept, so that the end of the run repeats the last lines of every
+# step that failed: a CI log read from its tail then shows why (a fuzz seed and its replay
+# line, a failed test's assertion), not only which step.
+failed_steps=() failed_logs=() steps_run=0
+step_logs=$(mktemp -d "${TMPDIR:-/tmp}/p11keychain-test-steps.XXXXXX")
+trap 'rm -rf -- "$step_logs"' EXIT
 step() {
-    local name=$1 started=$SECONDS
+    local name=$1 started=$SECONDS log=$step_logs/$((++steps_run)).log
     shift
     echo
     echo "== $name"
-    if "$@"; then
+    # pipefail: the step's status, or tee's should it fail to write.
+    if "$@" 2>&1 | tee "$log"; then
         echo "== $name: ok ($((SECONDS - started)) s)"
     else
         echo "== $name: FAILED ($((SECONDS - started)) s)"
         failed_steps+=("$name")
+        failed_logs+=("$log")
     fi
 }
 
@@ -136,6 +143,11 @@ step "integration tests (p11tool, pkcs11-tool, p11-kit, openssl)" integration_te
 
 echo
 if ((${#failed_steps[@]} > 0)); then
+    for i in "${!failed_steps[@]}"; do
+        echo "-- the last lines of the failed step \"${failed_steps[i]}\":"
+        grep -vE '^(PASS|ok) ' "${failed_logs[i]}" | tail -n 40
+        echo
+    done
     echo "FAILED steps: ${failed_steps[*]}"
     exit 1
 fi
