@@ -30,8 +30,13 @@ step() {
     shift
     echo
     echo "== $name"
-    # pipefail: the step's status, or tee's should it fail to write.
-    if "$@" 2>&1 | tee "$log"; then
+    # Through a process substitution, not a pipe: a server a failed test left running holds
+    # the step's output open, and a pipe would wait for it. The copy gets up to 10 s to finish.
+    local status=0
+    "$@" > >(tee "$log") 2>&1 || status=$?
+    local copier=$! waited=0
+    while kill -0 "$copier" 2>/dev/null && ((waited++ < 100)); do sleep 0.1; done
+    if ((status == 0)); then
         echo "== $name: ok ($((SECONDS - started)) s)"
     else
         echo "== $name: FAILED ($((SECONDS - started)) s)"
