@@ -144,7 +144,7 @@ test_a_pam_login_unlocks_the_login_keychain_for_apple_code_and_a_password_change
         # The checkout itself (this script holds the test passwords) is left out: CI may
         # clone it under /tmp.
         found=$(timeout 120 grep -rlaF --devices=skip -s -- "$secret" "$PAM_HOME" /tmp |
-            grep -vF -- "$(dirname "$(dirname "$IT_DIR")")/" || true)
+            grep -vF -- "$IT_REPO/" || true)
         [[ -z $found ]] || fail "a password is on disk in: $found"
     done
 }

@@ -195,35 +195,30 @@ extension ModuleTests {
                     CKR_OK, CKR_SESSION_HANDLE_INVALID, CKR_CRYPTOKI_NOT_INITIALIZED, CKR_OPERATION_ACTIVE,
                     CKR_OPERATION_NOT_INITIALIZED,
                 ]
+                // One round of the racing calls on `session`: their answers.
+                let callRound: @Sendable (CK_SESSION_HANDLE) -> [CK_RV] = { session in
+                    var info = CK_SESSION_INFO()
+                    var mechanism = CK_MECHANISM(
+                        mechanism: CK_MECHANISM_TYPE(CKM_SHA256), pParameter: nil, ulParameterLen: 0)
+                    var data = [CK_BYTE](repeating: 7, count: 32)
+                    var output = [CK_BYTE](repeating: 0, count: 32)
+                    var length = CK_ULONG(output.count)
+                    return [
+                        getInfo(session, &info), digestInit(session, &mechanism),
+                        digest(session, &data, CK_ULONG(data.count), &output, &length),
+                        findInit(session, nil, 0), findFinal(session),
+                    ]
+                }
                 // One round on this thread first: the module's lazily made globals (the
                 // mechanism registry) are made before the threads race, as in a host.
-                var warmInfo = CK_SESSION_INFO()
-                var warmMechanism = CK_MECHANISM(
-                    mechanism: CK_MECHANISM_TYPE(CKM_SHA256), pParameter: nil, ulParameterLen: 0)
-                let warm = CK_SESSION_HANDLE(current.load(ordering: .relaxed))
-                #expect(getInfo(warm, &warmInfo) == CKR_OK && digestInit(warm, &warmMechanism) == CKR_OK)
-                var warmData = [CK_BYTE](repeating: 7, count: 32)
-                var warmOutput = [CK_BYTE](repeating: 0, count: 32)
-                var warmLength = CK_ULONG(warmOutput.count)
-                #expect(digest(warm, &warmData, 32, &warmOutput, &warmLength) == CKR_OK)
-                #expect(findInit(warm, nil, 0) == CKR_OK && findFinal(warm) == CKR_OK)
+                let warm = callRound(CK_SESSION_HANDLE(current.load(ordering: .relaxed)))
+                #expect(warm.allSatisfy { $0 == CKR_OK }, "\(warm.map(name(of:)))")
                 let workers = 3
                 for worker in 0..<workers {
                     Thread {
-                        var info = CK_SESSION_INFO()
-                        var mechanism = CK_MECHANISM(
-                            mechanism: CK_MECHANISM_TYPE(CKM_SHA256), pParameter: nil, ulParameterLen: 0)
-                        var data = [CK_BYTE](repeating: 7, count: 32)
-                        var output = [CK_BYTE](repeating: 0, count: 32)
                         while !state.stop.load(ordering: .relaxed) {
                             let session = CK_SESSION_HANDLE(current.load(ordering: .relaxed))
-                            var length = CK_ULONG(output.count)
-                            let answers = [
-                                getInfo(session, &info), digestInit(session, &mechanism),
-                                digest(session, &data, CK_ULONG(data.count), &output, &length),
-                                findInit(session, nil, 0), findFinal(session),
-                            ]
-                            for rv in answers where !expected.contains(rv) {
+                            for rv in callRound(session) where !expected.contains(rv) {
                                 failures.append("worker \(worker): \(name(of: rv))")
                             }
                             state.rounds.add(1, ordering: .relaxed)
