@@ -271,9 +271,7 @@ extension Token {
             (ObjectPolicy.publicKey, publicKey), (ObjectPolicy.privateKey, privateKey),
         ] {
             var filled = attributes
-            for spec in policy.specs.values where filled[spec.type] == nil {
-                if let value = spec.defaultValue { filled[spec.type] = value }
-            }
+            policy.fillDefaults(&filled)
             if policy.objectClass == .publicKey { publicKey = filled } else { privateKey = filled }
         }
         return (
@@ -457,9 +455,7 @@ extension NewObject {
             policy.settleHistory(&attributes, after: .create, before: nil)
         }
         KeyTypeUsages.settle(&attributes)
-        for spec in policy.specs.values where attributes[spec.type] == nil {
-            if let value = spec.defaultValue { attributes[spec.type] = value }
-        }
+        policy.fillDefaults(&attributes)
         self.init(attributes: attributes, uniqueKey: nil)
     }
 }

@@ -12,14 +12,19 @@ public struct CertificateTime: Sendable, Equatable {
     /// Seconds since 1970-01-01T00:00:00Z.
     public var secondsSince1970: Int64
 
-    /// The 8 ASCII digits "YYYYMMDD" of a CK_DATE.
+    /// The 8 ASCII digits "YYYYMMDD" of a CK_DATE: each field's last 4, 2 and 2 decimal
+    /// digits, zero-padded. Written digit by digit: through `String` it was 4,000 instructions
+    /// a date, two of them in every certificate import.
     public var ckDate: [UInt8] {
-        func digits(_ value: Int, _ width: Int) -> [UInt8] {
-            var text = String(value)
-            while text.count < width { text = "0" + text }
-            return Array(text.utf8.suffix(width))
+        var date = [UInt8](repeating: 0x30, count: 8)
+        for (value, end, width) in [(year, 4, 4), (month, 6, 2), (day, 8, 2)] {
+            var rest = value.magnitude
+            for index in stride(from: end - 1, through: end - width, by: -1) {
+                date[index] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
         }
-        return digits(year, 4) + digits(month, 2) + digits(day, 2)
+        return date
     }
 }
 
@@ -50,10 +55,8 @@ public struct X509Certificate: Sendable {
     /// that key is its own: a root. (The signature is not verified.)
     public let isSelfSigned: Bool
     public let subjectKeyIdentifier: [UInt8]?
-    public let commonNames: [String]
-    public let emailAddresses: [String]
-    /// Values of the subject's RDNs in order, for a summary when there is no CN or e-mail.
-    public let subjectValues: [String]
+    /// The subjectAltName's e-mail addresses (`emailAddresses` adds the subject's).
+    private let alternativeEmailAddresses: [String]
 
     /// Parses `der`. Throws `.invalidInput` unless the bytes are exactly one DER X.509
     /// certificate (trailing bytes are refused too).
@@ -75,16 +78,26 @@ public struct X509Certificate: Sendable {
             subject == issuer
             && (extensions.authorityKeyIdentifier == nil
                 || extensions.authorityKeyIdentifier == extensions.subjectKeyIdentifier)
-        let names = try X509Certificate.nameValues(subject)
-        commonNames = names.commonNames
-        subjectValues = names.values
-        emailAddresses = names.emails + extensions.emailAddresses
+        alternativeEmailAddresses = extensions.emailAddresses
     }
+
+    /// The subject's values, decoded from `subject` when asked for. An import reads none of
+    /// them unless it must make a label, and decoding the name was a tenth of an import's
+    /// instructions. A subject OpenSSL cannot decode has none.
+    public var subjectNames: SubjectNames { SubjectNames(subject) }
+
+    public var commonNames: [String] { subjectNames.commonNames }
+    /// The subject's e-mail addresses, then the subjectAltName's.
+    public var emailAddresses: [String] { subjectNames.emailAddresses + alternativeEmailAddresses }
+    /// Values of the subject's RDNs in order, for a summary when there is no CN or e-mail.
+    public var subjectValues: [String] { subjectNames.values }
 
     /// Apple's subject summary: the common name, else the first e-mail address, else the
     /// first RDN value of the subject.
     public var subjectSummary: String? {
-        commonNames.first ?? emailAddresses.first ?? subjectValues.first
+        let names = subjectNames
+        return names.commonNames.first ?? names.emailAddresses.first ?? alternativeEmailAddresses.first
+            ?? names.values.first
     }
 
     /// SHA-1 of the subjectPublicKey contents: Apple's public-key hash and RFC 5280's
@@ -138,34 +151,6 @@ public struct X509Certificate: Sendable {
         return (times[0], times[1])
     }
 
-    private static func nameValues(_ der: [UInt8]) throws(CryptoError)
-        -> (commonNames: [String], values: [String], emails: [String])
-    {
-        let name: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_X509_NAME(nil, &cursor, buffer.count)
-        }
-        guard let name else {
-            ERR_clear_error()
-            throw CryptoError(.invalidInput, "certificate subject does not parse")
-        }
-        defer { X509_NAME_free(name) }
-        var result: (commonNames: [String], values: [String], emails: [String]) = ([], [], [])
-        for index in 0..<X509_NAME_entry_count(name) {
-            guard let entry = X509_NAME_get_entry(name, index),
-                let value = X509_NAME_ENTRY_get_data(entry),
-                let text = utf8(value)
-            else { continue }
-            result.values.append(text)
-            switch OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry)) {
-            case NID_commonName: result.commonNames.append(text)
-            case NID_pkcs9_emailAddress: result.emails.append(text)
-            default: break
-            }
-        }
-        return result
-    }
-
     static func utf8(_ string: UnsafePointer<ASN1_STRING>) -> String? {
         var output: UnsafeMutablePointer<UInt8>?
         let length = ASN1_STRING_to_UTF8(&output, string)
@@ -195,6 +180,39 @@ public struct X509Certificate: Sendable {
         return UnsafeRawBufferPointer(start: pointer, count: length).withMemoryRebound(
             to: UInt8.self
         ) { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// The values of a certificate subject's RDNs, in order, and which are common names and
+/// e-mail addresses (PKCS #9 emailAddress), as OpenSSL decodes them.
+public struct SubjectNames: Sendable {
+    public private(set) var values: [String] = []
+    public private(set) var commonNames: [String] = []
+    public private(set) var emailAddresses: [String] = []
+
+    /// Decodes the Name DER `der`; a name OpenSSL does not decode has no values.
+    init(_ der: [UInt8]) {
+        let name: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_X509_NAME(nil, &cursor, buffer.count)
+        }
+        guard let name else {
+            ERR_clear_error()
+            return
+        }
+        defer { X509_NAME_free(name) }
+        for index in 0..<X509_NAME_entry_count(name) {
+            guard let entry = X509_NAME_get_entry(name, index),
+                let value = X509_NAME_ENTRY_get_data(entry),
+                let text = X509Certificate.utf8(value)
+            else { continue }
+            values.append(text)
+            switch OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry)) {
+            case NID_commonName: commonNames.append(text)
+            case NID_pkcs9_emailAddress: emailAddresses.append(text)
+            default: break
+            }
+        }
     }
 }
 
@@ -308,6 +326,8 @@ private struct CertificateFields {
             parts[3].tag == V_ASN1_SEQUENCE, parts[4].tag == V_ASN1_SEQUENCE,
             parts[5].tag == V_ASN1_SEQUENCE
         else { throw invalid }
+        guard CertificateFields.isName(parts[2], base), CertificateFields.isName(parts[4], base)
+        else { throw invalid }
         serialNumber = parts[0].whole
         issuer = parts[2].whole
         validity = parts[3].whole
@@ -333,6 +353,33 @@ private struct CertificateFields {
             throw invalid
         }
         ASN1_INTEGER_free(integer)
+    }
+}
+
+extension CertificateFields {
+    /// True when `name` is laid out as an X.501 Name (RFC 5280 §4.1.2.4): a SEQUENCE of SETs,
+    /// each of one or more SEQUENCEs holding an OBJECT IDENTIFIER and a value. The values are
+    /// decoded only when asked for (`SubjectNames`).
+    static func isName(_ name: DERElement, _ base: UnsafePointer<UInt8>) -> Bool {
+        var offset = name.content.lowerBound
+        while offset < name.content.upperBound {
+            guard let set = DERElement(base, at: offset, limit: name.content.upperBound),
+                set.tagClass == 0, set.tag == V_ASN1_SET, !set.content.isEmpty
+            else { return false }
+            var member = set.content.lowerBound
+            while member < set.content.upperBound {
+                guard let pair = DERElement(base, at: member, limit: set.content.upperBound),
+                    pair.tagClass == 0, pair.tag == V_ASN1_SEQUENCE,
+                    let type = DERElement(base, at: pair.content.lowerBound, limit: pair.content.upperBound),
+                    type.tagClass == 0, type.tag == V_ASN1_OBJECT, !type.content.isEmpty,
+                    let value = DERElement(base, at: type.whole.upperBound, limit: pair.content.upperBound),
+                    value.whole.upperBound == pair.content.upperBound
+                else { return false }
+                member = pair.whole.upperBound
+            }
+            offset = set.whole.upperBound
+        }
+        return true
     }
 }
 

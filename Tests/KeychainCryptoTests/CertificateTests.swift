@@ -310,6 +310,34 @@ struct BadCertificateTests {
         }
     }
 
+    @Test(
+        "an issuer or subject not laid out as a Name is refused (an RDN that is no SET, a type that is no OID)",
+        arguments: ["issuer", "subject"])
+    func namesThatAreNotNamesAreRefused(_ element: String) throws {
+        try BadCertificateTests.sample { der, _ in
+            let tbs = try #require(DERWalker.children(of: der, at: 0).first)
+            var parts = DERWalker.children(of: der, at: tbs.lowerBound)
+            if der[parts[0].lowerBound] == 0xA0 { parts.removeFirst() }  // [0] version
+            let name = element == "issuer" ? parts[2] : parts[4]
+            // Name ::= SEQUENCE OF SET OF SEQUENCE { type OBJECT IDENTIFIER, value }
+            let set = try #require(DERWalker.children(of: der, at: name.lowerBound).first)
+            let pair = try #require(DERWalker.children(of: der, at: set.lowerBound).first)
+            let type = try #require(DERWalker.children(of: der, at: pair.lowerBound).first)
+            #expect(der[set.lowerBound] == 0x31)
+            #expect(der[type.lowerBound] == 0x06)
+            for (what, offset, tag) in [
+                ("its first RDN a SEQUENCE", set.lowerBound, UInt8(0x30)),
+                ("its first attribute type a UTF8String", type.lowerBound, UInt8(0x0C)),
+            ] {
+                var damaged = der
+                damaged[offset] = tag
+                expectCryptoError(.invalidInput, "\(element) with \(what)") {
+                    _ = try X509Certificate(der: damaged)
+                }
+            }
+        }
+    }
+
     @Test("empty input and random bytes are refused", arguments: [0, 1, 2, 16, 300, 4096])
     func randomBytesAreRefused(count: Int) {
         for _ in 0..<20 {
