@@ -29,7 +29,8 @@ public struct CertificateTime: Sendable, Equatable {
 }
 
 /// An X.509 certificate parsed once, with every value the item model derives from it
-/// (ARCHITECTURE.md §3.4). Immutable; safe to share.
+/// (ARCHITECTURE.md §3.4) but the subject's names, decoded when read (`subjectNames`).
+/// Immutable; safe to share.
 ///
 /// The structure is walked with OpenSSL's DER reader (`ASN1_get_object`) and the parts
 /// decoded with OpenSSL's d2i functions, but the public key is not decoded at parse time:

@@ -95,11 +95,14 @@ struct CertificateSearchKeys {
         let certificate = item.certificate
         guard itemLists.allSatisfy({ list in list.contains { $0.names(item) } }) else { return false }
         guard matchesSubject(certificate) else { return false }
-        if let address = emailAddressIfPresent, !certificate.emailAddresses.isEmpty,
-            !certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame }
-            )
-        {
-            return false
+        if let address = emailAddressIfPresent {
+            // Decoded from the subject on each read: read once.
+            let addresses = certificate.emailAddresses
+            if !addresses.isEmpty,
+                !addresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame })
+            {
+                return false
+            }
         }
         if let issuers {
             let chain = try context.chain(of: certificate)
