@@ -25,3 +25,32 @@ softhsm_module() {
     done
     fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
 }
+
+# --- report helpers ---------------------------------------------------------------------
+
+# fmt N: a rate, time or ratio for a table: no decimals from 100, one from 10, else two (three
+# below 0.1); "—" when there is no value.
+fmt() {
+    [ -n "$1" ] || { echo "—"; return; }
+    awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else if (v >= 0.1 || v == 0) printf "%.2f", v; else printf "%.3f", v }'
+}
+
+# ratio A B: A ÷ B to four decimals (empty when either is missing). Tables round it through
+# `fmt`; `verdict` judges the four decimals, not the rounding.
+ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; fi; }
+
+# times N: a ratio for a table ("0.93×").
+times() { if [ -n "$1" ]; then echo "$(fmt "$1")×"; else echo "—"; fi; }
+
+# verdict VALUE OP LIMIT (OP: >=, <= or <): "met" or "NOT met" (empty when there is no value).
+# Where the table's rounding would show the value on the other side of the limit, the value
+# follows to three decimals: 0.9476 is "NOT met (0.948)" beside a ratio shown as 0.95×.
+verdict() {
+    [ -n "$1" ] || return 0
+    awk -v v="$1" -v op="$2" -v l="$3" '
+        function meets(x) { return op == ">=" ? x >= l : op == "<=" ? x <= l : x < l }
+        BEGIN {
+            shown = (v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v)) + 0
+            printf "%s%s\n", meets(v) ? "met" : "NOT met", meets(v) != meets(shown) ? sprintf(" (%.3f)", v) : ""
+        }'
+}

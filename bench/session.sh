@@ -22,6 +22,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 sizes=${BENCH_SESSION_SIZES:-1000,10000,100000}
 lookups=${BENCH_SESSION_LOOKUPS:-2000}
 logins=${BENCH_SESSION_LOGINS:-9}
@@ -83,7 +85,6 @@ warm=$(keyctl session - bash -c '
     echo "unlocked $warm"
 } >"$results/session.txt"
 
-verdict() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? v >= t : v <= t; print ok ? "met" : "missed" }'; }
 
 {
     echo "# The Swift API and session unlock"

@@ -149,20 +149,6 @@ median() {
     sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# fmt N: a rate or ratio for the table.
-fmt() {
-    [ -n "$1" ] || { echo "—"; return; }
-    awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else printf "%.2f", v }'
-}
-ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; fi; }
-# times N: a ratio for the table ("0.93×").
-times() { if [ -n "$1" ]; then echo "$(fmt "$1")×"; else echo "—"; fi; }
-# verdict VALUE OP LIMIT: "met" or "NOT met" (empty when there is no value).
-verdict() {
-    [ -n "$1" ] || return 0
-    awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { ok = (op == ">=") ? v >= l : v < l; print ok ? "met" : "NOT met" }'
-}
-
 # mechanisms: which ECDSA mechanism each module was measured with.
 mechanisms() {
     awk '$2 == "round=1" && $4 == "key=ecp256" && $6 == "threads=1" { sub("mechanism=", "", $5); printf "%s%s %s", sep, $1, $5; sep = ", " }' "$work/raw.txt"
