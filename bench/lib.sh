@@ -47,10 +47,7 @@ times() { if [ -n "$1" ]; then echo "$(fmt "$1")×"; else echo "—"; fi; }
 # follows to three decimals: 0.9476 is "NOT met (0.948)" beside a ratio shown as 0.95×.
 verdict() {
     [ -n "$1" ] || return 0
-    awk -v v="$1" -v op="$2" -v l="$3" '
+    awk -v v="$1" -v shown="$(fmt "$1")" -v op="$2" -v l="$3" '
         function meets(x) { return op == ">=" ? x >= l : op == "<=" ? x <= l : x < l }
-        BEGIN {
-            shown = (v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v)) + 0
-            printf "%s%s\n", meets(v) ? "met" : "NOT met", meets(v) != meets(shown) ? sprintf(" (%.3f)", v) : ""
-        }'
+        BEGIN { printf "%s%s\n", meets(v) ? "met" : "NOT met", meets(v) != meets(shown + 0) ? sprintf(" (%.3f)", v) : "" }'
 }
