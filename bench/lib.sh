@@ -1,5 +1,6 @@
-# Shared by the bench scripts (sourced): where the two modules under test are.
-# The sourcing script defines `log`, `fail` and `$root` (the repository).
+# Shared by the bench scripts (sourced): where the two modules under test are, their fresh
+# tokens, and the arithmetic of the reports. The sourcing script defines `log`, `fail`, `$root`
+# (the repository) and, for the tokens, `$work` (its scratch directory), `$so_pin` and `$pin`.
 
 # p11keychain_module: $BENCH_P11KEYCHAIN_MODULE, else a release build made here.
 p11keychain_module() {
@@ -24,6 +25,77 @@ softhsm_module() {
         [ -n "$m" ] && [ -f "$m" ] && { echo "$m"; return 0; }
     done
     fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
+}
+
+# setup_p11keychain MODULE: a fresh p11keychain token "login" with PINs under $work; exports
+# its environment.
+setup_p11keychain() {
+    local module=$1
+    mkdir -p "$work/p11keychain/store" "$work/p11keychain/config" "$work/p11keychain/data"
+    export P11KEYCHAIN_DIR=$work/p11keychain/store P11KEYCHAIN_CONF=/dev/null \
+        XDG_CONFIG_HOME=$work/p11keychain/config XDG_DATA_HOME=$work/p11keychain/data
+    pkcs11-tool --module "$module" --init-token --label login --so-pin "$so_pin" >/dev/null 2>&1 ||
+        fail "pkcs11-tool --init-token failed on p11keychain"
+    pkcs11-tool --module "$module" --login --login-type so --so-pin "$so_pin" --init-pin --pin "$pin" >/dev/null 2>&1 ||
+        fail "pkcs11-tool --init-pin failed on p11keychain"
+}
+
+# setup_softhsm2: a fresh SoftHSM2 token "bench" under $work; exports SOFTHSM2_CONF.
+setup_softhsm2() {
+    local dir=$work/softhsm2
+    mkdir -p "$dir/tokens"
+    printf 'directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n' "$dir" >"$dir/softhsm2.conf"
+    export SOFTHSM2_CONF=$dir/softhsm2.conf
+    softhsm2-util --init-token --free --label bench --so-pin "$so_pin" --pin "$pin" >/dev/null
+}
+
+# with_env NAME=VALUE... -- FUNCTION ARGS...: runs a function of the script with those
+# variables exported, and unsets them afterwards.
+with_env() {
+    local assignments=() name
+    while [ "$1" != -- ]; do assignments+=("$1"); shift; done
+    shift
+    for name in "${assignments[@]}"; do export "${name?}"; done
+    "$@"
+    for name in "${assignments[@]}"; do unset "${name%%=*}"; done
+}
+
+# field KEY LINE: the value of KEY= in a measuring program's output line.
+field() { sed -nE "s/.*[[:space:]]$1=([^[:space:]]+).*/\\1/p" <<<"$2"; }
+
+# --- rounds -------------------------------------------------------------------------------
+# A measurement repeated in rounds keeps one line per round in its file, "ROUND VALUE"; a
+# round that measured nothing has no line.
+
+# add FILE ROUND VALUE: records one round's value (nothing when VALUE is empty).
+add() { if [ -n "$3" ]; then echo "$2 $3" >>"$1"; fi; }
+
+# median FILE: the median of FILE's values, or empty when it has none.
+median() {
+    [ -s "$1" ] || return 0
+    awk '{ print $2 }' "$1" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# round_ratios A B: for every round measured in both files, A's value ÷ B's, one a line.
+round_ratios() {
+    [ -s "$1" ] && [ -s "$2" ] || return 0
+    awk 'NR == FNR { b[$1] = $2; next } ($1 in b) && b[$1] > 0 { printf "%.4f\n", $2 / b[$1] }' "$2" "$1"
+}
+
+# paired A B: the median of the rounds' ratios A ÷ B, to four decimals (empty when no round
+# measured both). Each round's two figures were taken minutes apart at most, so a change in
+# the machine's load between rounds cancels, which a ratio of the two medians does not do.
+paired() {
+    round_ratios "$1" "$2" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) printf "%.4f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# spread A B: the lowest and highest of the rounds' ratios A ÷ B, "0.93–1.02" (empty when no
+# round measured both).
+spread() {
+    round_ratios "$1" "$2" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) printf "%.2f–%.2f", v[1], v[NR] }'
 }
 
 # --- report helpers ---------------------------------------------------------------------

@@ -67,8 +67,6 @@ unset P11KEYCHAIN_PIN_ITERATIONS
 printf '%s\n' "$pin" >"$work/pin"
 "$bin/p11keychain" init --so-pin "$so_pin" --pin-file "$work/pin" >/dev/null
 
-field() { sed -nE "s/.*[[:space:]]$1=([^[:space:]]+).*/\\1/p" <<<"$2"; }
-
 log "SecItemAdd / SecItemCopyMatching at $sizes ($lookups lookups per size)"
 "$bin/secitem-bench" --pin "$pin" --sizes "$sizes" --lookups "$lookups" | tee "$work/secitem.txt" >&2
 

@@ -17,7 +17,8 @@
 # sides are per second of CPU time (openssl speed divides by its CPU user time
 # unless given -elapsed; p11symmetric by its own user + system time). The
 # whole sequence runs BENCH_SYMMETRIC_ROUNDS times, interleaved (openssl,
-# p11keychain, SoftHSM2), and every figure is the median of its rounds. Prints
+# p11keychain, SoftHSM2): every rate is the median of its rounds, every ratio
+# the median of the rounds' ratios (bench/lib.sh's `paired`). Prints
 # a markdown table (also written to bench/results/symmetric.md, the raw lines
 # beside it in symmetric.txt) with the ratios and the targets:
 # AES-GCM ≥ 0.85×, HMAC ≥ 0.5×, ECDH ≥ 0.7× of openssl speed.
@@ -59,44 +60,42 @@ build_p11symmetric() {
 
 # --- measuring ----------------------------------------------------------------
 
-# The value of KEY= in a p11symmetric output line.
-field() { sed -nE "s/.*[[:space:]]$1=([^[:space:]]+).*/\\1/p" <<<"$2"; }
-
 # speed ARGS...: openssl speed -mr ARGS; its output.
 speed() {
     log "openssl speed -seconds $seconds $*"
     openssl speed -seconds "$seconds" -mr "$@" 2>/dev/null
 }
 
-# openssl_rates: OpenSSL's rates, appended to $work/openssl.NAME: MB/s for
-# aes-gcm and aes-gcm-aead, ops/s for hmac and ecdh. With -mr, "+F:n:name:rate"
-# is bytes per second at the one size asked for; "+F5:n:256:rate:..." ECDH ops/s.
+# openssl_rates ROUND: OpenSSL's rates, recorded in $work/openssl.NAME: MB/s
+# for aes-gcm and aes-gcm-aead, ops/s for hmac and ecdh. With -mr,
+# "+F:n:name:rate" is bytes per second at the one size asked for;
+# "+F5:n:256:rate:..." ECDH ops/s.
 openssl_rates() {
-    local out rate
+    local round=$1 out rate
     out=$(speed -bytes 16384 -evp aes-256-gcm)
     rate=$(grep -E '^\+F:[0-9]+:' <<<"$out" | tail -n 1 | cut -d: -f4)
     [ -n "$rate" ] || fail "could not read openssl speed -evp aes-256-gcm: $(tail -n 3 <<<"$out")"
-    echo "openssl aes-gcm bytes_per_s=$rate" >>"$work/raw.txt"
-    awk -v r="$rate" 'BEGIN { print r / 1e6 }' >>"$work/openssl.aes-gcm"
+    echo "openssl round=$round aes-gcm bytes_per_s=$rate" >>"$work/raw.txt"
+    add "$work/openssl.aes-gcm" "$round" "$(awk -v r="$rate" 'BEGIN { print r / 1e6 }')"
     out=$(speed -bytes 16384 -aead -evp aes-256-gcm)
     rate=$(grep -E '^\+F:[0-9]+:' <<<"$out" | tail -n 1 | cut -d: -f4)
     [ -n "$rate" ] || fail "could not read openssl speed -aead -evp aes-256-gcm: $(tail -n 3 <<<"$out")"
-    echo "openssl aes-gcm-aead bytes_per_s=$rate" >>"$work/raw.txt"
-    awk -v r="$rate" 'BEGIN { print r / 1e6 }' >>"$work/openssl.aes-gcm-aead"
+    echo "openssl round=$round aes-gcm-aead bytes_per_s=$rate" >>"$work/raw.txt"
+    add "$work/openssl.aes-gcm-aead" "$round" "$(awk -v r="$rate" 'BEGIN { print r / 1e6 }')"
     out=$(speed -bytes 64 -hmac sha256)
     rate=$(grep -E '^\+F:[0-9]+:' <<<"$out" | tail -n 1 | cut -d: -f4)
     [ -n "$rate" ] || fail "could not read openssl speed -hmac sha256: $(tail -n 3 <<<"$out")"
-    echo "openssl hmac bytes_per_s=$rate" >>"$work/raw.txt"
-    awk -v r="$rate" 'BEGIN { print r / 64 }' >>"$work/openssl.hmac"
+    echo "openssl round=$round hmac bytes_per_s=$rate" >>"$work/raw.txt"
+    add "$work/openssl.hmac" "$round" "$(awk -v r="$rate" 'BEGIN { print r / 64 }')"
     out=$(speed ecdhp256)
     rate=$(grep -E '^\+F5:[0-9]+:256:' <<<"$out" | tail -n 1 | cut -d: -f4)
     [ -n "$rate" ] || fail "could not read openssl speed ecdhp256: $(tail -n 3 <<<"$out")"
-    echo "openssl ecdh ops_per_s=$rate" >>"$work/raw.txt"
-    echo "$rate" >>"$work/openssl.ecdh"
+    echo "openssl round=$round ecdh ops_per_s=$rate" >>"$work/raw.txt"
+    add "$work/openssl.ecdh" "$round" "$rate"
 }
 
 # measure_module NAME MODULE TOKEN ROUND: p11symmetric on one module; rates
-# are appended to $work/NAME.aes-gcm (MB/s), NAME.hmac and NAME.ecdh (ops/s).
+# are recorded in $work/NAME.aes-gcm (MB/s), NAME.hmac and NAME.ecdh (ops/s).
 measure_module() {
     local name=$1 module=$2 token=$3 round=$4 bench out
     for bench in aes-gcm hmac-sha256 ecdh-p256; do
@@ -109,54 +108,38 @@ measure_module() {
         fi
         echo "$name round=$round $out" >>"$work/raw.txt"
         case $bench in
-        aes-gcm) field mb_per_s "$out" >>"$work/$name.aes-gcm" ;;
-        hmac-sha256) field ops_per_s "$out" >>"$work/$name.hmac" ;;
-        ecdh-p256) field ops_per_s "$out" >>"$work/$name.ecdh" ;;
+        aes-gcm) add "$work/$name.aes-gcm" "$round" "$(field mb_per_s "$out")" ;;
+        hmac-sha256) add "$work/$name.hmac" "$round" "$(field ops_per_s "$out")" ;;
+        ecdh-p256) add "$work/$name.ecdh" "$round" "$(field ops_per_s "$out")" ;;
         esac
     done
 }
 
-# setup_p11keychain MODULE: a fresh token with PINs; exports its environment.
-setup_p11keychain() {
-    local module=$1
-    mkdir -p "$work/p11keychain/store" "$work/p11keychain/config" "$work/p11keychain/data"
-    export P11KEYCHAIN_DIR=$work/p11keychain/store P11KEYCHAIN_CONF=/dev/null \
-        XDG_CONFIG_HOME=$work/p11keychain/config XDG_DATA_HOME=$work/p11keychain/data
-    pkcs11-tool --module "$module" --init-token --label login --so-pin "$so_pin" >/dev/null 2>&1 ||
-        fail "pkcs11-tool --init-token failed on p11keychain"
-    pkcs11-tool --module "$module" --login --login-type so --so-pin "$so_pin" --init-pin --pin "$pin" >/dev/null 2>&1 ||
-        fail "pkcs11-tool --init-pin failed on p11keychain"
-}
-
-# setup_softhsm2: a fresh SoftHSM2 token; exports SOFTHSM2_CONF.
-setup_softhsm2() {
-    local dir=$work/softhsm2
-    mkdir -p "$dir/tokens"
-    printf 'directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n' "$dir" >"$dir/softhsm2.conf"
-    export SOFTHSM2_CONF=$dir/softhsm2.conf
-    softhsm2-util --init-token --free --label bench --so-pin "$so_pin" --pin "$pin" >/dev/null
-}
-
-# with_env NAME=VALUE... -- FUNCTION ARGS...: runs a function of this script
-# with those variables exported, and unsets them afterwards.
-with_env() {
-    local assignments=() name
-    while [ "$1" != -- ]; do assignments+=("$1"); shift; done
-    shift
-    for name in "${assignments[@]}"; do export "${name?}"; done
-    "$@"
-    for name in "${assignments[@]}"; do unset "${name%%=*}"; done
-}
-
 # --- report -------------------------------------------------------------------
 
-# value NAME KEY: the median of a rate's rounds, or empty when not measured.
-value() {
-    [ -s "$work/$1.$2" ] || return 0
-    sort -g "$work/$1.$2" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+# value NAME: the median of $work/NAME's rounds. pair A B: the median of the rounds' ratios
+# $work/A ÷ $work/B, and range A B their lowest and highest, in brackets.
+value() { median "$work/$1"; }
+pair() { paired "$work/$1" "$work/$2"; }
+range() {
+    local r
+    r=$(spread "$work/$1" "$work/$2")
+    if [ -n "$r" ]; then echo " ($r)"; fi
 }
+
+# row LABEL NAME BASE [LIMIT]: the modules' rates NAME beside openssl speed's BASE, and the
+# rounds' ratios; with LIMIT a target (ratio ≥ LIMIT) and the ratios' range.
+row() {
+    local label=$1 name=$2 base=$3 min=${4:-} r target= spread=
+    r=$(pair "p11keychain.$name" "openssl.$base")
+    if [ -n "$min" ]; then
+        target="≥ ${min}×: $(verdict "$r" ">=" "$min")"
+        spread=$(range "p11keychain.$name" "openssl.$base")
+    fi
+    echo "| $label | $(fmt "$(value "openssl.$base")") | $(fmt "$(value "p11keychain.$name")") | $(times "$r")$spread | $target | $(fmt "$(value "softhsm2.$name")") | $(times "$(pair "softhsm2.$name" "openssl.$base")") |"
+}
+
 report() {
-    local o k s r
     cat <<EOF
 # Secret-key speed: p11keychain, SoftHSM2 and openssl speed
 
@@ -166,22 +149,16 @@ report() {
 - p11symmetric, one thread, ${seconds} s per measurement, token keys generated on a fresh token: AES-256-GCM = C_EncryptInit (fresh 12-byte IV, 128-bit tag) + C_Encrypt of 16384 bytes; HMAC-SHA256 = C_SignInit + C_Sign of 64 bytes; ECDH P-256 = C_DeriveKey (CKD_NULL, 32-byte session key) + C_DestroyObject of the derived key
 - openssl speed -seconds $seconds: -bytes 16384 -evp aes-256-gcm (one keyed context, EVP updates), -bytes 16384 -aead -evp aes-256-gcm (IV, AAD and tag per message, key set once), -bytes 64 -hmac sha256 (one keyed MAC context re-initialised per message), ecdhp256
 - rates are per second of CPU time, on both sides: openssl speed divides by its CPU user time, p11symmetric by its process's CPU time (user + system); wall-clock rates on a shared machine count the time the scheduler gives to others
-- every rate is the median of $rounds rounds; each round runs openssl speed, then p11keychain, then SoftHSM2; ratio = module ÷ openssl speed (-evp for AES-GCM)
+- $rounds rounds, each running openssl speed, then p11keychain, then SoftHSM2; every rate is the median of its rounds
+- ratio = module ÷ openssl speed (-evp for AES-GCM): the median of the rounds' ratios, each of two figures from the same round, so that a change in the machine's load between rounds cancels out; in brackets, for the rows with a target, the lowest and the highest round
 
 | measurement | openssl speed | p11keychain | ratio | target | SoftHSM2 | ratio |
 |---|---:|---:|---:|---|---:|---:|
 EOF
-    o=$(value openssl aes-gcm) k=$(value p11keychain aes-gcm) s=$(value softhsm2 aes-gcm)
-    r=$(ratio "$k" "$o")
-    echo "| AES-256-GCM, 16 KiB messages, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.85×: $(verdict "$r" ">=" 0.85) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
-    o=$(value openssl aes-gcm-aead)
-    echo "| AES-256-GCM, beside openssl speed -aead, MB/s | $(fmt "$o") | $(fmt "$k") | $(times "$(ratio "$k" "$o")") | | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
-    o=$(value openssl hmac) k=$(value p11keychain hmac) s=$(value softhsm2 hmac)
-    r=$(ratio "$k" "$o")
-    echo "| HMAC-SHA256, 64-byte messages, ops/s | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.5×: $(verdict "$r" ">=" 0.5) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
-    o=$(value openssl ecdh) k=$(value p11keychain ecdh) s=$(value softhsm2 ecdh)
-    r=$(ratio "$k" "$o")
-    echo "| ECDH P-256 derives/s (derived key destroyed each time) | $(fmt "$o") | $(fmt "$k") | $(times "$r") | ≥ 0.7×: $(verdict "$r" ">=" 0.7) | $(fmt "$s") | $(times "$(ratio "$s" "$o")") |"
+    row "AES-256-GCM, 16 KiB messages, MB/s" aes-gcm aes-gcm 0.85
+    row "AES-256-GCM, beside openssl speed -aead, MB/s" aes-gcm aes-gcm-aead
+    row "HMAC-SHA256, 64-byte messages, ops/s" hmac hmac 0.5
+    row "ECDH P-256 derives/s (derived key destroyed each time)" ecdh ecdh 0.7
     if grep -q FAILED "$work/raw.txt"; then
         echo
         echo "Failed measurements (— above):"
@@ -221,7 +198,7 @@ main() {
     fi
     local round
     for ((round = 1; round <= rounds; round++)); do
-        openssl_rates
+        openssl_rates "$round"
         if [ -n "$p11k_module" ]; then
             with_env "${p11k_env[@]}" -- measure_module p11keychain "$p11k_module" login "$round"
         fi
