@@ -27,6 +27,13 @@ softhsm_module() {
     fail "libsofthsm2.so not found (set BENCH_SOFTHSM_MODULE)"
 }
 
+# build_p11sign: bench/p11sign built into $build (the sourcing script's build directory).
+build_p11sign() {
+    mkdir -p "$build"
+    log "building p11sign"
+    gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$root/bench/p11sign.c" -ldl
+}
+
 # setup_p11keychain MODULE: a fresh p11keychain token "login" with PINs under $work; exports
 # its environment.
 setup_p11keychain() {
@@ -96,6 +103,22 @@ paired() {
 spread() {
     round_ratios "$1" "$2" | sort -g |
         awk '{ v[NR] = $1 } END { if (NR) printf "%.2f–%.2f", v[1], v[NR] }'
+}
+
+# callgrind_calls FUNCTION FILE: how many calls of FUNCTION callgrind's output FILE records.
+# Callgrind names a function once, "fn=(ID) NAME" or "cfn=(ID) NAME", then by its ID alone;
+# the "calls=COUNT ..." line after a "cfn=" line counts the calls from one site.
+callgrind_calls() {
+    awk -v name="$1" '
+        /^c?fn=\(/ {
+            id = $1
+            sub(/^c?fn=/, "", id)
+            if (NF > 1) { n = $0; sub(/^[^ ]+ /, "", n); names[id] = n }
+            callee = (/^cfn=/) ? names[id] : ""
+            next
+        }
+        /^calls=/ { if (callee == name) { c = $1; sub(/^calls=/, "", c); sum += c } callee = ""; next }
+        END { print sum + 0 }' "$2"
 }
 
 # --- report helpers ---------------------------------------------------------------------

@@ -28,7 +28,11 @@
 #                                  time) or NAME=PATH of a module built elsewhere
 #   BENCH_SIGN=0                   skip the signing-speed section (bench/sign.sh,
 #                                  run last with the same module; its settings:
-#                                  BENCH_SIGN_SECONDS=5)
+#                                  BENCH_SIGN_SECONDS=5, BENCH_SIGN_ROUNDS=5)
+#   BENCH_INSTRUCTIONS=0           skip the instruction counts (bench/instructions.sh:
+#                                  an ECDSA signature and an RSA verification under
+#                                  callgrind beside openssl speed's, after signing
+#                                  with the same module; BENCH_INSTRUCTIONS_SECONDS=2)
 #   BENCH_SYMMETRIC=0              skip the secret-key section (bench/symmetric.sh:
 #                                  AES-GCM, HMAC, ECDH beside openssl speed, run
 #                                  after signing with the same module; its
@@ -291,6 +295,11 @@ main() {
     if [ "${BENCH_SIGN:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/sign.sh"
+    fi
+    # Instructions per signature and verification (bench/instructions.sh), same module.
+    if [ "${BENCH_INSTRUCTIONS:-1}" != 0 ]; then
+        echo
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/instructions.sh"
     fi
     # Secret-key speed (bench/symmetric.sh), same module, same run.
     if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then

@@ -55,8 +55,7 @@ for tool in p11keychain secitem-bench; do
     [ -x "$bin/$tool" ] || fail "no $tool beside the module in $bin (swift build -c release --product $tool)"
 done
 mkdir -p "$build" "$results"
-log "building p11sign"
-gcc -O2 -Wall -Wextra -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$here/p11sign.c" -ldl
+build_p11sign
 
 # A fresh store with both PINs, and no configuration from this machine's home.
 mkdir -p "$work/store" "$work/config" "$work/data"

@@ -47,12 +47,6 @@ for cmd in gcc openssl pkcs11-tool softhsm2-util; do
     command -v "$cmd" >/dev/null 2>&1 || fail "$cmd is missing (scripts/setup.sh installs it)"
 done
 
-build_p11sign() {
-    mkdir -p "$build"
-    log "building p11sign"
-    gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$here/p11sign.c" -ldl
-}
-
 # --- measuring ----------------------------------------------------------------
 
 # openssl_rates THREADS ROUND: openssl speed's sign rates, recorded in
