@@ -28,7 +28,7 @@
 #                                  time) or NAME=PATH of a module built elsewhere
 #   BENCH_SIGN=0                   skip the signing-speed section (bench/sign.sh,
 #                                  run last with the same module; its settings:
-#                                  BENCH_SIGN_SECONDS=5, BENCH_SIGN_ROUNDS=5)
+#                                  BENCH_SIGN_SECONDS=2, BENCH_SIGN_ROUNDS=11)
 #   BENCH_INSTRUCTIONS=0           skip the instruction counts (bench/instructions.sh:
 #                                  an ECDSA signature and an RSA verification under
 #                                  callgrind beside openssl speed's, after signing

@@ -11,16 +11,18 @@
 # `-multi 2` give OpenSSL's own rates. The whole sequence runs BENCH_SIGN_ROUNDS
 # times, interleaved (each module right after openssl speed with as many
 # threads): every rate is the median of its rounds, and every ratio the median
-# of the rounds' ratios, because on a shared machine one 5-second window can be
-# 10 % off and a ratio of two medians pairs figures from different rounds.
+# of the rounds' ratios, because on a shared machine one window can be 10 % off
+# and a ratio of two medians pairs figures from different rounds. Many short
+# rounds: a neighbour's burst spoils one round, which the median leaves out, and
+# the two figures of a ratio are seconds apart.
 # Prints a markdown table (also written to bench/results/sign.md, the raw lines
 # beside it in sign.txt) with the ratios and the targets: RSA-2048 sign ≥ 0.9×, RSA-2048 verify ≥ 0.95× and ECDSA P-256
 # sign ≥ 0.95× of openssl speed single-threaded, two threads ≥ 1.8× one,
 # C_Login < 0.5 s.
 #
 # Settings (environment):
-#   BENCH_SIGN_SECONDS=5             seconds per measurement
-#   BENCH_SIGN_ROUNDS=5              rounds; figures are medians of the rounds
+#   BENCH_SIGN_SECONDS=2             seconds per measurement
+#   BENCH_SIGN_ROUNDS=11             rounds; figures are medians of the rounds
 #   BENCH_P11KEYCHAIN_MODULE=PATH    use this .so instead of building one (release)
 #   BENCH_SOFTHSM_MODULE=PATH        SoftHSM2 module (found under /usr/lib otherwise)
 #   BENCH_ONLY=softhsm2|p11keychain  measure one module only (openssl speed always runs)
@@ -28,8 +30,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-seconds=${BENCH_SIGN_SECONDS:-5}
-rounds=${BENCH_SIGN_ROUNDS:-5}
+seconds=${BENCH_SIGN_SECONDS:-2}
+rounds=${BENCH_SIGN_ROUNDS:-11}
 only=${BENCH_ONLY:-}
 results=$here/results
 build=$here/build
