@@ -91,8 +91,9 @@ round_ratios() {
 }
 
 # paired A B: the median of the rounds' ratios A ÷ B, to four decimals (empty when no round
-# measured both). Each round's two figures were taken minutes apart at most, so a change in
-# the machine's load between rounds cancels, which a ratio of the two medians does not do.
+# measured both). A round's two figures are taken close together (seconds apart in sign.sh),
+# so a change in the machine's load between rounds cancels, which a ratio of the two medians
+# does not do.
 paired() {
     round_ratios "$1" "$2" | sort -g |
         awk '{ v[NR] = $1 } END { if (NR) printf "%.4f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'

@@ -16,9 +16,9 @@
 # rounds: a neighbour's burst spoils one round, which the median leaves out, and
 # the two figures of a ratio are seconds apart.
 # Prints a markdown table (also written to bench/results/sign.md, the raw lines
-# beside it in sign.txt) with the ratios and the targets: RSA-2048 sign ≥ 0.9×, RSA-2048 verify ≥ 0.95× and ECDSA P-256
-# sign ≥ 0.95× of openssl speed single-threaded, two threads ≥ 1.8× one,
-# C_Login < 0.5 s.
+# beside it in sign.txt) with the ratios and the targets: RSA-2048 sign ≥ 0.9×,
+# RSA-2048 verify ≥ 0.95× and ECDSA P-256 sign ≥ 0.95× of openssl speed
+# single-threaded, two threads ≥ 1.8× one, C_Login < 0.5 s.
 #
 # Settings (environment):
 #   BENCH_SIGN_SECONDS=2             seconds per measurement
