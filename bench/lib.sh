@@ -106,6 +106,17 @@ spread() {
         awk '{ v[NR] = $1 } END { if (NR) printf "%.2f–%.2f", v[1], v[NR] }'
 }
 
+# The same for files under the script's $work, named relative to it: value FILE, the median
+# of its rounds; pair A B, the median of the rounds' ratios A ÷ B; range A B, their lowest
+# and highest in brackets (" (0.93–1.02)"), or nothing.
+value() { median "$work/$1"; }
+pair() { paired "$work/$1" "$work/$2"; }
+range() {
+    local r
+    r=$(spread "$work/$1" "$work/$2")
+    if [ -n "$r" ]; then echo " ($r)"; fi
+}
+
 # callgrind_calls FUNCTION FILE: how many calls of FUNCTION callgrind's output FILE records.
 # Callgrind names a function once, "fn=(ID) NAME" or "cfn=(ID) NAME", then by its ID alone;
 # the "calls=COUNT ..." line after a "cfn=" line counts the calls from one site.

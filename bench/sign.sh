@@ -108,16 +108,6 @@ mechanisms() {
     awk '$2 == "round=1" && $4 == "key=ecp256" && $6 == "threads=1" { sub("mechanism=", "", $5); printf "%s%s %s", sep, $1, $5; sep = ", " }' "$work/raw.txt"
 }
 
-# value FILE: the median of $work/FILE's rounds. pair A B: the median of the rounds' ratios
-# $work/A ÷ $work/B. range A B: their lowest and highest, in brackets.
-value() { median "$work/$1"; }
-pair() { paired "$work/$1" "$work/$2"; }
-range() {
-    local r
-    r=$(spread "$work/$1" "$work/$2")
-    if [ -n "$r" ]; then echo " ($r)"; fi
-}
-
 # row LABEL FILE LIMIT: a one-thread row with a target (ratio ≥ LIMIT): openssl speed's rate
 # (openssl.FILE) beside the modules' (NAME.FILE), and the rounds' ratios, median and range.
 row() {

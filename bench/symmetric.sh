@@ -117,16 +117,6 @@ measure_module() {
 
 # --- report -------------------------------------------------------------------
 
-# value NAME: the median of $work/NAME's rounds. pair A B: the median of the rounds' ratios
-# $work/A ÷ $work/B, and range A B their lowest and highest, in brackets.
-value() { median "$work/$1"; }
-pair() { paired "$work/$1" "$work/$2"; }
-range() {
-    local r
-    r=$(spread "$work/$1" "$work/$2")
-    if [ -n "$r" ]; then echo " ($r)"; fi
-}
-
 # row LABEL NAME BASE [LIMIT]: the modules' rates NAME beside openssl speed's BASE, and the
 # rounds' ratios; with LIMIT a target (ratio ≥ LIMIT) and the ratios' range.
 row() {
