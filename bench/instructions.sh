@@ -76,12 +76,16 @@ counted() {
 marginal() {
     local name=$1 tag
     tag=$(tr -c 'a-z0-9' _ <<<"$name")
-    local short long run=() word
-    for word in "${@:2}"; do if [ "$word" = SECONDS ]; then run+=("$seconds"); else run+=("$word"); fi; done
-    short=$(counted "$name, $seconds s" "$work/$tag.1" "${run[@]}")
-    run=()
-    for word in "${@:2}"; do if [ "$word" = SECONDS ]; then run+=("$((3 * seconds))"); else run+=("$word"); fi; done
-    long=$(counted "$name, $((3 * seconds)) s" "$work/$tag.3" "${run[@]}")
+    local length run word out counts=()
+    for length in "$seconds" "$((3 * seconds))"; do
+        run=()
+        for word in "${@:2}"; do
+            if [ "$word" = SECONDS ]; then run+=("$length"); else run+=("$word"); fi
+        done
+        out=$(counted "$name, $length s" "$work/$tag.$length" "${run[@]}")
+        counts+=("$out")
+    done
+    local short=${counts[0]} long=${counts[1]}
     awk -v t1="${short% *}" -v c1="${short#* }" -v t3="${long% *}" -v c3="${long#* }" 'BEGIN {
         if (c3 <= c1) exit 1
         printf "%.0f %d %d", (t3 - t1) / (c3 - c1), c1, c3 }' || fail "$name: the longer run made no more calls"

@@ -117,6 +117,19 @@ range() {
     if [ -n "$r" ]; then echo " ($r)"; fi
 }
 
+# row LABEL NAME BASE [LIMIT]: a table row of the modules' rates (files p11keychain.NAME and
+# softhsm2.NAME under $work) beside openssl speed's (openssl.BASE), each ratio the median of
+# the rounds' ratios; with LIMIT, a target (p11keychain's ratio ≥ LIMIT) and its range.
+row() {
+    local label=$1 name=$2 base=$3 min=${4:-} r target= spread=
+    r=$(pair "p11keychain.$name" "openssl.$base")
+    if [ -n "$min" ]; then
+        target="≥ ${min}×: $(verdict "$r" ">=" "$min")"
+        spread=$(range "p11keychain.$name" "openssl.$base")
+    fi
+    echo "| $label | $(fmt "$(value "openssl.$base")") | $(fmt "$(value "p11keychain.$name")") | $(times "$r")$spread | $target | $(fmt "$(value "softhsm2.$name")") | $(times "$(pair "softhsm2.$name" "openssl.$base")") |"
+}
+
 # callgrind_calls FUNCTION FILE: how many calls of FUNCTION callgrind's output FILE records.
 # Callgrind names a function once, "fn=(ID) NAME" or "cfn=(ID) NAME", then by its ID alone;
 # the "calls=COUNT ..." line after a "cfn=" line counts the calls from one site.

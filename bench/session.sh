@@ -82,7 +82,6 @@ warm=$(keyctl session - bash -c '
     echo "unlocked $warm"
 } >"$results/session.txt"
 
-
 {
     echo "# The Swift API and session unlock"
     echo

@@ -108,21 +108,6 @@ mechanisms() {
     awk '$2 == "round=1" && $4 == "key=ecp256" && $6 == "threads=1" { sub("mechanism=", "", $5); printf "%s%s %s", sep, $1, $5; sep = ", " }' "$work/raw.txt"
 }
 
-# row LABEL FILE LIMIT: a one-thread row with a target (ratio ≥ LIMIT): openssl speed's rate
-# (openssl.FILE) beside the modules' (NAME.FILE), and the rounds' ratios, median and range.
-row() {
-    local label=$1 file=$2 min=$3 r
-    r=$(pair "p11keychain.$file" "openssl.$file")
-    echo "| $label | $(fmt "$(value "openssl.$file")") | $(fmt "$(value "p11keychain.$file")") | $(times "$r")$(range "p11keychain.$file" "openssl.$file") | ≥ ${min}×: $(verdict "$r" ">=" "$min") | $(fmt "$(value "softhsm2.$file")") | $(times "$(pair "softhsm2.$file" "openssl.$file")") |"
-}
-
-# system_row LABEL FILE: a row of the modules' rates per second of user + system CPU time
-# (NAME.FILE.cpu) beside openssl speed's user-time rate (openssl.FILE); no target.
-system_row() {
-    local label=$1 file=$2
-    echo "| $label | $(fmt "$(value "openssl.$file")") | $(fmt "$(value "p11keychain.$file.cpu")") | $(times "$(pair "p11keychain.$file.cpu" "openssl.$file")") | | $(fmt "$(value "softhsm2.$file.cpu")") | $(times "$(pair "softhsm2.$file.cpu" "openssl.$file")") |"
-}
-
 report() {
     local key label min o k s
     cat <<EOF
@@ -146,11 +131,12 @@ EOF
         else
             label="ECDSA P-256 sign/s" min=0.95
         fi
-        row "$label, 1 thread" "$key.1" "$min"
-        system_row "$label, 1 thread, user + system" "$key.1"
+        row "$label, 1 thread" "$key.1" "$key.1" "$min"
+        # The modules' rates per second of user + system CPU time beside openssl's user time.
+        row "$label, 1 thread, user + system" "$key.1.cpu" "$key.1"
         # Two threads: wall-clock rates, as openssl speed -multi's children count theirs on a
         # busy machine (their summed rate fell below one process's at load 9 on 2 cores).
-        echo "| $label, 2 threads | $(fmt "$(value "openssl.$key.2")") | $(fmt "$(value "p11keychain.$key.2.wall")") | $(times "$(pair "p11keychain.$key.2.wall" "openssl.$key.2")") | | $(fmt "$(value "softhsm2.$key.2.wall")") | $(times "$(pair "softhsm2.$key.2.wall" "openssl.$key.2")") |"
+        row "$label, 2 threads" "$key.2.wall" "$key.2"
         # Scaling from wall-clock rates: CPU-time rates leave out time spent waiting for a lock.
         o=$(pair "openssl.$key.2" "openssl.$key.1")
         k=$(pair "p11keychain.$key.2.wall" "p11keychain.$key.1.wall")
@@ -159,8 +145,8 @@ EOF
         # On a busy machine neither scales: the module's scaling beside OpenSSL's own.
         echo "| $label, scaling ÷ openssl's scaling | — | $(times "$(ratio "$k" "$o")") | | | $(times "$(ratio "$s" "$o")") | |"
     done
-    row "RSA-2048 verify/s, 1 thread" rsa2048-verify.1 0.95
-    system_row "RSA-2048 verify/s, 1 thread, user + system" rsa2048-verify.1
+    row "RSA-2048 verify/s, 1 thread" rsa2048-verify.1 rsa2048-verify.1 0.95
+    row "RSA-2048 verify/s, 1 thread, user + system" rsa2048-verify.1.cpu rsa2048-verify.1
     local kf km kx sf sm sx
     if [ -f "$work/p11keychain.login" ]; then read -r kf km kx <"$work/p11keychain.login"; fi
     if [ -f "$work/softhsm2.login" ]; then read -r sf sm sx <"$work/softhsm2.login"; fi

@@ -117,18 +117,6 @@ measure_module() {
 
 # --- report -------------------------------------------------------------------
 
-# row LABEL NAME BASE [LIMIT]: the modules' rates NAME beside openssl speed's BASE, and the
-# rounds' ratios; with LIMIT a target (ratio ≥ LIMIT) and the ratios' range.
-row() {
-    local label=$1 name=$2 base=$3 min=${4:-} r target= spread=
-    r=$(pair "p11keychain.$name" "openssl.$base")
-    if [ -n "$min" ]; then
-        target="≥ ${min}×: $(verdict "$r" ">=" "$min")"
-        spread=$(range "p11keychain.$name" "openssl.$base")
-    fi
-    echo "| $label | $(fmt "$(value "openssl.$base")") | $(fmt "$(value "p11keychain.$name")") | $(times "$r")$spread | $target | $(fmt "$(value "softhsm2.$name")") | $(times "$(pair "softhsm2.$name" "openssl.$base")") |"
-}
-
 report() {
     cat <<EOF
 # Secret-key speed: p11keychain, SoftHSM2 and openssl speed
