@@ -19,7 +19,7 @@ private func finishDigest(
 @c @implementation
 func C_DigestInit(_ hSession: CK_SESSION_HANDLE, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?) -> CK_RV {
     sessionEntry("C_DigestInit", hSession) { (session) throws(P11Error) in
-        guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+        guard let mechanism = pMechanism?.pointee else { return session.cancel([.digest]) }
         let type = UInt64(mechanism.mechanism)
         _ = try core { () throws(CoreError) in try MechanismRegistry.require(type, for: .digest) }
         guard mechanism.pParameter == nil, mechanism.ulParameterLen == 0 else {
@@ -142,13 +142,14 @@ func C_GenerateRandom(
 
 // MARK: - Functions no mechanism of this token offers
 //
-// Signing with recovery and the dual-function updates: each *Init checks its arguments and
-// refuses the mechanism; each operation reports that none was started.
+// Signing with recovery and the dual-function updates: each *Init refuses the mechanism (and
+// given none, has no active operation to end); each operation reports that none was started.
 
 private func refuseMechanism(_ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ purpose: String)
     throws(P11Error)
 {
-    guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    // No mechanism ends the active operation (v3.0), and none of these is ever active.
+    guard let mechanism = pMechanism?.pointee else { return }
     throw P11Error(
         CKR_MECHANISM_INVALID,
         "mechanism \(mechanismName(mechanism.mechanism)) cannot \(purpose) on this token")

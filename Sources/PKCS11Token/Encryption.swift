@@ -7,12 +7,14 @@ internal import KeychainCore
 
 /// C_EncryptInit / C_DecryptInit: the parameter read by the registry's layout, then the
 /// core's key-use check and operation. A session's last AES operation lends its keyed
-/// context to the next (`Session.idleCipher`).
+/// context to the next (`Session.idleCipher`). No mechanism ends the active one.
 private func startCipher(
     _ session: Session, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, key handle: CK_OBJECT_HANDLE,
     encrypting: Bool
 ) throws(P11Error) {
-    guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    guard let mechanism = pMechanism?.pointee else {
+        return session.cancel([encrypting ? .encrypt : .decrypt])
+    }
     let parameters = try cipherParameters(mechanism, for: encrypting ? .encrypt : .decrypt)
     try session.lock.withLock { () throws(P11Error) in
         guard (encrypting ? session.encrypting : session.decrypting) == nil else {

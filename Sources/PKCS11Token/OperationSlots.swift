@@ -84,6 +84,16 @@ extension Session {
         idleCipher = nil
     }
 
+    /// Ends the active operations of `kinds`, if any: C_SessionCancel with their flags, and an
+    /// *Init given no mechanism, which v3.0 makes the way to end its kind's active operation
+    /// (each *Init's description). Ending what is not active does nothing and is no error, as
+    /// in C_SessionCancel. Takes `lock`.
+    func cancel(_ kinds: some Sequence<OperationKind>) {
+        lock.withLock {
+            for kind in kinds { operations.end(kind) }
+        }
+    }
+
     /// Ends every operation that uses a private key or a private object (`endPrivate`), and
     /// forgets the kept and idle contexts, which hold keys (C_Logout, v2.40 §5.6). `lock` must
     /// be held.

@@ -223,11 +223,7 @@ func C_SessionCancel(_ hSession: CK_SESSION_HANDLE, _ flags: CK_FLAGS) -> CK_RV 
                 operationCancelFailed,
                 "flags 0x\(String(flags & ~cancellable, radix: 16)) name no operation a session can cancel")
         }
-        session.lock.withLock {
-            for kind in OperationKind.allCases where flags & kind.cancelFlag != 0 {
-                session.operations.end(kind)
-            }
-        }
+        session.cancel(OperationKind.allCases.filter { flags & $0.cancelFlag != 0 })
     }
 }
 

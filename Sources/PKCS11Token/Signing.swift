@@ -6,12 +6,14 @@ internal import KeychainCore
 // parameters, keeps the operation in the session's slot and delivers the output.
 
 /// C_SignInit (`.sign`) and C_VerifyInit (`.verify`): the mechanism looked up once, then a
-/// MAC (MACs.swift) or a signature with a key pair's half.
+/// MAC (MACs.swift) or a signature with a key pair's half. No mechanism ends the active one.
 private func startSigning(
     _ session: Session, _ pMechanism: UnsafeMutablePointer<CK_MECHANISM>?, key handle: CK_OBJECT_HANDLE,
     for usage: KeyUse
 ) throws(P11Error) {
-    guard let mechanism = pMechanism?.pointee else { throw P11Error.argumentsBad }
+    guard let mechanism = pMechanism?.pointee else {
+        return session.cancel([usage == .sign ? .sign : .verify])
+    }
     if mechanism.ulParameterLen == 0,
         try restartSignature(session, UInt64(mechanism.mechanism), key: handle, for: usage)
     {

@@ -65,6 +65,20 @@ private struct Operations {
         }
     }
 
+    /// The *Init of `operation` given no mechanism, which ends it (v3.0); nil for a search,
+    /// which C_FindObjectsFinal ends.
+    func initWithoutMechanism(_ operation: Operation) throws -> CK_RV? {
+        let key = CK_OBJECT_HANDLE(CK_INVALID_HANDLE)
+        switch operation {
+        case .find: return nil
+        case .digest: return try token.m.C_DigestInit(session, nil)
+        case .sign: return try token.m.C_SignInit(session, nil, key)
+        case .verify: return try token.m.C_VerifyInit(session, nil, key)
+        case .encrypt: return try token.m.C_EncryptInit(session, nil, key)
+        case .decrypt: return try token.m.C_DecryptInit(session, nil, key)
+        }
+    }
+
     /// A call that continues `operation` without ending it: CKR_OK while it is active,
     /// CKR_OPERATION_NOT_INITIALIZED once it was cancelled.
     func probe(_ operation: Operation) throws -> CK_RV {
@@ -86,7 +100,7 @@ private struct Operations {
 }
 
 extension ModuleTests {
-    @Suite("C_Logout and C_SessionCancel end operations (v2.40 §5.6, v3.0 §5.6)")
+    @Suite("C_Logout, C_SessionCancel and an *Init with no mechanism end operations (v2.40 §5.6, v3.0)")
     struct LogoutAndCancel {
         @Test(
             "C_Logout ends signing in every session of the application: C_Sign returns CKR_OPERATION_NOT_INITIALIZED"
@@ -225,6 +239,45 @@ extension ModuleTests {
                     #expect(try operations.probe(each) == CKR_OPERATION_NOT_INITIALIZED, "\(each)")
                 }
                 #expect(try token.m30.C_SessionCancel(operations.session, all) == CKR_OK)
+            }
+        }
+
+        @Test(
+            "An *Init given no mechanism (pMechanism NULL) ends exactly its own operation, which can start again",
+            arguments: Operation.allCases.filter { $0 != .find })
+        fileprivate func initWithoutMechanismCancels(operation: Operation) throws {
+            try withToken { token throws in
+                let operations = try Operations(token)
+                for each in Operation.allCases {
+                    let rv = try operations.start(each)
+                    try #require(rv == CKR_OK, "starting \(each): \(name(of: rv))")
+                }
+                let rv = try #require(try operations.initWithoutMechanism(operation))
+                #expect(rv == CKR_OK, "\(operation): \(name(of: rv))")
+                for each in Operation.allCases {
+                    let rv = try operations.probe(each)
+                    let expected = each == operation ? CKR_OPERATION_NOT_INITIALIZED : CKR_OK
+                    #expect(rv == expected, "\(each) after ending \(operation): \(name(of: rv))")
+                }
+                #expect(try operations.start(operation) == CKR_OK)
+            }
+        }
+
+        @Test("An *Init given no mechanism on nothing active succeeds and starts nothing, recover ones too")
+        func initWithoutMechanismOnNothing() throws {
+            try withToken { token throws in
+                let operations = try Operations(token)
+                let session = operations.session
+                for operation in Operation.allCases where operation != .find {
+                    let rv = try #require(try operations.initWithoutMechanism(operation))
+                    #expect(rv == CKR_OK, "\(operation): \(name(of: rv))")
+                    #expect(try operations.probe(operation) == CKR_OPERATION_NOT_INITIALIZED, "\(operation)")
+                }
+                let key = CK_OBJECT_HANDLE(CK_INVALID_HANDLE)
+                #expect(try token.m.C_SignRecoverInit(session, nil, key) == CKR_OK)
+                #expect(try token.m.C_VerifyRecoverInit(session, nil, key) == CKR_OK)
+                // A bad session handle still comes first.
+                #expect(try token.m.C_SignInit(session + 1000, nil, key) == CKR_SESSION_HANDLE_INVALID)
             }
         }
 

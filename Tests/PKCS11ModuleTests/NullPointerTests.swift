@@ -120,9 +120,6 @@ struct NullPointerCase: Sendable, CustomTestStringConvertible {
             var found: CK_OBJECT_HANDLE = 0
             return try fixture.m.C_FindObjects(fixture.session, &found, 1, nil)
         },
-        NullPointerCase("C_DigestInit(NULL mechanism)") { fixture in
-            try fixture.m.C_DigestInit(fixture.session, nil)
-        },
         NullPointerCase("C_Digest(data, NULL length)") { fixture in
             try fixture.startDigest()
             var data: [UInt8] = [1, 2, 3]
@@ -149,24 +146,6 @@ struct NullPointerCase: Sendable, CustomTestStringConvertible {
         },
         NullPointerCase("C_SeedRandom(NULL, 16)") { fixture in
             try fixture.m.C_SeedRandom(fixture.session, nil, 16)
-        },
-        NullPointerCase("C_EncryptInit(NULL mechanism)") { fixture in
-            try fixture.m.C_EncryptInit(fixture.session, nil, 1)
-        },
-        NullPointerCase("C_DecryptInit(NULL mechanism)") { fixture in
-            try fixture.m.C_DecryptInit(fixture.session, nil, 1)
-        },
-        NullPointerCase("C_SignInit(NULL mechanism)") { fixture in
-            try fixture.m.C_SignInit(fixture.session, nil, 1)
-        },
-        NullPointerCase("C_SignRecoverInit(NULL mechanism)") { fixture in
-            try fixture.m.C_SignRecoverInit(fixture.session, nil, 1)
-        },
-        NullPointerCase("C_VerifyInit(NULL mechanism)") { fixture in
-            try fixture.m.C_VerifyInit(fixture.session, nil, 1)
-        },
-        NullPointerCase("C_VerifyRecoverInit(NULL mechanism)") { fixture in
-            try fixture.m.C_VerifyRecoverInit(fixture.session, nil, 1)
         },
         NullPointerCase("C_GenerateKey(NULL mechanism)") { fixture in
             var key: CK_OBJECT_HANDLE = 0
