@@ -33,6 +33,10 @@
 #                                  an ECDSA signature and an RSA verification under
 #                                  callgrind beside openssl speed's, after signing
 #                                  with the same module; BENCH_INSTRUCTIONS_SECONDS=2)
+#   BENCH_SPLIT=0                  skip the split of an ECDSA signature's time
+#                                  (bench/split.sh: OpenSSL's EVP_PKEY_sign and the
+#                                  module's own calls, timed inside the signing
+#                                  process; BENCH_SPLIT_ROUNDS=5, BENCH_SPLIT_SECONDS=3)
 #   BENCH_SYMMETRIC=0              skip the secret-key section (bench/symmetric.sh:
 #                                  AES-GCM, HMAC, ECDH beside openssl speed, run
 #                                  after signing with the same module; its
@@ -300,6 +304,11 @@ main() {
     if [ "${BENCH_INSTRUCTIONS:-1}" != 0 ]; then
         echo
         BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/instructions.sh"
+    fi
+    # Where an ECDSA signature's time goes, inside the signing process (bench/split.sh).
+    if [ "${BENCH_SPLIT:-1}" != 0 ]; then
+        echo
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/split.sh"
     fi
     # Secret-key speed (bench/symmetric.sh), same module, same run.
     if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then

@@ -1,0 +1,50 @@
+# bench/split.sh's instruments (bench/evp_timer.c, p11sign --split): the time inside
+# OpenSSL's EVP_PKEY_sign, read from within the process that signs through the module, and
+# the time of each C_SignInit and C_Sign around it. A shim that did not reach the module's
+# calls of EVP_PKEY_sign, or timings that do not nest, would make the benchmark's split of a
+# signature's time a fiction; these check both on the module under test.
+
+# split_tools: p11sign and evp_timer.so built into $TEST_TMP.
+split_tools() {
+    gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$IT_REPO/Tests/include" -I"$IT_REPO/p11/include" \
+        -o "$TEST_TMP/p11sign" "$IT_REPO/bench/p11sign.c" -ldl || fail "p11sign does not build"
+    gcc -O2 -Wall -Wextra -shared -fPIC -o "$TEST_TMP/evp_timer.so" "$IT_REPO/bench/evp_timer.c" -ldl ||
+        fail "evp_timer.so does not build"
+}
+
+# split_run ARGS...: p11sign --split under the shim for half a second; prints its line and the
+# shim's, joined.
+split_run() {
+    local line
+    : >"$TEST_TMP/evp.out"
+    line=$(EVP_TIMER_OUT=$TEST_TMP/evp.out LD_PRELOAD=$TEST_TMP/evp_timer.so "$TEST_TMP/p11sign" \
+        --module "$P11KEYCHAIN_MODULE" --token "$TOKEN_LABEL" --pin "$USER_PIN" --key ecp256 \
+        --seconds 0.5 --split "$@") || fail "p11sign --split $* failed: $line"
+    echo "$line $(cat "$TEST_TMP/evp.out")"
+}
+
+# check_split LINE MECHANISM: every signature went through the timed EVP_PKEY_sign, and the
+# times nest: EVP_PKEY_sign inside C_Sign, C_SignInit and C_Sign inside the whole operation.
+check_split() {
+    local line=$1 mechanism=$2
+    assert_contains "$line" "mechanism=$mechanism" "p11sign's mechanism"
+    local ops calls init sign op evp
+    ops=$(sed -nE 's/.* ops=([0-9]+) .*/\1/p' <<<"$line")
+    calls=$(sed -nE 's/.*evp_sign_calls=([0-9]+).*/\1/p' <<<"$line")
+    [[ -n $calls ]] || fail "the shim reported no EVP_PKEY_sign: $line"
+    assert_eq "$ops" "$calls" "EVP_PKEY_sign calls timed beside p11sign's signatures"
+    init=$(sed -nE 's/.*init_us=([0-9.]+).*/\1/p' <<<"$line")
+    sign=$(sed -nE 's/.*sign_us=([0-9.]+) op_us.*/\1/p' <<<"$line")
+    op=$(sed -nE 's/.*op_us=([0-9.]+).*/\1/p' <<<"$line")
+    evp=$(sed -nE 's/.*evp_sign_us=([0-9.]+).*/\1/p' <<<"$line")
+    awk -v i="$init" -v s="$sign" -v o="$op" -v e="$evp" \
+        'BEGIN { exit !(i > 0 && e > 0 && s > e && o >= i + s) }' ||
+        fail "times do not nest: C_SignInit $init µs, C_Sign $sign µs, EVP_PKEY_sign $evp µs, operation $op µs"
+}
+
+test_bench_split_times_the_modules_evp_pkey_sign_within_c_sign() {
+    init_pins
+    split_tools
+    check_split "$(split_run)" CKM_ECDSA_SHA256
+    check_split "$(split_run --raw)" CKM_ECDSA
+}
