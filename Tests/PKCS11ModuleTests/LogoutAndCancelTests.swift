@@ -209,23 +209,31 @@ extension ModuleTests {
             }
         }
 
-        @Test("C_SessionCancel cancels exactly the operations its flags name", arguments: Operation.allCases)
-        fileprivate func sessionCancel(operation: Operation) throws {
+        /// With all six operations active, `cancel` (which must return CKR_OK) ends
+        /// `operation` and no other, and `operation` can start again.
+        fileprivate func expectOnlyEnded(_ operation: Operation, by cancel: (Operations) throws -> CK_RV?)
+            throws
+        {
             try withToken { token throws in
                 let operations = try Operations(token)
                 for each in Operation.allCases {
                     let rv = try operations.start(each)
                     try #require(rv == CKR_OK, "starting \(each): \(name(of: rv))")
                 }
-                #expect(try token.m30.C_SessionCancel(operations.session, operation.flag) == CKR_OK)
+                let rv = try #require(try cancel(operations))
+                #expect(rv == CKR_OK, "ending \(operation): \(name(of: rv))")
                 for each in Operation.allCases {
                     let rv = try operations.probe(each)
                     let expected = each == operation ? CKR_OPERATION_NOT_INITIALIZED : CKR_OK
-                    #expect(rv == expected, "\(each) after cancelling \(operation): \(name(of: rv))")
+                    #expect(rv == expected, "\(each) after ending \(operation): \(name(of: rv))")
                 }
-                // The cancelled operation can start again.
                 #expect(try operations.start(operation) == CKR_OK)
             }
+        }
+
+        @Test("C_SessionCancel cancels exactly the operations its flags name", arguments: Operation.allCases)
+        fileprivate func sessionCancel(operation: Operation) throws {
+            try expectOnlyEnded(operation) { try $0.token.m30.C_SessionCancel($0.session, operation.flag) }
         }
 
         @Test("C_SessionCancel with every flag at once ends every operation; on none active it succeeds")
@@ -246,21 +254,7 @@ extension ModuleTests {
             "An *Init given no mechanism (pMechanism NULL) ends exactly its own operation, which can start again",
             arguments: Operation.allCases.filter { $0 != .find })
         fileprivate func initWithoutMechanismCancels(operation: Operation) throws {
-            try withToken { token throws in
-                let operations = try Operations(token)
-                for each in Operation.allCases {
-                    let rv = try operations.start(each)
-                    try #require(rv == CKR_OK, "starting \(each): \(name(of: rv))")
-                }
-                let rv = try #require(try operations.initWithoutMechanism(operation))
-                #expect(rv == CKR_OK, "\(operation): \(name(of: rv))")
-                for each in Operation.allCases {
-                    let rv = try operations.probe(each)
-                    let expected = each == operation ? CKR_OPERATION_NOT_INITIALIZED : CKR_OK
-                    #expect(rv == expected, "\(each) after ending \(operation): \(name(of: rv))")
-                }
-                #expect(try operations.start(operation) == CKR_OK)
-            }
+            try expectOnlyEnded(operation) { try $0.initWithoutMechanism(operation) }
         }
 
         @Test("An *Init given no mechanism on nothing active succeeds and starts nothing, recover ones too")
