@@ -124,7 +124,7 @@ main() {
 # Instructions per operation: p11keychain beside openssl speed
 
 - date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(valgrind --version), callgrind; $(openssl version)
-- p11keychain: $(if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then echo "module $module"; else echo "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none), release build"; fi)
+- p11keychain: $(module_origin "$module")
 - counted only inside C_SignInit + C_Sign (CKM_ECDSA_SHA256 of 32 bytes) and C_VerifyInit + C_Verify (CKM_SHA256_RSA_PKCS), and inside openssl speed's EVP_PKEY_sign and EVP_PKEY_verify
 - instructions per operation: the difference between a $seconds s and a $((3 * seconds)) s run under callgrind, over the difference of their calls of C_Sign, C_Verify, EVP_PKEY_sign and EVP_PKEY_verify (one-time costs cancel)
 - ratio: openssl's instructions per operation ÷ the module's

@@ -34,6 +34,26 @@ build_p11sign() {
     gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$root/bench/p11sign.c" -ldl
 }
 
+# build_evp_timer: bench/evp_timer.so (EVP_PKEY_sign timed in the process that loads it)
+# built into $build.
+build_evp_timer() {
+    mkdir -p "$build"
+    log "building evp_timer.so"
+    gcc -O2 -Wall -Wextra -shared -fPIC -o "$build/evp_timer.so" "$root/bench/evp_timer.c" -ldl
+}
+
+# module_origin MODULE: where the measured module came from, for a report's header: the
+# module BENCH_P11KEYCHAIN_MODULE named, or this commit's release build.
+module_origin() {
+    local head
+    head=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)
+    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
+        echo "module $1 (repository at $head)"
+    else
+        echo "commit $head, release build"
+    fi
+}
+
 # setup_p11keychain MODULE: a fresh p11keychain token "login" with PINs under $work; exports
 # its environment.
 setup_p11keychain() {

@@ -279,6 +279,20 @@ EOF
         awk -f "$here/report.awk"
 }
 
+# section SWITCH SCRIPT [alone]: bench/SCRIPT after the store tables, unless the environment
+# sets SWITCH to 0; with the module measured above (BENCH_P11KEYCHAIN_MODULE), or with `alone`
+# as the script finds its own.
+section() {
+    local switch=$1 script=$2
+    [ "${!switch:-1}" != 0 ] || return 0
+    echo
+    if [ "${3:-}" = alone ]; then
+        bash "$here/$script"
+    else
+        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/$script"
+    fi
+}
+
 main() {
     load_before=$(cut -d' ' -f1-3 /proc/loadavg)
     ensure_tools
@@ -295,46 +309,22 @@ main() {
     baseline_names=()
     [ -z "$p11k_module" ] || [ -z "${BENCH_BASELINE:-}" ] || run_baselines
     { report; report_baselines; } | tee "$results/latest.md"
-    # Signing speed and C_Login time (bench/sign.sh), same module, same run.
-    if [ "${BENCH_SIGN:-1}" != 0 ]; then
-        echo
-        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/sign.sh"
-    fi
-    # Instructions per signature and verification (bench/instructions.sh), same module.
-    if [ "${BENCH_INSTRUCTIONS:-1}" != 0 ]; then
-        echo
-        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/instructions.sh"
-    fi
-    # Where an ECDSA signature's time goes, inside the signing process (bench/split.sh).
-    if [ "${BENCH_SPLIT:-1}" != 0 ]; then
-        echo
-        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/split.sh"
-    fi
-    # Secret-key speed (bench/symmetric.sh), same module, same run.
-    if [ "${BENCH_SYMMETRIC:-1}" != 0 ]; then
-        echo
-        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/symmetric.sh"
-    fi
-    # Trust evaluation (bench/trust.sh): the Swift face beside OpenSSL's verify loop.
-    if [ "${BENCH_TRUST:-1}" != 0 ]; then
-        echo
-        bash "$here/trust.sh"
-    fi
-    # What p11-kit server + p11-kit-client.so add per call (bench/remote.sh).
-    if [ "${BENCH_REMOTE:-1}" != 0 ]; then
-        echo
-        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/remote.sh"
-    fi
-    # A token stored in PostgreSQL beside SQLite and p11-kit remote (bench/postgres.sh).
-    if [ "${BENCH_POSTGRES:-1}" != 0 ]; then
-        echo
-        BENCH_P11KEYCHAIN_MODULE=$p11k_module bash "$here/postgres.sh"
-    fi
-    # The Swift API and C_Login in an unlocked session (bench/session.sh).
-    if [ "${BENCH_SESSION:-1}" != 0 ]; then
-        echo
-        bash "$here/session.sh"
-    fi
+    # Signing speed and C_Login time, same module, same run.
+    section BENCH_SIGN sign.sh
+    # Instructions per signature and verification, same module.
+    section BENCH_INSTRUCTIONS instructions.sh
+    # Where an ECDSA signature's time goes, inside the signing process.
+    section BENCH_SPLIT split.sh
+    # Secret-key speed, same module, same run.
+    section BENCH_SYMMETRIC symmetric.sh
+    # Trust evaluation: the Swift face beside OpenSSL's verify loop.
+    section BENCH_TRUST trust.sh alone
+    # What p11-kit server + p11-kit-client.so add per call.
+    section BENCH_REMOTE remote.sh
+    # A token stored in PostgreSQL beside SQLite and p11-kit remote.
+    section BENCH_POSTGRES postgres.sh
+    # The Swift API and C_Login in an unlocked session (its own release build beside it).
+    section BENCH_SESSION session.sh alone
 }
 
 main "$@"

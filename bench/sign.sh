@@ -165,11 +165,7 @@ main() {
     if [ "$only" != softhsm2 ]; then
         p11k_module=$(p11keychain_module)
         [ -f "$p11k_module" ] || fail "no module at $p11k_module"
-        if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
-            p11k_origin="module $p11k_module (repository at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-        else
-            p11k_origin="commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none), release build"
-        fi
+        p11k_origin=$(module_origin "$p11k_module")
     fi
     local softhsm=
     [ "$only" = p11keychain ] || softhsm=$(softhsm_module)

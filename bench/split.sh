@@ -18,7 +18,7 @@
 # Prints a markdown table, also written to bench/results/split.md.
 #
 # Settings (environment):
-#   BENCH_SPLIT_SECONDS=3            seconds per measurement
+#   BENCH_SPLIT_SECONDS=3            seconds per measurement (whole: openssl speed takes no fraction)
 #   BENCH_SPLIT_ROUNDS=5             rounds
 #   BENCH_P11KEYCHAIN_MODULE=PATH    use this .so instead of building one (release)
 set -euo pipefail
@@ -112,17 +112,12 @@ EOF
 
 main() {
     load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-    mkdir -p "$results" "$build"
+    mkdir -p "$results"
     build_p11sign
-    log "building evp_timer.so"
-    gcc -O2 -Wall -Wextra -shared -fPIC -o "$build/evp_timer.so" "$here/evp_timer.c" -ldl
+    build_evp_timer
     module=$(p11keychain_module)
     [ -f "$module" ] || fail "no module at $module"
-    if [ -n "${BENCH_P11KEYCHAIN_MODULE:-}" ]; then
-        p11k_origin="module $module"
-    else
-        p11k_origin="commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none), release build"
-    fi
+    p11k_origin=$(module_origin "$module")
     setup_p11keychain "$module"
     : >"$work/raw.txt"
     # The key pair is generated before any round.

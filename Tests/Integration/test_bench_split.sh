@@ -4,12 +4,14 @@
 # calls of EVP_PKEY_sign, or timings that do not nest, would make the benchmark's split of a
 # signature's time a fiction; these check both on the module under test.
 
-# split_tools: p11sign and evp_timer.so built into $TEST_TMP.
+# split_tools: p11sign and evp_timer.so built into $TEST_TMP, as bench/lib.sh builds them.
 split_tools() {
-    gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$IT_REPO/Tests/include" -I"$IT_REPO/p11/include" \
-        -o "$TEST_TMP/p11sign" "$IT_REPO/bench/p11sign.c" -ldl || fail "p11sign does not build"
-    gcc -O2 -Wall -Wextra -shared -fPIC -o "$TEST_TMP/evp_timer.so" "$IT_REPO/bench/evp_timer.c" -ldl ||
-        fail "evp_timer.so does not build"
+    local build=$TEST_TMP root=$IT_REPO
+    log() { note "$*"; }
+    # shellcheck source=bench/lib.sh
+    source "$IT_REPO/bench/lib.sh"
+    build_p11sign || fail "p11sign does not build"
+    build_evp_timer || fail "evp_timer.so does not build"
 }
 
 # split_run ARGS...: p11sign --split under the shim for half a second; prints its line and the
