@@ -257,6 +257,21 @@ extension ModuleTests {
             try expectOnlyEnded(operation) { try $0.initWithoutMechanism(operation) }
         }
 
+        @Test("An *Init given no mechanism ends its own session's operation, never another session's")
+        func initWithoutMechanismStaysInItsSession() throws {
+            try withToken { token throws in
+                let operations = try Operations(token)
+                let other = try token.openSession()
+                #expect(try operations.start(.sign) == CKR_OK)
+                #expect(try token.signInit(other, CKM_ECDSA_SHA256, key: operations.ec.privateKey) == CKR_OK)
+                let none = CK_OBJECT_HANDLE(CK_INVALID_HANDLE)
+                #expect(try token.m.C_SignInit(other, nil, none) == CKR_OK)
+                #expect(try operations.probe(.sign) == CKR_OK, "the first session's signature goes on")
+                var part: [UInt8] = [1]
+                #expect(try token.m.C_SignUpdate(other, &part, 1) == CKR_OPERATION_NOT_INITIALIZED)
+            }
+        }
+
         @Test("An *Init given no mechanism on nothing active succeeds and starts nothing, recover ones too")
         func initWithoutMechanismOnNothing() throws {
             try withToken { token throws in
