@@ -12,8 +12,13 @@ internal import COpenSSL
 /// What each signature needs besides OpenSSL's own work is kept with the context too, so that
 /// a signature of a message allocates nothing: the scheme's digest context (a one-shot
 /// `EVP_Digest` makes and frees one, with its provider state, every time) and a scratch buffer
-/// for the digest and OpenSSL's DER signature, whose integers are copied from there into
-/// PKCS#11's r ‖ s (`writeRawECDSA`). None of them holds key material.
+/// for the digest. None of them holds key material.
+///
+/// An ECDSA signing context signs through the key's `EC_KEY` (`p11k_ecdsa_sign_raw`), which
+/// writes PKCS#11's r ‖ s directly: `EVP_PKEY_sign` runs the same signing code and then
+/// DER-encodes the integers, which would only be parsed back here (about 5 % of a P-256
+/// signature). Where OpenSSL offers no `EC_KEY`, the DER signature goes to the scratch buffer
+/// and its integers are copied from there into r ‖ s (`writeRawECDSA`).
 /// Not thread-safe: its owner (one session) serialises its use.
 public final class SigningContext {
     public let key: AsymmetricKey
@@ -21,6 +26,9 @@ public final class SigningContext {
     /// True for a context that verifies; false for one that signs.
     public let verifies: Bool
     private let context: OpaquePointer
+    /// The key's `EC_KEY`, for an ECDSA context that signs; nil for any other, or where
+    /// OpenSSL has none (it then signs through `context`).
+    private let ecKey: OpaquePointer?
     /// The longest signature OpenSSL can produce with this key (DER for ECDSA).
     private let maximumLength: Int
     /// The length of PKCS#11's form of every signature: r ‖ s for ECDSA, one modulus for RSA.
@@ -35,7 +43,15 @@ public final class SigningContext {
     /// Throws when a signing context's key has no private half, or the key cannot use the
     /// scheme's parameters. EdDSA signs whole messages (use `AsymmetricKey.sign` and `verify`),
     /// and raw RSA verifies by a public-key operation of its own (`AsymmetricKey.verifyHash`).
-    public init(key: AsymmetricKey, scheme: SignatureScheme, verifying: Bool = false) throws(CryptoError) {
+    public convenience init(key: AsymmetricKey, scheme: SignatureScheme, verifying: Bool = false)
+        throws(CryptoError)
+    {
+        try self.init(key: key, scheme: scheme, verifying: verifying, throughECKey: true)
+    }
+
+    /// As the public initialiser; `throughECKey` false signs ECDSA through `EVP_PKEY_sign` and
+    /// the DER copy, as where OpenSSL offers no `EC_KEY` (for tests of that path).
+    init(key: AsymmetricKey, scheme: SignatureScheme, verifying: Bool, throughECKey: Bool) throws(CryptoError) {
         guard verifying || key.hasPrivateKey else {
             throw CryptoError(.invalidInput, "a public key cannot sign")
         }
@@ -60,8 +76,11 @@ public final class SigningContext {
         maximumLength = max(Int(EVP_PKEY_get_size(key.pkey)), 1)
         if case .ecdsa = scheme {
             signatureLength = 2 * key.ecdsaComponentLength
+            ecKey = verifying || !throughECKey ? nil : p11k_ec_key(key.pkey)
+            if ecKey == nil { ERR_clear_error() }
         } else {
             signatureLength = maximumLength
+            ecKey = nil
         }
         scratch = .allocate(byteCount: SigningContext.digestCapacity + maximumLength, alignment: 16)
         scratch.initializeMemory(as: UInt8.self, repeating: 0)
@@ -69,6 +88,7 @@ public final class SigningContext {
 
     deinit {
         EVP_PKEY_CTX_free(context)
+        if let ecKey { p11k_ec_key_free(ecKey) }
         // The digest of the last message signed: no key, but not left behind either.
         if let base = scratch.baseAddress { OPENSSL_cleanse(base, scratch.count) }
         scratch.deallocate()
@@ -109,6 +129,13 @@ public final class SigningContext {
         }
         guard case .ecdsa = scheme else {
             return try run(hash, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
+        }
+        if let ecKey, let length = Int32(exactly: hash.count), let width = Int32(exactly: signatureLength / 2) {
+            guard
+                p11k_ecdsa_sign_raw(
+                    ecKey, nonNull(hash), length, target.assumingMemoryBound(to: UInt8.self), width) == 1
+            else { throw CryptoError.openSSL(.invalidInput, "cannot sign this input with this key") }
+            return signatureLength
         }
         let der = scratch.baseAddress.map { $0 + SigningContext.digestCapacity }
         guard let der else { throw CryptoError(.failed, "no room for the signature") }

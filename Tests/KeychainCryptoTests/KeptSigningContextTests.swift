@@ -44,6 +44,37 @@ struct KeptSigningContextTests {
         }
     }
 
+    @Test(
+        "an ECDSA signer's r ‖ s, through the EC_KEY and through EVP_PKEY_sign's DER, verifies for any input length",
+        arguments: [EllipticCurve.p256, .p384, .p521], [true, false])
+    func ecdsaSignerWritesRawSignatures(_ curve: EllipticCurve, _ throughECKey: Bool) throws {
+        let key = try AsymmetricKey.generate(.ec(curve))
+        let signer = try SigningContext(key: key, scheme: .ecdsa(nil), verifying: false, throughECKey: throughECKey)
+        #expect(signer.signatureLength == 2 * key.ecdsaComponentLength)
+        // P-521's integers are 66 bytes wide and their first byte is at most 1, so every one
+        // of its signatures is left-padded; of the others about one in 128 is. Inputs shorter
+        // and longer than the curve (CKM_ECDSA takes any length, and the longest are cut to
+        // the curve's order), and the empty one.
+        var signatures = Set<[UInt8]>()
+        for round in 0..<40 {
+            for length in [0, 20, 32, 48, 66, 100] {
+                let input = [UInt8](repeating: UInt8(truncatingIfNeeded: round &+ length), count: length)
+                let signature = try signer.sign(hash: input)
+                #expect(signature.count == signer.signatureLength)
+                #expect(try key.verifyHash(signature, input: input, scheme: .ecdsa(nil)))
+                signatures.insert(signature)
+            }
+        }
+        // A fresh nonce each time: no two signatures are alike, also of the same input.
+        let again = try signer.sign(hash: [1, 2, 3])
+        let andAgain = try signer.sign(hash: [1, 2, 3])
+        #expect(!signatures.contains(again) && again != andAgain)
+        #expect(signatures.count == 240)
+        var wrong = try signer.sign(hash: [7])
+        wrong[wrong.count - 1] ^= 1
+        #expect(try !key.verifyHash(wrong, input: [7], scheme: .ecdsa(nil)))
+    }
+
     @Test("a kept verifier refuses a signature of another message, then accepts the right one")
     func keptVerifierHashesEachMessage() throws {
         let key = try AsymmetricKey.generate(.rsa(bits: 2048))
