@@ -34,12 +34,12 @@ build_p11sign() {
     gcc -O2 -Wall -Wextra -std=gnu11 -pthread -I"$root/Tests/include" -I"$root/p11/include" -o "$build/p11sign" "$root/bench/p11sign.c" -ldl
 }
 
-# build_evp_timer: bench/evp_timer.so (EVP_PKEY_sign timed in the process that loads it)
-# built into $build.
-build_evp_timer() {
+# build_sign_timer: bench/sign_timer.so (the OpenSSL call that makes each signature timed in
+# the process that loads it) built into $build.
+build_sign_timer() {
     mkdir -p "$build"
-    log "building evp_timer.so"
-    gcc -O2 -Wall -Wextra -shared -fPIC -o "$build/evp_timer.so" "$root/bench/evp_timer.c" -ldl
+    log "building sign_timer.so"
+    gcc -O2 -Wall -Wextra -shared -fPIC -o "$build/sign_timer.so" "$root/bench/sign_timer.c" -ldl
 }
 
 # module_origin MODULE: where the measured module came from, for a report's header: the

@@ -36,8 +36,8 @@
  * With --split (one thread, signing), each C_SignInit and each C_Sign is timed
  * on its own (CLOCK_MONOTONIC) and the line ends with the mean microseconds of
  * each and of a whole operation: init_us=0.561 sign_us=42.697 op_us=43.306.
- * bench/split.sh reads them beside the time OpenSSL's EVP_PKEY_sign takes in
- * the same process (bench/evp_timer.c).
+ * bench/split.sh reads them beside the time OpenSSL's signing call takes in
+ * the same process (bench/sign_timer.c).
  *
  * Login mode: N times C_OpenSession, C_Login(CKU_USER) (timed), C_Logout,
  * C_CloseSession in this process. Prints:

@@ -34,7 +34,7 @@
 #                                  callgrind beside openssl speed's, after signing
 #                                  with the same module; BENCH_INSTRUCTIONS_SECONDS=2)
 #   BENCH_SPLIT=0                  skip the split of an ECDSA signature's time
-#                                  (bench/split.sh: OpenSSL's EVP_PKEY_sign and the
+#                                  (bench/split.sh: OpenSSL's signing call and the
 #                                  module's own calls, timed inside the signing
 #                                  process; BENCH_SPLIT_ROUNDS=5, BENCH_SPLIT_SECONDS=3)
 #   BENCH_SYMMETRIC=0              skip the secret-key section (bench/symmetric.sh:
