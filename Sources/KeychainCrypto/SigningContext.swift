@@ -51,7 +51,8 @@ public final class SigningContext {
 
     /// As the public initialiser; `throughECKey` false signs ECDSA through `EVP_PKEY_sign` and
     /// the DER copy, as where OpenSSL offers no `EC_KEY` (for tests of that path).
-    init(key: AsymmetricKey, scheme: SignatureScheme, verifying: Bool, throughECKey: Bool) throws(CryptoError) {
+    init(key: AsymmetricKey, scheme: SignatureScheme, verifying: Bool, throughECKey: Bool) throws(CryptoError)
+    {
         guard verifying || key.hasPrivateKey else {
             throw CryptoError(.invalidInput, "a public key cannot sign")
         }
@@ -130,7 +131,8 @@ public final class SigningContext {
         guard case .ecdsa = scheme else {
             return try run(hash, into: target.assumingMemoryBound(to: UInt8.self), capacity: output.count)
         }
-        if let ecKey, let length = Int32(exactly: hash.count), let width = Int32(exactly: signatureLength / 2) {
+        if let ecKey, let length = Int32(exactly: hash.count), let width = Int32(exactly: signatureLength / 2)
+        {
             guard
                 p11k_ecdsa_sign_raw(
                     ecKey, nonNull(hash), length, target.assumingMemoryBound(to: UInt8.self), width) == 1

@@ -49,7 +49,8 @@ struct KeptSigningContextTests {
         arguments: [EllipticCurve.p256, .p384, .p521], [true, false])
     func ecdsaSignerWritesRawSignatures(_ curve: EllipticCurve, _ throughECKey: Bool) throws {
         let key = try AsymmetricKey.generate(.ec(curve))
-        let signer = try SigningContext(key: key, scheme: .ecdsa(nil), verifying: false, throughECKey: throughECKey)
+        let signer = try SigningContext(
+            key: key, scheme: .ecdsa(nil), verifying: false, throughECKey: throughECKey)
         #expect(signer.signatureLength == 2 * key.ecdsaComponentLength)
         // P-521's integers are 66 bytes wide and their first byte is at most 1, so every one
         // of its signatures is left-padded; of the others about one in 128 is. Inputs shorter
